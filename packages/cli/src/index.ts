@@ -1,1 +1,2 @@
-export {}
+export type { CliIO, Command } from "./io.js"
+export { main } from "./main.js"

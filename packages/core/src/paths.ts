@@ -72,10 +72,7 @@ export const resolvePaths = async (directory: string, env: PathEnv = process.env
 export class Paths extends Context.Service<Paths, PathsShape>()("@lathe/core/Paths") {
   /** Paths for `directory` (default: the process's cwd) from the process environment. */
   static readonly layer = (directory: string = process.cwd(), env: PathEnv = process.env) =>
-    Layer.effect(
-      Paths,
-      Effect.promise(() => resolvePaths(directory, env)).pipe(Effect.map((paths) => Paths.of(paths)))
-    )
+    Layer.effect(Paths, Effect.promise(() => resolvePaths(directory, env)).pipe(Effect.map((paths) => Paths.of(paths))))
 
   /** Fixed paths, for tests: everything under `root` unless given. */
   static readonly layerTest = (root: string, overrides: Partial<PathsShape> = {}) =>

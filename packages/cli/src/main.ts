@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs"
+import type { CliIO, Command } from "./io.js"
+
+const version = (): string => {
+  const pkg: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+  return typeof pkg === "object" && pkg !== null && "version" in pkg ? String(pkg.version) : "unknown"
+}
+
+const commands: Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<Command> }>> = {
+  config: {
+    summary: "Show the merged configuration, where each part came from, and any problem with it",
+    load: async () => (await import("./commands/config.js")).configCommand
+  },
+  trust: {
+    summary: "Trust this project's config (its allow rules, plugins and provider settings)",
+    load: async () => (await import("./commands/trust.js")).trustCommand
+  }
+}
+
+const help = () =>
+  [
+    "lathe — a coding agent for the terminal",
+    "",
+    "Usage: lathe <command> [options]",
+    "",
+    "Commands:",
+    ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`),
+    "",
+    "Options:",
+    "  -h, --help     Show help (also: lathe <command> --help)",
+    "  -v, --version  Show the version",
+    "",
+    "Configuration: lathe.json(c) in the project, ~/.config/lathe/lathe.json(c), LATHE_MODEL, LATHE_BASE_URL.",
+    ""
+  ].join("\n")
+
+/** Runs the CLI with `argv` (without `node` and the script) and returns the exit code. */
+export const main = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+  const [first, ...rest] = argv
+  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+    io.stdout(help())
+    return 0
+  }
+  if (first === "-v" || first === "--version") {
+    io.stdout(`${version()}\n`)
+    return 0
+  }
+  const command = commands[first]
+  if (!command) {
+    io.stderr(`lathe: unknown command "${first}". Run \`lathe --help\` to see the commands.\n`)
+    return 2
+  }
+  return (await command.load())(rest, io)
+}

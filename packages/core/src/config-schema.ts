@@ -1,0 +1,154 @@
+import { z } from "zod"
+import type { Rule } from "./permission-next.js"
+
+// Each schema's `error` is the human "expected …" text; the loader writes `<path>: expected <error>, got <value>`.
+const says = (expected: string) => ({ error: expected })
+
+const positiveInt = () =>
+  z.number(says("a positive integer")).int(says("a positive integer")).positive(says("a positive integer"))
+const nonNegativeInt = () =>
+  z.number(says("an integer >= 0")).int(says("an integer >= 0")).min(0, says("an integer >= 0"))
+const price = () => z.number(says("a number >= 0")).min(0, says("a number >= 0"))
+const modelRef = () =>
+  z.string(says('a string like "provider/model"')).includes("/", says('a string like "provider/model"'))
+const options = () => z.record(z.string(), z.unknown())
+
+/** What a permission rule does: `allow`, `deny` or `ask`. */
+export const PermissionActionConfig = z.enum(["allow", "deny", "ask"], says('"allow", "deny" or "ask"'))
+/** What a permission rule does: `allow`, `deny` or `ask`. */
+export type PermissionActionConfig = z.infer<typeof PermissionActionConfig>
+
+/**
+ * Permission rules as written in config: one action for everything (`"ask"`), or per permission an action or an
+ * object of `pattern: action`. Key order is meaningful: rules expand in order and the last match wins.
+ */
+export const PermissionConfig = z.union(
+  [
+    PermissionActionConfig,
+    z.record(
+      z.string(),
+      z.union(
+        [PermissionActionConfig, z.record(z.string(), PermissionActionConfig)],
+        says('"allow", "deny" or "ask", or an object of pattern: action')
+      )
+    )
+  ],
+  says('"allow", "deny" or "ask", or an object of permission: action')
+)
+/** Permission rules as written in config. */
+export type PermissionConfig = z.infer<typeof PermissionConfig>
+
+/** The provider kinds Lathe can talk to. */
+export const ProviderType = z.enum(
+  ["anthropic", "openai", "openai-compatible"],
+  says('one of "anthropic", "openai", "openai-compatible"')
+)
+/** The provider kinds Lathe can talk to. */
+export type ProviderType = z.infer<typeof ProviderType>
+
+/** One model's limits, price and abilities, overriding the built-in catalogue. */
+export const ModelConfig = z.strictObject({
+  name: z.string().optional(),
+  /** Context window, in tokens. */
+  context: positiveInt().optional(),
+  /** Maximum output, in tokens. */
+  output: positiveInt().optional(),
+  /** USD per million tokens. */
+  cost: z
+    .strictObject({ input: price(), output: price(), cache_read: price().optional(), cache_write: price().optional() })
+    .optional(),
+  reasoning: z.boolean().optional(),
+  tool_call: z.boolean().optional(),
+  temperature: z.boolean().optional()
+})
+/** One model's limits, price and abilities. */
+export type ModelConfig = z.infer<typeof ModelConfig>
+
+/**
+ * A provider. `type` may be left out only for the ids `anthropic` and `openai` (the loader checks this on the
+ * merged config, so a project file may add models to a provider the global file declares).
+ */
+export const ProviderConfig = z.strictObject({
+  type: ProviderType.optional(),
+  name: z.string().optional(),
+  baseURL: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional(),
+  apiKey: z.string().optional(),
+  headers: z.record(z.string(), z.string(), says("an object of strings")).optional(),
+  /** Passed to the provider's SDK as is. */
+  options: options().optional(),
+  models: z.record(z.string(), ModelConfig).optional()
+})
+/** A provider as written in config. */
+export type ProviderConfig = z.infer<typeof ProviderConfig>
+
+/** An agent defined or adjusted in config. */
+export const AgentConfig = z.strictObject({
+  description: z.string().optional(),
+  mode: z.enum(["primary", "subagent", "all"], says('"primary", "subagent" or "all"')).optional(),
+  hidden: z.boolean().optional(),
+  disable: z.boolean().optional(),
+  prompt: z.string().optional(),
+  model: modelRef().optional(),
+  temperature: z.number().optional(),
+  top_p: z.number().optional(),
+  max_steps: positiveInt().optional(),
+  /** Tools on (`true`) or off (`false`) by id; wildcards allowed. */
+  tools: z.record(z.string(), z.boolean(), says("an object of true/false")).optional(),
+  permission: PermissionConfig.optional(),
+  color: z.string().optional()
+})
+/** An agent as written in config. */
+export type AgentConfig = z.infer<typeof AgentConfig>
+
+/** A plugin to load: a package name or path, or `[name, options]`. */
+export const PluginSpec = z.union(
+  [z.string(), z.tuple([z.string(), options()])],
+  says('a plugin name, or ["name", { options }]')
+)
+/** A plugin to load. */
+export type PluginSpec = z.infer<typeof PluginSpec>
+
+/** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
+export const ConfigFile = z.strictObject({
+  $schema: z.string().optional(),
+  /** The default model, `provider/model`. */
+  model: modelRef().optional(),
+  /** A cheaper model for titles and summaries, `provider/model`. */
+  small_model: modelRef().optional(),
+  default_agent: z.string().optional(),
+  provider: z.record(z.string(), ProviderConfig).optional(),
+  permission: PermissionConfig.optional(),
+  agent: z.record(z.string(), AgentConfig).optional(),
+  plugin: z.array(PluginSpec).optional(),
+  /** Globs or paths of extra rules files. */
+  instructions: z.array(z.string(), says("an array of strings")).optional(),
+  tool_output: z.strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() }).optional(),
+  doom_loop: z
+    .strictObject({
+      threshold: z.number().int(says("an integer")).optional(),
+      ignored_tools: z.array(z.string()).optional()
+    })
+    .optional(),
+  retry: z
+    .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
+    .optional(),
+  compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional()
+})
+/** A config file after validation. */
+export type ConfigFile = z.infer<typeof ConfigFile>
+/** A config file as written (what `Config.layerTest` takes). */
+export type ConfigFileInput = z.input<typeof ConfigFile>
+
+/**
+ * Expands config permissions into an ordered ruleset, in key order: `"ask"` is `*: *`, `{ "bash": "ask" }` is
+ * `bash: *`, `{ "read": { "*": "allow", "*.env": "ask" } }` is two `read` rules. Every rule carries `source`.
+ */
+export const permissionRules = (config: PermissionConfig | undefined, source: string): Array<Rule> => {
+  if (config === undefined) return []
+  if (typeof config === "string") return [{ permission: "*", pattern: "*", action: config, source }]
+  return Object.entries(config).flatMap(([permission, value]) =>
+    typeof value === "string"
+      ? [{ permission, pattern: "*", action: value, source }]
+      : Object.entries(value).map(([pattern, action]) => ({ permission, pattern, action, source }))
+  )
+}

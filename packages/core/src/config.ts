@@ -1,0 +1,294 @@
+import { mkdir, writeFile } from "node:fs/promises"
+import { join, relative, resolve, sep } from "node:path"
+import { Context, Effect, Layer } from "effect"
+import { z } from "zod"
+import {
+  ConfigError,
+  isObject,
+  isWithin,
+  type ParsedConfig,
+  parseJsonc,
+  readText,
+  schemaError,
+  stripUntrusted,
+  substitute,
+  validate
+} from "./config-load.js"
+import {
+  type AgentConfig,
+  ConfigFile,
+  type ConfigFileInput,
+  type PluginSpec,
+  ProviderType,
+  permissionRules
+} from "./config-schema.js"
+import { Paths, type PathsShape } from "./paths.js"
+import type { Rule } from "./permission-next.js"
+
+/** The loader's error (one tagged error with a `reason`), defined beside the file reader. */
+export { ConfigError, ConfigErrorReason } from "./config-load.js"
+
+/** An agent in the merged config: its permission is the ruleset of every source, in merge order. */
+export type ConfigAgent = Omit<AgentConfig, "permission"> & { readonly permission: Array<Rule> }
+
+/**
+ * The merged, validated config. `permission` is the concatenated ruleset of every source (later sources last,
+ * so they win under last-match-wins); `agent`, `plugin` and `instructions` are always present.
+ */
+export type ConfigInfo = Omit<ConfigFile, "permission" | "agent" | "plugin" | "instructions"> & {
+  readonly permission: Array<Rule>
+  readonly agent: Record<string, ConfigAgent>
+  readonly plugin: Array<PluginSpec>
+  readonly instructions: Array<string>
+}
+
+/** Where part of the config came from. */
+export interface ConfigSource {
+  /** The file path, or "env" for `LATHE_MODEL` / `LATHE_BASE_URL`. */
+  readonly file: string
+  readonly scope: "global" | "project" | "explicit" | "env"
+  /** False for a project file of an untrusted project: what it may widen was dropped. */
+  readonly trusted: boolean
+}
+
+/** The loaded config, its sources and what was ignored. */
+export interface ConfigShape {
+  /** Merged and validated; permissions expanded to rules. */
+  readonly info: ConfigInfo
+  /** The files read (and "env"), lowest precedence first. */
+  readonly sources: ReadonlyArray<ConfigSource>
+  /** What was ignored and why, for the person. */
+  readonly notices: ReadonlyArray<string>
+  /** Whether the project is trusted (`lathe trust`). */
+  readonly trusted: boolean
+}
+
+/** What `Config.layerTest` builds from: a config file's content as an object. */
+export type ConfigTestInput = ConfigFileInput
+
+/** The environment variables the loader reads. */
+export type ConfigEnv = Readonly<Record<string, string | undefined>>
+
+interface Loaded {
+  readonly source: ConfigSource
+  readonly data: ConfigFile
+  readonly parsed?: ParsedConfig
+}
+
+const mergeDeep = (base: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> => {
+  const out = { ...base }
+  for (const [key, value] of Object.entries(next)) {
+    const previous = out[key]
+    out[key] = isObject(value) ? mergeDeep(isObject(previous) ? previous : {}, value) : value
+  }
+  return out
+}
+
+const pluginName = (spec: PluginSpec): string => (typeof spec === "string" ? spec : spec[0])
+
+/**
+ * Merges sources, lowest precedence first: objects deep-merge (later wins per key), `plugin` (one entry per
+ * name; a later entry replaces an earlier one in place) and `instructions` concatenate without duplicates,
+ * and permissions concatenate as rules. A provider without `type` takes its id when that is a provider type.
+ */
+const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigError> => {
+  let merged: Record<string, unknown> = {}
+  const permission: Array<Rule> = []
+  const agentRules: Record<string, Array<Rule>> = {}
+  const plugin: Array<PluginSpec> = []
+  const instructions: Array<string> = []
+  for (const { source, data } of loaded) {
+    const { permission: rules, agent = {}, plugin: plugins = [], instructions: files = [], ...rest } = data
+    permission.push(...permissionRules(rules, source.file))
+    for (const spec of plugins) {
+      const index = plugin.findIndex((existing) => pluginName(existing) === pluginName(spec))
+      if (index === -1) plugin.push(spec)
+      else plugin[index] = spec
+    }
+    for (const file of files) if (!instructions.includes(file)) instructions.push(file)
+    const agents: Record<string, unknown> = {}
+    for (const [name, { permission: own, ...fields }] of Object.entries(agent)) {
+      agentRules[name] = [...(agentRules[name] ?? []), ...permissionRules(own, source.file)]
+      agents[name] = fields
+    }
+    merged = mergeDeep(merged, { ...rest, agent: agents })
+  }
+  const providers = isObject(merged.provider) ? merged.provider : {}
+  for (const [id, provider] of Object.entries(providers)) {
+    if (!isObject(provider) || provider.type !== undefined) continue
+    const inferred = ProviderType.safeParse(id)
+    if (inferred.success && inferred.data !== "openai-compatible") {
+      providers[id] = { ...provider, type: inferred.data }
+      continue
+    }
+    const last = [...loaded].reverse().find((l) => l.data.provider?.[id] !== undefined)
+    const parsed = last?.parsed ?? { file: last?.source.file ?? "config", text: "", tree: undefined, value: {} }
+    const path = ["provider", id, "type"]
+    return Effect.fail(
+      schemaError(parsed, parsed.value, [{ path, expected: 'one of "anthropic", "openai", "openai-compatible"' }])
+    )
+  }
+  const agent: Record<string, ConfigAgent> = {}
+  for (const [name, fields] of Object.entries(isObject(merged.agent) ? merged.agent : {}))
+    agent[name] = { ...(fields as Omit<AgentConfig, "permission">), permission: agentRules[name] ?? [] }
+  // Every source was validated, and a deep merge of valid configs is valid.
+  const base = merged as Omit<ConfigFile, "permission" | "agent" | "plugin" | "instructions">
+  return Effect.succeed({ ...base, permission, agent, plugin, instructions })
+}
+
+const isHttpUrl = (text: string): boolean => {
+  try {
+    return ["http:", "https:"].includes(new URL(text).protocol)
+  } catch {
+    return false
+  }
+}
+
+/** `LATHE_MODEL`, and `LATHE_BASE_URL` (+ `LATHE_API_KEY`) as provider `env`, as a config source. */
+const fromEnv = (env: ConfigEnv): Effect.Effect<ConfigFile | undefined, ConfigError> => {
+  const model = env.LATHE_MODEL || undefined
+  const url = env.LATHE_BASE_URL || undefined
+  const fail = (file: string, message: string) => Effect.fail(new ConfigError({ file, reason: "InvalidEnv", message }))
+  if (url === undefined) {
+    if (model === undefined) return Effect.succeed(undefined)
+    if (!model.includes("/"))
+      return fail(
+        "LATHE_MODEL",
+        `LATHE_MODEL must look like "provider/model" (for example LATHE_MODEL=anthropic/claude-sonnet-4-5), ` +
+          `got "${model}".`
+      )
+    return Effect.succeed({ model })
+  }
+  if (!isHttpUrl(url))
+    return fail(
+      "LATHE_BASE_URL",
+      `LATHE_BASE_URL is not an http(s) URL: "${url}" (for example LATHE_BASE_URL=http://localhost:11434/v1).`
+    )
+  if (model === undefined)
+    return fail(
+      "LATHE_BASE_URL",
+      `LATHE_BASE_URL is set but LATHE_MODEL is not: set LATHE_MODEL to the id of a model the server at ${url} ` +
+        "serves (for example LATHE_MODEL=qwen3-coder)."
+    )
+  const apiKey = env.LATHE_API_KEY
+  return Effect.succeed({
+    model: model.startsWith("env/") ? model : `env/${model}`,
+    provider: { env: { type: "openai-compatible", baseURL: url, ...(apiKey ? { apiKey } : {}) } }
+  })
+}
+
+/** The directories from the project root down to the working directory. */
+const projectDirs = (paths: PathsShape): Array<string> => {
+  if (!isWithin(paths.root, paths.directory)) return [paths.directory]
+  const parts = relative(paths.root, paths.directory).split(sep).filter(Boolean)
+  return [paths.root, ...parts.map((_, i) => join(paths.root, ...parts.slice(0, i + 1)))]
+}
+
+const trustFile = (paths: PathsShape) => join(paths.data, "trust.json")
+const TrustStore = z.object({ trusted: z.array(z.string()) })
+
+const readTrustStore = Effect.fnUntraced(function* (paths: PathsShape) {
+  const file = trustFile(paths)
+  const text = yield* readText(file)
+  if (text === undefined) return []
+  const parsed = yield* parseJsonc(file, text)
+  return (yield* validate(parsed, parsed.value, TrustStore)).trusted
+})
+
+/** Whether the project root, or a folder above it, is in the trust store (`<data>/trust.json`). */
+export const isTrusted = Effect.fn("Config.isTrusted")(function* (paths: PathsShape) {
+  return (yield* readTrustStore(paths)).some((dir) => isWithin(dir, paths.root))
+})
+
+/** Adds the project root to the trust store, so its config applies in full from the next load. */
+export const trustProject = Effect.fn("Config.trustProject")(function* (paths: PathsShape) {
+  const trusted = yield* readTrustStore(paths)
+  if (trusted.includes(paths.root)) return
+  const file = trustFile(paths)
+  yield* Effect.tryPromise({
+    try: async () => {
+      await mkdir(paths.data, { recursive: true })
+      await writeFile(file, `${JSON.stringify({ trusted: [...trusted, paths.root] }, null, 2)}\n`)
+    },
+    catch: (error) =>
+      new ConfigError({
+        file,
+        reason: "Unreadable",
+        message: `${file}: cannot write: ${error instanceof Error ? error.message : String(error)}`
+      })
+  })
+})
+
+/**
+ * Loads and merges, lowest precedence first: `<config>/lathe.json(c)`, each project dir from the root down to
+ * the working directory (`lathe.json(c)`, `.lathe/lathe.json(c)`), `$LATHE_CONFIG`, then `LATHE_MODEL` /
+ * `LATHE_BASE_URL`. An untrusted project's files lose what would widen what Lathe does, with a notice.
+ */
+export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape, env: ConfigEnv) {
+  const trusted = yield* isTrusted(paths)
+  const loaded: Array<Loaded> = []
+  const notices: Array<string> = []
+  const load = Effect.fnUntraced(function* (file: string, scope: ConfigSource["scope"], trustedFile: boolean) {
+    const text = yield* readText(file)
+    if (text === undefined) return false
+    const parsed = yield* parseJsonc(file, text)
+    const stripped = trustedFile ? { value: parsed.value, dropped: [] } : stripUntrusted(parsed.value)
+    const substituted = yield* substitute(parsed, stripped.value, { env, home: paths.home, trusted: trustedFile })
+    const data = yield* validate(parsed, substituted.value, ConfigFile)
+    const dropped = [...stripped.dropped, ...substituted.ignored]
+    if (dropped.length > 0)
+      notices.push(
+        `Ignored from untrusted ${file}: ${dropped.join(", ")}. ` +
+          `Run \`lathe trust\` in ${paths.root} to trust this folder.`
+      )
+    loaded.push({ source: { file, scope, trusted: trustedFile }, data, parsed })
+    return true
+  })
+  for (const name of ["lathe.json", "lathe.jsonc"]) yield* load(join(paths.config, name), "global", true)
+  for (const dir of projectDirs(paths))
+    for (const name of ["lathe.json", "lathe.jsonc", join(".lathe", "lathe.json"), join(".lathe", "lathe.jsonc")])
+      yield* load(join(dir, name), "project", trusted)
+  if (env.LATHE_CONFIG) {
+    const file = resolve(paths.directory, env.LATHE_CONFIG)
+    if (!(yield* load(file, "explicit", true)))
+      return yield* new ConfigError({
+        file,
+        reason: "MissingFile",
+        message: `LATHE_CONFIG is set to ${env.LATHE_CONFIG}, but ${file} does not exist.`
+      })
+  }
+  const environment = yield* fromEnv(env)
+  if (environment) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: environment })
+  const info = yield* merge(loaded)
+  return { info, sources: loaded.map((l) => l.source), notices, trusted } satisfies ConfigShape
+})
+
+/** Builds a config from an object, validated and expanded like a file (rule source "config"), with no sources. */
+const fromObject = Effect.fnUntraced(function* (input: ConfigTestInput) {
+  const parsed: ParsedConfig = { file: "config", text: "", tree: undefined, value: input }
+  const data = yield* validate(parsed, input, ConfigFile)
+  const info = yield* merge([{ source: { file: "config", scope: "explicit", trusted: true }, data, parsed }])
+  return { info, sources: [], notices: [], trusted: true } satisfies ConfigShape
+})
+
+/** Lathe's merged configuration for the current project. */
+export class Config extends Context.Service<Config, ConfigShape>()("@lathe/core/Config") {
+  /** Loads the config files of `Paths` and the given environment variables. */
+  static readonly layerWith = (env: ConfigEnv): Layer.Layer<Config, ConfigError, Paths> =>
+    Layer.effect(
+      Config,
+      Effect.gen(function* () {
+        return Config.of(yield* loadConfig(yield* Paths, env))
+      })
+    )
+
+  /** Loads the config files of `Paths` and the process environment. */
+  static readonly layer: Layer.Layer<Config, ConfigError, Paths> = Config.layerWith(process.env)
+
+  /** A trusted config built from an object (validated like a file; an invalid one is a defect), no files. */
+  static readonly layerTest = (input: ConfigTestInput = {}): Layer.Layer<Config> =>
+    Layer.effect(
+      Config,
+      Effect.map(Effect.orDie(fromObject(input)), (shape) => Config.of(shape))
+    )
+}

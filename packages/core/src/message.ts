@@ -1,0 +1,106 @@
+import { Schema } from "effect"
+import { ProviderErrorReason } from "./llm.js"
+import { Part, Tokens } from "./part.js"
+
+/** A model reference, split: `anthropic/claude-sonnet-4-5` → `{ providerID: "anthropic", modelID: "claude-sonnet-4-5" }`. */
+export const ModelRef = Schema.Struct({ providerID: Schema.String, modelID: Schema.String })
+export type ModelRef = typeof ModelRef.Type
+
+/** Where a session stands after an undo: the message (and optionally part) from which history is hidden. */
+export const SessionRevert = Schema.Struct({
+  messageID: Schema.String,
+  partID: Schema.optionalKey(Schema.String),
+  /** The work tree's hash before the undo, so redo can restore it. */
+  snapshot: Schema.optionalKey(Schema.String)
+})
+export type SessionRevert = typeof SessionRevert.Type
+
+/** A conversation. Child sessions (a subagent's work) have a `parentID`. */
+export const Session = Schema.Struct({
+  id: Schema.String,
+  projectID: Schema.String,
+  /** The working directory of the session (absolute). */
+  directory: Schema.String,
+  parentID: Schema.optionalKey(Schema.String),
+  title: Schema.String,
+  /** The agent the session last ran with. */
+  agent: Schema.optionalKey(Schema.String),
+  time: Schema.Struct({
+    created: Schema.Number,
+    updated: Schema.Number,
+    /** Set while history is being summarised. */
+    compacting: Schema.optionalKey(Schema.Number)
+  }),
+  revert: Schema.optionalKey(SessionRevert)
+})
+export type Session = typeof Session.Type
+
+/**
+ * Why an assistant message failed, as recorded on it. Discriminated on `name`; `message` is written for the
+ * person reading the session.
+ */
+export const MessageError = Schema.Union([
+  Schema.Struct({
+    name: Schema.Literal("ProviderError"),
+    message: Schema.String,
+    providerID: Schema.String,
+    modelID: Schema.String,
+    reason: ProviderErrorReason
+  }),
+  Schema.Struct({ name: Schema.Literal("ProviderNotConfigured"), message: Schema.String }),
+  Schema.Struct({ name: Schema.Literal("ModelNotFound"), message: Schema.String }),
+  Schema.Struct({ name: Schema.Literal("Aborted"), message: Schema.String }),
+  Schema.Struct({
+    name: Schema.Literal("DoomLoopDetected"),
+    message: Schema.String,
+    tool: Schema.String,
+    count: Schema.Number
+  }),
+  Schema.Struct({ name: Schema.Literal("PermissionRejected"), message: Schema.String }),
+  Schema.Struct({ name: Schema.Literal("StepLimit"), message: Schema.String, steps: Schema.Number }),
+  Schema.Struct({ name: Schema.Literal("Unknown"), message: Schema.String })
+])
+export type MessageError = typeof MessageError.Type
+
+/** What the person sent. Its content is in its parts (text, files, agent mentions). */
+export const UserMessage = Schema.Struct({
+  id: Schema.String,
+  sessionID: Schema.String,
+  role: Schema.Literal("user"),
+  time: Schema.Struct({ created: Schema.Number }),
+  /** The agent asked to answer. */
+  agent: Schema.String,
+  model: ModelRef
+})
+export type UserMessage = typeof UserMessage.Type
+
+/** The model's answer to a user message: one per turn (several steps' parts), or one per step when split. */
+export const AssistantMessage = Schema.Struct({
+  id: Schema.String,
+  sessionID: Schema.String,
+  role: Schema.Literal("assistant"),
+  /** The user message this answers. */
+  parentID: Schema.String,
+  agent: Schema.String,
+  model: ModelRef,
+  path: Schema.Struct({ cwd: Schema.String, root: Schema.String }),
+  time: Schema.Struct({ created: Schema.Number, completed: Schema.optionalKey(Schema.Number) }),
+  /** Summed over the message's steps. */
+  tokens: Tokens,
+  /** USD, summed over the message's steps. */
+  cost: Schema.Number,
+  /** The last step's finish reason (`stop`, `tool-calls`, `length`, …). */
+  finish: Schema.optionalKey(Schema.String),
+  error: Schema.optionalKey(MessageError),
+  /** This message is a compaction summary of the history before it. */
+  summary: Schema.optionalKey(Schema.Boolean)
+})
+export type AssistantMessage = typeof AssistantMessage.Type
+
+/** Any message. Discriminated on `role`. */
+export const Message = Schema.Union([UserMessage, AssistantMessage])
+export type Message = typeof Message.Type
+
+/** A message with its parts in order, as the store returns it. */
+export const MessageWithParts = Schema.Struct({ info: Message, parts: Schema.Array(Part) })
+export type MessageWithParts = typeof MessageWithParts.Type

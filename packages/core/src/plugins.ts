@@ -1,0 +1,215 @@
+import { Context, Effect, Layer } from "effect"
+import { type AgentInfo, defineAgent } from "./agent.js"
+import { Bus } from "./bus.js"
+import { Config } from "./config.js"
+import { Paths } from "./paths.js"
+import {
+  type HookInput,
+  type HookName,
+  type HookOutput,
+  isPlugin,
+  type Plugin,
+  type PluginContext,
+  type PluginHooks,
+  type PluginSetup,
+  type TriggerHookName
+} from "./plugin.js"
+import { SessionStore } from "./session-store.js"
+import type { AnyTool } from "./tool.js"
+
+/** One plugin to load: the plugin, and where it came from. */
+export interface PluginEntry {
+  readonly plugin: Plugin | PluginSetup
+  /** Overrides the plugin's own name. */
+  readonly name?: string
+  /** Where it came from (a package name or file path), for messages. */
+  readonly source?: string
+  /** Options from config (`["name", { … }]`). */
+  readonly options?: Readonly<Record<string, unknown>>
+}
+
+/** A plugin that loaded, as `Plugins.list` reports it. */
+export interface LoadedPlugin {
+  readonly name: string
+  readonly source: string
+  readonly tools: ReadonlyArray<string>
+  readonly agents: ReadonlyArray<string>
+  readonly hooks: ReadonlyArray<HookName>
+}
+
+/** Runs a plugin's async code, keeping what it threw as the failure (not a wrapped UnknownError). */
+const attempt = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (thrown) => thrown })
+
+const message = (error: unknown): string =>
+  error instanceof Error ? error.message || error.name : typeof error === "string" ? error : JSON.stringify(error)
+
+/**
+ * The plugin host: holds every loaded plugin's hooks, tools and agents, in load order. A plugin that throws
+ * at load or in a hook is reported (a `plugin.error` event naming it) and skipped; it never takes the
+ * session down.
+ */
+export class Plugins extends Context.Service<
+  Plugins,
+  {
+    readonly list: ReadonlyArray<LoadedPlugin>
+    /** Every plugin tool, in load order; a later tool with the same id replaces an earlier one. */
+    readonly tools: ReadonlyArray<AnyTool>
+    /** Every plugin agent, in load order; a later agent with the same name replaces an earlier one. */
+    readonly agents: ReadonlyArray<AgentInfo>
+    /** Whether any plugin implements a hook (lets hot paths skip building inputs). */
+    readonly has: (hook: HookName) => boolean
+    /**
+     * Runs a hook of every plugin, in load order, one after another, on the same `output` object, and
+     * returns it. Never fails: a throwing hook is reported and skipped.
+     */
+    readonly trigger: <K extends TriggerHookName>(
+      hook: K,
+      input: HookInput<K>,
+      output: HookOutput<K>
+    ) => Effect.Effect<HookOutput<K>>
+  }
+>()("@lathe/core/Plugins") {
+  /** Loads the given plugins, in order. */
+  static readonly layer = (entries: ReadonlyArray<PluginEntry | Plugin>) => Layer.effect(Plugins, makePlugins(entries))
+}
+
+const makePlugins = Effect.fnUntraced(function* (entries: ReadonlyArray<PluginEntry | Plugin>) {
+  const bus = yield* Bus
+  const config = yield* Config
+  const paths = yield* Paths
+  const store = yield* SessionStore
+  const run = Effect.runPromiseWith(yield* Effect.context<never>())
+
+  const report = (plugin: string, hook: string, error: unknown) =>
+    Effect.gen(function* () {
+      const text = `Plugin "${plugin}" failed in ${hook}: ${message(error)}`
+      yield* Effect.logWarning(text)
+      yield* bus.publish({ type: "plugin.error", plugin, hook, message: text })
+    })
+
+  const client: PluginContext["client"] = {
+    sessions: {
+      list: (options = {}) =>
+        run(store.listSessions({ projectID: paths.projectID, ...(options.limit ? { limit: options.limit } : {}) })),
+      get: (sessionID) => run(store.getSession(sessionID)),
+      messages: (sessionID) => run(store.messages(sessionID))
+    }
+  }
+
+  const loaded: Array<{ name: string; hooks: PluginHooks }> = []
+  const list: Array<LoadedPlugin> = []
+  const tools = new Map<string, AnyTool>()
+  const agents = new Map<string, AgentInfo>()
+
+  for (const [index, raw] of entries.entries()) {
+    const entry: PluginEntry = isPlugin(raw) ? { plugin: raw } : raw
+    const plugin = typeof entry.plugin === "function" ? undefined : entry.plugin
+    const setup = typeof entry.plugin === "function" ? entry.plugin : entry.plugin.setup
+    const name = entry.name ?? plugin?.name ?? entry.source ?? `plugin #${index + 1}`
+    const source = entry.source ?? name
+    const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
+      Effect.runFork(
+        (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
+          text,
+          data ?? {}
+        ).pipe(Effect.annotateLogs({ plugin: name }))
+      )
+    const ctx: PluginContext = {
+      directory: paths.directory,
+      root: paths.root,
+      projectID: paths.projectID,
+      config: config.info,
+      options: entry.options ?? {},
+      log: { info: log("info"), warn: log("warn"), error: log("error") },
+      client
+    }
+    const hooks = yield* attempt(async () => setup(ctx)).pipe(
+      Effect.tap((hooks) =>
+        typeof hooks === "object" && hooks !== null
+          ? Effect.void
+          : Effect.fail(new Error("setup must return an object of hooks (return {} for none)"))
+      ),
+      Effect.catch((error) => report(name, "load", error).pipe(Effect.as(undefined)))
+    )
+    if (!hooks) continue
+
+    const agentNames: Array<string> = []
+    for (const definition of hooks.agents ?? []) {
+      const agent = yield* Effect.try(() => defineAgent(definition, name)).pipe(
+        Effect.catch((error) => report(name, "agents", error).pipe(Effect.as(undefined)))
+      )
+      if (agent) {
+        agents.set(agent.name, agent)
+        agentNames.push(agent.name)
+      }
+    }
+    for (const tool of hooks.tools ?? []) tools.set(tool.id, tool)
+    loaded.push({ name, hooks })
+    list.push({
+      name,
+      source,
+      tools: (hooks.tools ?? []).map((tool) => tool.id),
+      agents: agentNames,
+      hooks: (Object.keys(hooks) as Array<keyof PluginHooks>).filter(
+        (key): key is HookName => key !== "tools" && key !== "agents" && key !== "dispose"
+      )
+    })
+  }
+
+  // The config hook sees the merged config once, then event hooks follow the bus for the layer's lifetime.
+  for (const { name, hooks } of loaded) {
+    const hook = hooks.config
+    if (hook) {
+      yield* attempt(async () => hook({ config: config.info }, {})).pipe(
+        Effect.catch((error) => report(name, "config", error))
+      )
+    }
+  }
+  for (const { name, hooks } of loaded) {
+    const hook = hooks.event
+    if (hook) {
+      yield* bus.listen(async (event) => {
+        if (event.type === "plugin.error" && event.plugin === name) return // never feed a plugin its own failure
+        try {
+          await hook({ event }, {})
+        } catch (error) {
+          await run(report(name, "event", error))
+        }
+      })
+    }
+  }
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach(
+      loaded,
+      ({ name, hooks }) => {
+        const dispose = hooks.dispose
+        return dispose
+          ? attempt(async () => dispose()).pipe(Effect.catch((error) => report(name, "dispose", error)))
+          : Effect.void
+      },
+      { discard: true }
+    )
+  )
+
+  const implemented = new Set<HookName>(list.flatMap((plugin) => plugin.hooks))
+
+  const trigger = <K extends TriggerHookName>(hook: K, input: HookInput<K>, output: HookOutput<K>) =>
+    implemented.has(hook)
+      ? Effect.gen(function* () {
+          for (const { name, hooks } of loaded) {
+            const fn = hooks[hook] as ((input: HookInput<K>, output: HookOutput<K>) => void | Promise<void>) | undefined
+            if (!fn) continue
+            yield* attempt(async () => fn(input, output)).pipe(Effect.catch((error) => report(name, hook, error)))
+          }
+          return output
+        })
+      : Effect.succeed(output)
+
+  return Plugins.of({
+    list,
+    tools: [...tools.values()],
+    agents: [...agents.values()],
+    has: (hook) => implemented.has(hook),
+    trigger
+  })
+})
