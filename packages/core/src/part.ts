@@ -165,7 +165,9 @@ export type SubtaskPart = typeof SubtaskPart.Type
 export const CompactionPart = Schema.Struct({
   ...base,
   type: Schema.Literal("compaction"),
-  auto: Schema.Boolean
+  auto: Schema.Boolean,
+  /** The first message, older than this one, that the model still sees verbatim after the summary. */
+  keepFrom: Schema.optionalKey(Schema.String)
 })
 export type CompactionPart = typeof CompactionPart.Type
 

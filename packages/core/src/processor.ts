@@ -1,8 +1,23 @@
-import { Context, type Effect, Schema, type Stream } from "effect"
+import { Clock, Context, Effect, Fiber, Layer, Schema, Semaphore, Stream } from "effect"
 import type { AgentInfo } from "./agent.js"
-import type { LLMEvent, ModelInfo, ProviderError } from "./llm.js"
+import { Bus } from "./bus.js"
+import { Config } from "./config.js"
+import type { DoomLoopGuard } from "./doom-loop.js"
+import { toolEventType } from "./events.js"
+import { ascendingId } from "./id.js"
+import { type LLMEvent, type ModelInfo, ProviderError } from "./llm.js"
 import type { AssistantMessage } from "./message.js"
+import type { Part, ReasoningPart, TextPart, ToolPart } from "./part.js"
+import { Paths } from "./paths.js"
+import type { Ruleset } from "./permission-next.js"
+import { PermissionNext } from "./permission-next.js"
+import { Plugins } from "./plugins.js"
+import { runToolCall, type ToolRunState } from "./processor-tools.js"
+import { SessionStore, type StoreError } from "./session-store.js"
+import { Snapshot } from "./snapshot.js"
 import type { AnyTool } from "./tool.js"
+import { truncationDir } from "./truncate.js"
+import { addTokens, isOverflow, stepCost, tokensFromUsage } from "./usage.js"
 
 /** What the outer loop does after a step: call the model again, stop, or compact history first. */
 export type ProcessorResult = "continue" | "stop" | "compact"
@@ -18,6 +33,21 @@ export interface ProcessorInput {
   /** The step's stream, from `LLM.stream`. */
   readonly stream: Stream.Stream<LLMEvent, ProviderError>
   readonly abort: AbortSignal
+  /** The effective permission ruleset of the step (agent, user config, session), for the tools' asks. */
+  readonly ruleset: Ruleset
+  /** The step's number within the turn, from 1. */
+  readonly step: number
+  /** The turn's doom-loop guard; it sees every call of the turn in order. */
+  readonly guard: DoomLoopGuard
+}
+
+/** How a step ended. */
+export interface ProcessorOutput {
+  readonly result: ProcessorResult
+  /** The assistant message as stored at the end of the step (tokens, cost, finish, error). */
+  readonly message: AssistantMessage
+  /** Whether any tool call of the step completed (its effects are real even if the step then failed). */
+  readonly toolsCompleted: boolean
 }
 
 /** The same tool with the same input was called too often in a row, and the person said stop. */
@@ -31,11 +61,375 @@ export class DoomLoopDetected extends Schema.TaggedError<DoomLoopDetected>()("Do
  * Consumes one streamed step: turns every stream event into parts (text, reasoning, tool calls with their
  * state machine and timings, step start/finish with tokens and cost, patches), runs the tools, publishes
  * every change on the Bus, and guards against doom loops. On abort or a stream that ends early, tools not
- * completed become `error: "aborted"`.
+ * completed become `error: "aborted"`. A failed stream fails with its `ProviderError` after the step's parts are
+ * settled and stored.
  */
 export class Processor extends Context.Service<
   Processor,
   {
-    readonly process: (input: ProcessorInput) => Effect.Effect<ProcessorResult, ProviderError | DoomLoopDetected>
+    readonly process: (
+      input: ProcessorInput
+    ) => Effect.Effect<ProcessorOutput, ProviderError | DoomLoopDetected | StoreError>
   }
->()("@lathe/core/Processor") {}
+>()("@lathe/core/Processor") {
+  /** The real processor. */
+  static readonly layer = Layer.effect(
+    Processor,
+    Effect.gen(function* () {
+      const services = {
+        bus: yield* Bus,
+        store: yield* SessionStore,
+        permission: yield* PermissionNext,
+        snapshot: yield* Snapshot,
+        plugins: yield* Plugins,
+        paths: yield* Paths,
+        config: yield* Config
+      }
+      return Processor.of({ process: (input) => processStep(services, input) })
+    })
+  )
+}
+
+/** The services a step uses, bound once when the layer is built. */
+export interface ProcessorServices {
+  readonly bus: Bus["Service"]
+  readonly store: SessionStore["Service"]
+  readonly permission: PermissionNext["Service"]
+  readonly snapshot: Snapshot["Service"]
+  readonly plugins: Plugins["Service"]
+  readonly paths: Paths["Service"]
+  readonly config: Config["Service"]
+}
+
+const describe = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)
+
+/** An in-band `error` event as a typed failure (the LLM layer normally converts these itself). */
+const inBandError = (input: ProcessorInput, error: unknown): ProviderError =>
+  error instanceof ProviderError
+    ? error
+    : new ProviderError({
+        providerID: input.model.providerID,
+        modelID: input.model.modelID,
+        reason: { _tag: "ServerError", status: 500 },
+        message: `${input.model.providerID}/${input.model.modelID} reported an error mid-stream: ${describe(error)}`
+      })
+
+const processStep = Effect.fnUntraced(function* (services: ProcessorServices, input: ProcessorInput) {
+  const { bus, store, plugins } = services
+  const { assistant } = input
+  const ids = { sessionID: assistant.sessionID, messageID: assistant.id }
+  const parts = new Map<string, Part>()
+  const texts = new Map<string, string>() // stream id → part id
+  const reasonings = new Map<string, string>()
+  const tools = new Map<string, string>() // call id → part id
+  const fibers: Array<Fiber.Fiber<void>> = []
+  let finish: { reason: string; tokens: ReturnType<typeof tokensFromUsage> } | undefined
+  let failure: ProviderError | undefined
+
+  const save = (part: Part) =>
+    Effect.gen(function* () {
+      parts.set(part.id, part)
+      yield* store.putPart(part)
+      yield* bus.publish({ type: "part.updated", part })
+      if (part.type === "tool") {
+        yield* bus.publish({
+          type: toolEventType(part.state.status),
+          ...ids,
+          partID: part.id,
+          callID: part.callID,
+          tool: part.tool,
+          state: part.state
+        })
+      }
+    })
+  const get = <P extends Part>(id: string | undefined) =>
+    id === undefined ? undefined : (parts.get(id) as P | undefined)
+
+  const toolState: ToolRunState = {
+    step: input.step,
+    snapshot: undefined,
+    blocked: false,
+    doom: undefined,
+    lock: yield* Semaphore.make(1),
+    truncation: {
+      dir: truncationDir(services.paths.data),
+      ...(services.config.info.tool_output?.max_lines ? { maxLines: services.config.info.tool_output.max_lines } : {}),
+      ...(services.config.info.tool_output?.max_bytes ? { maxBytes: services.config.info.tool_output.max_bytes } : {})
+    }
+  }
+  const stepStart: Part = { id: ascendingId("part"), ...ids, type: "step-start" }
+  const onSnapshot = (hash: string) => save({ ...stepStart, snapshot: hash })
+
+  const now = Clock.currentTimeMillis
+
+  const handle = (event: LLMEvent): Effect.Effect<void, StoreError> =>
+    Effect.gen(function* () {
+      switch (event.type) {
+        case "start-step": {
+          yield* save(stepStart)
+          yield* bus.publish({ type: "step.started", ...ids, step: input.step })
+          return
+        }
+        case "text-start": {
+          const part: TextPart = {
+            id: ascendingId("part"),
+            ...ids,
+            type: "text",
+            text: "",
+            time: { start: yield* now }
+          }
+          texts.set(event.id, part.id)
+          return yield* save(part)
+        }
+        case "text-delta": {
+          let part = get<TextPart>(texts.get(event.id))
+          if (!part) {
+            part = { id: ascendingId("part"), ...ids, type: "text", text: "", time: { start: yield* now } }
+            texts.set(event.id, part.id)
+            yield* save(part)
+          }
+          if (event.text.length === 0) return
+          const next: TextPart = { ...part, text: part.text + event.text }
+          parts.set(next.id, next)
+          yield* store.putPart(next)
+          yield* bus.publish({ type: "part.delta", ...ids, partID: next.id, field: "text", delta: event.text })
+          return
+        }
+        case "text-end": {
+          const part = get<TextPart>(texts.get(event.id))
+          if (!part) return
+          texts.delete(event.id)
+          const output = yield* plugins.trigger("text.complete", { ...ids, partID: part.id }, { text: part.text })
+          return yield* save({ ...part, text: output.text, time: { start: part.time?.start ?? 0, end: yield* now } })
+        }
+        case "reasoning-start": {
+          const part: ReasoningPart = {
+            id: ascendingId("part"),
+            ...ids,
+            type: "reasoning",
+            text: "",
+            time: { start: yield* now },
+            ...(event.providerMetadata ? { metadata: event.providerMetadata } : {})
+          }
+          reasonings.set(event.id, part.id)
+          return yield* save(part)
+        }
+        case "reasoning-delta": {
+          let part = get<ReasoningPart>(reasonings.get(event.id))
+          if (!part) {
+            part = { id: ascendingId("part"), ...ids, type: "reasoning", text: "", time: { start: yield* now } }
+            reasonings.set(event.id, part.id)
+            yield* save(part)
+          }
+          const next: ReasoningPart = {
+            ...part,
+            text: part.text + event.text,
+            ...(event.providerMetadata ? { metadata: { ...part.metadata, ...event.providerMetadata } } : {})
+          }
+          parts.set(next.id, next)
+          yield* store.putPart(next)
+          if (event.text.length > 0)
+            yield* bus.publish({ type: "part.delta", ...ids, partID: next.id, field: "text", delta: event.text })
+          return
+        }
+        case "reasoning-end": {
+          const part = get<ReasoningPart>(reasonings.get(event.id))
+          if (!part) return
+          reasonings.delete(event.id)
+          return yield* save({
+            ...part,
+            ...(event.providerMetadata ? { metadata: { ...part.metadata, ...event.providerMetadata } } : {}),
+            time: { start: part.time.start, end: yield* now }
+          })
+        }
+        case "tool-input-start": {
+          if (tools.has(event.id)) return
+          const part: ToolPart = {
+            id: ascendingId("part"),
+            ...ids,
+            type: "tool",
+            callID: event.id,
+            tool: event.toolName,
+            state: { status: "pending", input: {}, raw: "" }
+          }
+          tools.set(event.id, part.id)
+          return yield* save(part)
+        }
+        case "tool-input-delta": {
+          const part = get<ToolPart>(tools.get(event.id))
+          if (part?.state.status !== "pending") return
+          // Input deltas stay in memory (the bus sees the whole part when the call is complete).
+          parts.set(part.id, { ...part, state: { ...part.state, raw: part.state.raw + event.delta } })
+          return
+        }
+        case "tool-input-end":
+          return
+        case "tool-call": {
+          let part = get<ToolPart>(tools.get(event.toolCallId))
+          if (!part) {
+            part = {
+              id: ascendingId("part"),
+              ...ids,
+              type: "tool",
+              callID: event.toolCallId,
+              tool: event.toolName,
+              state: { status: "pending", input: {}, raw: "" }
+            }
+            tools.set(event.toolCallId, part.id)
+          }
+          const args = (typeof event.input === "object" && event.input !== null ? event.input : {}) as Record<
+            string,
+            unknown
+          >
+          const pending: ToolPart = { ...part, state: { status: "pending", input: args, raw: JSON.stringify(args) } }
+          yield* save(pending)
+          const count = input.guard.record(event.toolName, args)
+          const fiber = yield* runToolCall(services, input, toolState, {
+            part: pending,
+            args,
+            invalid: event.invalid === true ? describe(event.error) : undefined,
+            doomCount: input.guard.triggers(count) ? count : 0,
+            save,
+            onSnapshot
+          }).pipe(Effect.forkChild({ startImmediately: true }))
+          fibers.push(fiber)
+          return
+        }
+        case "tool-result": {
+          // Only provider-executed tools produce results here (Lathe's tools have no `execute` on the ai side).
+          const part = get<ToolPart>(tools.get(event.toolCallId))
+          if (!part || part.state.status === "completed" || part.state.status === "error") return
+          const start = part.state.status === "running" ? part.state.time.start : yield* now
+          return yield* save({
+            ...part,
+            state: {
+              status: "completed",
+              input: part.state.input,
+              output: typeof event.output === "string" ? event.output : JSON.stringify(event.output),
+              title: part.tool,
+              metadata: { providerExecuted: true },
+              time: { start, end: yield* now }
+            }
+          })
+        }
+        case "tool-error": {
+          const part = get<ToolPart>(tools.get(event.toolCallId))
+          if (!part || part.state.status === "completed" || part.state.status === "error") return
+          const start = part.state.status === "running" ? part.state.time.start : yield* now
+          return yield* save({
+            ...part,
+            state: {
+              status: "error",
+              input: part.state.input,
+              error: describe(event.error),
+              time: { start, end: yield* now }
+            }
+          })
+        }
+        case "finish-step": {
+          finish = { reason: event.finishReason, tokens: tokensFromUsage(event.usage) }
+          return
+        }
+        case "file": {
+          return yield* save({
+            id: ascendingId("part"),
+            ...ids,
+            type: "file",
+            mime: event.file.mediaType,
+            url: `data:${event.file.mediaType};base64,${event.file.base64}`
+          })
+        }
+        case "error": {
+          failure ??= inBandError(input, event.error)
+          return
+        }
+        default:
+          // start, finish, abort, source, raw, ping, custom, approvals, steering: nothing to record.
+          return
+      }
+    })
+
+  const streamed = yield* input.stream.pipe(
+    Stream.runForEach(handle),
+    Effect.catchTag("ProviderError", (error) =>
+      Effect.sync(() => {
+        failure ??= error
+      })
+    ),
+    Effect.exit
+  )
+  // Tool calls the model finished run to their end (or abort); nothing is left running after the step.
+  for (const fiber of fibers) yield* Fiber.await(fiber)
+  const aborted = input.abort.aborted
+
+  // Settle what the stream left open: unfinished calls fail, open text and reasoning end.
+  const end = yield* now
+  for (const part of [...parts.values()]) {
+    if (part.type === "tool" && (part.state.status === "pending" || part.state.status === "running")) {
+      const start = part.state.status === "running" ? part.state.time.start : end
+      yield* save({
+        ...part,
+        state: { status: "error", input: part.state.input, error: "aborted", time: { start, end } }
+      })
+    } else if ((part.type === "text" || part.type === "reasoning") && part.time && part.time.end === undefined) {
+      yield* save({ ...part, time: { start: part.time.start, end } })
+    }
+  }
+
+  let message: AssistantMessage = { ...assistant }
+  if (toolState.snapshot !== undefined) {
+    const patch = yield* services.snapshot
+      .patch(toolState.snapshot)
+      .pipe(Effect.catch((error) => Effect.logWarning("snapshot patch failed", error).pipe(Effect.as(undefined))))
+    if (patch && patch.files.length > 0) {
+      yield* save({ id: ascendingId("part"), ...ids, type: "patch", hash: patch.hash, files: [...patch.files] })
+    }
+  }
+  if (finish) {
+    const cost = stepCost(finish.tokens, input.model)
+    yield* save({
+      id: ascendingId("part"),
+      ...ids,
+      type: "step-finish",
+      reason: finish.reason,
+      ...(toolState.snapshot !== undefined ? { snapshot: toolState.snapshot } : {}),
+      tokens: finish.tokens,
+      cost
+    })
+    message = {
+      ...message,
+      tokens: addTokens(message.tokens, finish.tokens),
+      cost: message.cost + cost,
+      finish: finish.reason
+    }
+    yield* bus.publish({
+      type: "step.finished",
+      ...ids,
+      step: input.step,
+      reason: finish.reason,
+      tokens: finish.tokens,
+      cost
+    })
+  }
+  if (aborted) message = { ...message, error: { name: "Aborted", message: "The turn was aborted." } }
+  message = { ...message, time: { ...message.time, completed: end } }
+  yield* store.putMessage(message)
+  yield* bus.publish({ type: "message.updated", message })
+  yield* store.flush
+
+  const toolParts = [...parts.values()].filter((part): part is ToolPart => part.type === "tool")
+  const toolsCompleted = toolParts.some((part) => part.state.status === "completed")
+  if (streamed._tag === "Failure") return yield* Effect.failCause(streamed.cause)
+  if (toolState.doom) return yield* toolState.doom
+  if (failure && !aborted) return yield* failure
+  const result: ProcessorResult =
+    aborted || toolState.blocked
+      ? "stop"
+      : finish && isOverflow(finish.tokens, input.model) && toolParts.length > 0
+        ? "compact"
+        : toolParts.length > 0
+          ? "continue"
+          : "stop"
+  return { result, message, toolsCompleted }
+})

@@ -1,8 +1,22 @@
-import { Context, type Effect } from "effect"
-import type { ModelNotFound, ProviderError, ProviderNotConfigured } from "./llm.js"
-import type { MessageWithParts } from "./message.js"
-import type { DoomLoopDetected } from "./processor.js"
-import type { SessionNotFound, StoreError } from "./session-store.js"
+import { Clock, Context, Effect, Layer, Schema, type Scope } from "effect"
+import { type AgentInfo, agentAllowsTool, resolveAgents } from "./agent.js"
+import { Bus } from "./bus.js"
+import { Config } from "./config.js"
+import { DoomLoopGuard, defaultDoomLoop } from "./doom-loop.js"
+import { ascendingId } from "./id.js"
+import { LLM, type ModelInfo, type ModelNotFound, type ProviderError, type ProviderNotConfigured } from "./llm.js"
+import type { AssistantMessage, MessageError, MessageWithParts, UserMessage } from "./message.js"
+import { emptyTokens, type Part } from "./part.js"
+import { Paths } from "./paths.js"
+import type { Ruleset } from "./permission-next.js"
+import { Plugins } from "./plugins.js"
+import { type DoomLoopDetected, Processor } from "./processor.js"
+import { Retry } from "./retry.js"
+import { makeStepRunner, type StepRunner } from "./session-step.js"
+import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "./session-store.js"
+import { SystemPrompt } from "./system-prompt.js"
+import type { AnyTool } from "./tool.js"
+import { isOverflow } from "./usage.js"
 
 /** A piece of a prompt as a person gives it. */
 export type PromptPart =
@@ -19,15 +33,32 @@ export interface PromptInput {
   readonly model?: string
   /** Aborting ends the turn cleanly and records the aborted state. */
   readonly abort?: AbortSignal
+  /** Name the session with the hidden `title` agent after its first message (default true). */
+  readonly title?: boolean
 }
+
+/** No agent of that name exists (or it is hidden, or a subagent only). */
+export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", {
+  agent: Schema.String,
+  message: Schema.String
+}) {}
+
+/** The session is already running a turn. */
+export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
+  sessionID: Schema.String,
+  message: Schema.String
+}) {}
 
 /** Every way a turn can fail. */
 export type PromptError =
   | SessionNotFound
+  | MessageNotFound
+  | SessionBusy
   | StoreError
   | ProviderError
   | ProviderNotConfigured
   | ModelNotFound
+  | AgentNotFound
   | DoomLoopDetected
 
 /**
@@ -44,4 +75,218 @@ export class SessionPrompt extends Context.Service<
     /** Aborts the session's running turn, if any. */
     readonly cancel: (sessionID: string) => Effect.Effect<void>
   }
->()("@lathe/core/SessionPrompt") {}
+>()("@lathe/core/SessionPrompt") {
+  /** The real loop. */
+  static readonly layer = Layer.effect(
+    SessionPrompt,
+    Effect.suspend(() => makeSessionPrompt)
+  )
+}
+
+/** The permission name a tool's calls are checked under (the file-changing tools share `edit`). */
+export const toolPermission = (toolID: string): string =>
+  ["write", "edit", "multiedit", "apply_patch", "patch"].includes(toolID) ? "edit" : toolID
+
+/** The tools an agent is offered: switched on for it, and not denied outright (`*` → deny as the last word). */
+export const offeredTools = (
+  tools: ReadonlyArray<AnyTool>,
+  agent: AgentInfo,
+  ruleset: Ruleset
+): Record<string, AnyTool> => {
+  const offered: Record<string, AnyTool> = {}
+  for (const tool of tools) {
+    if (!agentAllowsTool(agent, tool.id)) continue
+    const permission = toolPermission(tool.id)
+    const last = ruleset.findLast((rule) => rule.permission === permission || rule.permission === "*")
+    if (last && last.pattern === "*" && last.action === "deny") continue
+    offered[tool.id] = tool
+  }
+  return offered
+}
+
+/** The error recorded on a message for a failure of the turn. */
+export const messageError = (
+  error: PromptError | { readonly _tag: string; readonly message: string }
+): MessageError => {
+  switch (error._tag) {
+    case "ProviderError": {
+      const e = error as ProviderError
+      return {
+        name: "ProviderError",
+        message: e.message,
+        providerID: e.providerID,
+        modelID: e.modelID,
+        reason: e.reason
+      }
+    }
+    case "DoomLoopDetected": {
+      const e = error as DoomLoopDetected
+      return { name: "DoomLoopDetected", message: e.message, tool: e.tool, count: e.count }
+    }
+    case "ProviderNotConfigured":
+    case "ModelNotFound":
+      return { name: error._tag, message: error.message }
+    default:
+      return { name: "Unknown", message: error.message }
+  }
+}
+
+const makeSessionPrompt = Effect.gen(function* () {
+  const store = yield* SessionStore
+  const bus = yield* Bus
+  const llm = yield* LLM
+  const config = yield* Config
+  const plugins = yield* Plugins
+  const paths = yield* Paths
+  const scope: Scope.Scope = yield* Effect.scope
+  const runner: StepRunner = makeStepRunner({
+    store,
+    bus,
+    llm,
+    plugins,
+    processor: yield* Processor,
+    system: yield* SystemPrompt,
+    retry: yield* Retry,
+    paths
+  })
+  const running = new Map<string, AbortController>()
+
+  const prompt = Effect.fn("SessionPrompt.prompt")(function* (input: PromptInput) {
+    const session = yield* store.getSession(input.sessionID)
+    if (running.has(session.id))
+      return yield* new SessionBusy({
+        sessionID: session.id,
+        message: `Session ${session.id} is already working on a prompt; wait for it to finish or cancel it.`
+      })
+    const agents = resolveAgents(plugins.agents, config.info.agent)
+    const agentName = input.agent ?? session.agent ?? config.info.default_agent ?? "build"
+    const agent = agents.get(agentName)
+    if (!agent || agent.hidden || agent.mode === "subagent") {
+      const names = [...agents.values()].filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
+      return yield* new AgentNotFound({
+        agent: agentName,
+        message: `No agent "${agentName}" can take a prompt. Available agents: ${names.sort().join(", ")}.`
+      })
+    }
+    const model = yield* llm.resolve(input.model ?? agent.model)
+
+    const controller = new AbortController()
+    const onAbort = () => controller.abort()
+    input.abort?.addEventListener("abort", onAbort, { once: true })
+    if (input.abort?.aborted) controller.abort()
+    running.set(session.id, controller)
+    const release = Effect.sync(() => {
+      running.delete(session.id)
+      input.abort?.removeEventListener("abort", onAbort)
+    })
+
+    return yield* turn(session.id, agent, model, input, controller.signal, agents).pipe(
+      Effect.ensuring(
+        Effect.gen(function* () {
+          yield* release
+          yield* store.flush.pipe(Effect.ignore)
+          yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "idle" } })
+          yield* bus.publish({ type: "session.idle", sessionID: session.id })
+        })
+      )
+    )
+  })
+
+  const turn = Effect.fnUntraced(function* (
+    sessionID: string,
+    agent: AgentInfo,
+    model: ModelInfo,
+    input: PromptInput,
+    abort: AbortSignal,
+    agents: Map<string, AgentInfo>
+  ) {
+    const now = yield* Clock.currentTimeMillis
+    const history = yield* store.messages(sessionID)
+    const user: UserMessage = {
+      id: ascendingId("message"),
+      sessionID,
+      role: "user",
+      time: { created: now },
+      agent: agent.name,
+      model: { providerID: model.providerID, modelID: model.modelID }
+    }
+    yield* store.putMessage(user)
+    yield* bus.publish({ type: "message.updated", message: user })
+    for (const promptPart of input.parts) {
+      const part: Part =
+        promptPart.type === "text"
+          ? { id: ascendingId("part"), sessionID, messageID: user.id, type: "text", text: promptPart.text }
+          : {
+              id: ascendingId("part"),
+              sessionID,
+              messageID: user.id,
+              type: "file",
+              mime: promptPart.mime,
+              url: promptPart.url,
+              ...(promptPart.filename ? { filename: promptPart.filename } : {})
+            }
+      yield* store.putPart(part)
+      yield* bus.publish({ type: "part.updated", part })
+    }
+    yield* bus.publish({ type: "session.started", sessionID, messageID: user.id })
+    yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
+
+    const session = yield* store.getSession(sessionID)
+    const firstText = input.parts.find((part) => part.type === "text")?.text.trim() ?? ""
+    const titled =
+      history.length === 0 && firstText ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title } : {}
+    const updated = { ...session, ...titled, agent: agent.name, time: { ...session.time, updated: now } }
+    yield* store.putSession(updated)
+    yield* bus.publish({ type: "session.updated", session: updated })
+    if (history.length === 0 && firstText && input.title !== false) {
+      const titleAgent = agents.get("title")
+      if (titleAgent) yield* Effect.forkIn(runner.title(sessionID, firstText, titleAgent, model), scope)
+    }
+
+    // A previous turn that ended over the limit is compacted before this one starts.
+    const lastAssistant = history.findLast((m) => m.info.role === "assistant")?.info
+    if (
+      lastAssistant?.role === "assistant" &&
+      isOverflow(lastAssistant.tokens, model) &&
+      config.info.compaction?.auto !== false
+    )
+      yield* runner.compact({ sessionID, keepFrom: user.id, model, agents, abort, auto: true })
+
+    const guard = new DoomLoopGuard({
+      threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
+      ignoredTools: config.info.doom_loop?.ignored_tools ?? defaultDoomLoop.ignoredTools
+    })
+    const ruleset: Ruleset = [...agent.permission, ...config.info.permission]
+    let last: AssistantMessage | undefined
+    for (let step = 1; ; step++) {
+      if (abort.aborted) break
+      const lastStep = agent.maxSteps !== undefined && step >= agent.maxSteps
+      const tools = lastStep ? {} : offeredTools(plugins.tools, agent, ruleset)
+      const assistant: AssistantMessage = {
+        id: ascendingId("message"),
+        sessionID,
+        role: "assistant",
+        parentID: user.id,
+        agent: agent.name,
+        model: { providerID: model.providerID, modelID: model.modelID },
+        path: { cwd: paths.directory, root: paths.root },
+        time: { created: yield* Clock.currentTimeMillis },
+        tokens: emptyTokens(),
+        cost: 0
+      }
+      const output = yield* runner.step({ assistant, agent, model, tools, abort, ruleset, step, guard, lastStep })
+      last = output.message
+      if (output.result === "stop" || lastStep) break
+      if (output.result === "compact") {
+        if (config.info.compaction?.auto === false) break
+        yield* runner.compact({ sessionID, keepFrom: user.id, model, agents, abort, auto: true })
+      }
+    }
+    if (!last) return { info: user, parts: [] } satisfies MessageWithParts
+    return yield* store.getMessage(sessionID, last.id)
+  })
+
+  const cancel = (sessionID: string) => Effect.sync(() => running.get(sessionID)?.abort())
+
+  return SessionPrompt.of({ prompt, cancel })
+})

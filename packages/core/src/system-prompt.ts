@@ -1,6 +1,13 @@
-import { Context, type Effect } from "effect"
+import { execFile } from "node:child_process"
+import { glob, readFile, stat } from "node:fs/promises"
+import { dirname, isAbsolute, join, relative, resolve } from "node:path"
+import { Clock, Context, Effect, Layer } from "effect"
 import type { AgentInfo } from "./agent.js"
+import { Config } from "./config.js"
 import type { ModelInfo } from "./llm.js"
+import { Paths } from "./paths.js"
+import { Plugins } from "./plugins.js"
+import { basePrompt } from "./prompts.js"
 
 /** What the system prompt is built for. */
 export interface SystemPromptInput {
@@ -10,9 +17,11 @@ export interface SystemPromptInput {
 }
 
 /**
- * Assembles the system prompt of a step: the provider prompt for the model's family, the environment (cwd,
- * git branch and state, platform, date), the rules files (`AGENTS.md`, `CLAUDE.md`, `CONTEXT.md` from cwd up
- * to the root, the global ones, config `instructions`), the agent's prompt, then the `system.transform` hook.
+ * Assembles the system prompt of a step: the provider prompt for the model's family, the environment (cwd, git
+ * branch and state, platform, date), the rules files (`AGENTS.md`, else `CLAUDE.md`, else `CONTEXT.md`, from cwd
+ * up to the root; the global `~/.config/lathe/AGENTS.md` and `~/.claude/CLAUDE.md`; config `instructions` globs),
+ * the agent's prompt, then the `system.transform` hook. The environment is read once per session; rules files are
+ * re-read only when their mtime changes, so a step costs a few `stat` calls.
  */
 export class SystemPrompt extends Context.Service<
   SystemPrompt,
@@ -22,4 +31,119 @@ export class SystemPrompt extends Context.Service<
     /** The rules files' text alone, for the compaction summariser (so a summary never forgets the rules). */
     readonly rules: (sessionID: string) => Effect.Effect<ReadonlyArray<string>>
   }
->()("@lathe/core/SystemPrompt") {}
+>()("@lathe/core/SystemPrompt") {
+  /** The real assembler (requires Paths, Config and Plugins). */
+  static readonly layer = Layer.effect(
+    SystemPrompt,
+    Effect.gen(function* () {
+      const paths = yield* Paths
+      const config = yield* Config
+      const plugins = yield* Plugins
+      const environments = new Map<string, string>()
+      const files = new Map<string, { mtime: number; text: string }>()
+
+      const readCached = async (file: string): Promise<string | undefined> => {
+        const info = await stat(file).catch(() => undefined)
+        if (!info?.isFile()) return undefined
+        const cached = files.get(file)
+        if (cached && cached.mtime === info.mtimeMs) return cached.text
+        const text = await readFile(file, "utf8").catch(() => undefined)
+        if (text !== undefined) files.set(file, { mtime: info.mtimeMs, text })
+        return text
+      }
+
+      const rulesFiles = async (): Promise<Array<string>> => {
+        const dirs: Array<string> = []
+        for (let dir = paths.directory; ; dir = dirname(dir)) {
+          dirs.push(dir)
+          if (dir === paths.root || dirname(dir) === dir || relative(paths.root, dir).startsWith("..")) break
+        }
+        const found: Array<string> = []
+        const rootFirst = [...dirs].reverse()
+        for (const name of ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]) {
+          for (const dir of rootFirst) {
+            const file = join(dir, name)
+            if ((await stat(file).catch(() => undefined))?.isFile()) found.push(file)
+          }
+          if (found.length > 0) break // the first name that exists anywhere wins
+        }
+        found.push(join(paths.config, "AGENTS.md"), join(paths.home, ".claude", "CLAUDE.md"))
+        for (const pattern of config.info.instructions) {
+          const expanded = pattern.startsWith("~/") ? join(paths.home, pattern.slice(2)) : pattern
+          const absolute = isAbsolute(expanded) ? expanded : resolve(paths.root, expanded)
+          if (!/[*?[{]/.test(absolute)) found.push(absolute)
+          else for await (const match of glob(absolute)) found.push(match)
+        }
+        return [...new Set(found)]
+      }
+
+      const rules = Effect.fn("SystemPrompt.rules")(function* (_sessionID: string) {
+        return yield* Effect.promise(async () => {
+          const out: Array<string> = []
+          for (const file of await rulesFiles()) {
+            const text = await readCached(file)
+            if (text?.trim()) out.push(`Instructions from ${file}:\n${text.trim()}`)
+          }
+          return out
+        })
+      })
+
+      const environment = Effect.fnUntraced(function* (sessionID: string) {
+        const cached = environments.get(sessionID)
+        if (cached) return cached
+        const git = (args: ReadonlyArray<string>) =>
+          new Promise<string | undefined>((done) =>
+            execFile("git", [...args], { cwd: paths.directory, timeout: 3_000 }, (error, stdout) =>
+              done(error ? undefined : stdout.trim())
+            )
+          )
+        const [branch, status] = yield* Effect.promise(() =>
+          Promise.all([
+            git(["rev-parse", "--abbrev-ref", "HEAD"]),
+            git(["status", "--porcelain", "--untracked-files=no"])
+          ])
+        )
+        const date = new Date(yield* Clock.currentTimeMillis).toDateString()
+        const text = [
+          "Here is useful information about the environment you are running in:",
+          "<env>",
+          `Working directory: ${paths.directory}`,
+          `Project root: ${paths.root}`,
+          `Is the directory a git repository: ${branch !== undefined ? "yes" : "no"}`,
+          ...(branch !== undefined
+            ? [
+                `Git branch: ${branch}`,
+                `Uncommitted changes: ${status ? `${status.split("\n").length} files` : "none"}`
+              ]
+            : []),
+          `Platform: ${process.platform}`,
+          `Today's date: ${date}`,
+          "</env>"
+        ].join("\n")
+        environments.set(sessionID, text)
+        return text
+      })
+
+      const build = Effect.fn("SystemPrompt.build")(function* (input: SystemPromptInput) {
+        const system = [
+          basePrompt(input.model.providerID, input.model.modelID),
+          yield* environment(input.sessionID),
+          ...(yield* rules(input.sessionID)),
+          ...(input.agent.prompt ? [input.agent.prompt] : [])
+        ]
+        const output = yield* plugins.trigger(
+          "system.transform",
+          {
+            sessionID: input.sessionID,
+            agent: input.agent.name,
+            model: { providerID: input.model.providerID, modelID: input.model.modelID }
+          },
+          { system }
+        )
+        return output.system
+      })
+
+      return SystemPrompt.of({ build, rules })
+    })
+  )
+}

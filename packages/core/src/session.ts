@@ -1,0 +1,34 @@
+import { Clock, Effect } from "effect"
+import { Bus } from "./bus.js"
+import { ascendingId } from "./id.js"
+import type { Session } from "./message.js"
+import { Paths } from "./paths.js"
+import { SessionStore } from "./session-store.js"
+
+/** What a new session starts with. */
+export interface NewSession {
+  readonly title?: string
+  /** The parent session, for a subagent's child session. */
+  readonly parentID?: string
+  readonly agent?: string
+}
+
+/** Creates a session in the current project and directory, stores it and publishes `session.created`. */
+export const createSession = Effect.fn("Session.create")(function* (options: NewSession = {}) {
+  const store = yield* SessionStore
+  const bus = yield* Bus
+  const paths = yield* Paths
+  const now = yield* Clock.currentTimeMillis
+  const session: Session = {
+    id: ascendingId("session"),
+    projectID: paths.projectID,
+    directory: paths.directory,
+    title: options.title ?? "New session",
+    time: { created: now, updated: now },
+    ...(options.parentID ? { parentID: options.parentID } : {}),
+    ...(options.agent ? { agent: options.agent } : {})
+  }
+  yield* store.putSession(session)
+  yield* bus.publish({ type: "session.created", session })
+  return session
+})

@@ -1,0 +1,201 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { definePlugin } from "../src/plugin.js"
+import type { ReasoningPart, StepFinishPart, TextPart } from "../src/part.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
+import { allParts, AskTool, BoomTool, EchoTool, runTurn, SlowTool, tempRoot, toolParts } from "./loop-helpers.js"
+
+const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [EchoTool, BoomTool, SlowTool, AskTool] }) })
+const usage = { input: 1_000, output: 200, reasoning: 50, cacheRead: 400, cacheWrite: 100 }
+
+describe("Processor", () => {
+  it.live("turns text, reasoning and a tool call into parts, runs the tool, and continues", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("say hi")
+      const parts = allParts(turn)
+      const reasoning = parts.find((p): p is ReasoningPart => p.type === "reasoning")
+      assert.strictEqual(reasoning?.text, "let me think")
+      assert.isNumber(reasoning?.time.end)
+      assert.isAtLeast(reasoning?.time.end ?? 0, reasoning?.time.start ?? Infinity)
+      const [call] = toolParts(turn)
+      assert.strictEqual(call?.state.status, "completed")
+      if (call?.state.status !== "completed") return
+      assert.strictEqual(call.state.output, "echoed: hi")
+      assert.strictEqual(call.state.title, "echo hi")
+      assert.deepStrictEqual(call.state.input, { text: "hi" })
+      assert.isAtLeast(call.state.time.end, call.state.time.start)
+      const texts = parts.filter((p): p is TextPart => p.type === "text" && p.messageID !== turn.messages[0]?.info.id)
+      assert.deepStrictEqual(
+        texts.map((t) => t.text),
+        ["Calling echo.", "Done: hi"]
+      )
+      // Tool lifecycle events in order, each with the state machine's status.
+      const lifecycle = turn.events.filter((e) => e.type.startsWith("tool.")).map((e) => e.type)
+      assert.deepStrictEqual(lifecycle, ["tool.pending", "tool.pending", "tool.running", "tool.completed"])
+      // Two steps, two assistant messages; the second request carried the tool result.
+      const requests = yield* (yield* ScriptedLLM).requests
+      assert.strictEqual(requests.length, 2)
+      const second = JSON.stringify(requests[1]?.messages)
+      assert.include(second, '"type":"tool-result"')
+      assert.include(second, "echoed: hi")
+      assert.deepStrictEqual(
+        turn.events.filter((e) => e.type === "step.started").map((e) => (e.type === "step.started" ? e.step : 0)),
+        [1, 2]
+      )
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          steps: [
+            [
+              chunks.reasoning("let me think"),
+              chunks.text("Calling echo."),
+              chunks.toolCall("c1", "echo", { text: "hi" }),
+              chunks.finish(usage, "tool-calls")
+            ],
+            [chunks.text("Done: hi"), chunks.finish({ input: 10, output: 3 })]
+          ]
+        })
+      )
+    )
+  )
+
+  it.live("records tokens from ai 7's nested usage and prices them", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("price it")
+      const finish = allParts(turn).find((p): p is StepFinishPart => p.type === "step-finish")
+      // input excludes cache (1000 - 400 - 100), output excludes reasoning (200 - 50).
+      assert.deepStrictEqual(finish?.tokens, { input: 500, output: 150, reasoning: 50, cache: { read: 400, write: 100 } })
+      // Prices per million: input 3, output 15 (reasoning billed as output), cache read 0.3, cache write 3.75.
+      const expected = (500 * 3 + 200 * 15 + 400 * 0.3 + 100 * 3.75) / 1_000_000
+      assert.closeTo(finish?.cost ?? 0, expected, 1e-12)
+      const assistant = turn.result.info
+      assert.strictEqual(assistant.role, "assistant")
+      if (assistant.role !== "assistant") return
+      assert.closeTo(assistant.cost, expected, 1e-12)
+      assert.strictEqual(assistant.finish, "stop")
+      assert.isNumber(assistant.time.completed)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({ root: tempRoot(), steps: [[chunks.text("ok"), chunks.finish(usage)]] })
+      )
+    )
+  )
+
+  it.live("a tool that throws becomes an error part whose message the model sees next step", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("boom")
+      const [call] = toolParts(turn)
+      assert.strictEqual(call?.state.status, "error")
+      if (call?.state.status === "error") assert.strictEqual(call.state.error, "kaboom")
+      const requests = yield* (yield* ScriptedLLM).requests
+      assert.include(JSON.stringify(requests[1]?.messages), '"type":"error-text","value":"kaboom"')
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          steps: [
+            [chunks.toolCall("c1", "boom", {}), chunks.finish(usage, "tool-calls")],
+            [chunks.text("It failed."), chunks.finish(usage)]
+          ]
+        })
+      )
+    )
+  )
+
+  it.live("invalid tool input and unknown tools become errors the model can act on", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("bad input")
+      const [bad, unknown] = toolParts(turn)
+      assert.strictEqual(bad?.state.status, "error")
+      if (bad?.state.status === "error")
+        assert.strictEqual(
+          bad.state.error,
+          "The echo tool was called with invalid arguments:\n- text: Invalid input: expected string, received number\n" +
+            "Rewrite the input so it satisfies the tool's schema and call it again."
+        )
+      assert.strictEqual(unknown?.state.status, "error")
+      if (unknown?.state.status === "error") assert.match(unknown.state.error, /^There is no tool named "nope"\./)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          steps: [
+            [chunks.toolCall("c1", "echo", { text: 5 }), chunks.toolCall("c2", "nope", {}), chunks.finish(usage, "tool-calls")],
+            [chunks.text("ok"), chunks.finish(usage)]
+          ]
+        })
+      )
+    )
+  )
+
+  it.live("abort mid-tool: the running tool ends as error 'aborted' and the turn stops", () =>
+    Effect.gen(function* () {
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 150)
+      const turn = yield* runTurn("wait", { abort: controller.signal })
+      const [call] = toolParts(turn)
+      assert.strictEqual(call?.state.status, "error")
+      if (call?.state.status === "error") assert.strictEqual(call.state.error, "aborted")
+      const info = turn.result.info
+      assert.strictEqual(info.role === "assistant" ? info.error?.name : undefined, "Aborted")
+      assert.strictEqual((yield* (yield* ScriptedLLM).requests).length, 1)
+      assert.strictEqual(turn.events.at(-1)?.type, "session.idle")
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          steps: [[chunks.toolCall("c1", "slow", {}), chunks.finish(usage, "tool-calls")], [chunks.text("never")]]
+        })
+      )
+    )
+  )
+
+  it.live("a stream that ends mid tool-input leaves no tool pending", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("cut").pipe(Effect.flip)
+      assert.strictEqual(turn._tag, "ProviderError")
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          // Three attempts cut mid-input, then the zero-delay test policy gives up after 3 retries.
+          steps: Array.from({ length: 4 }, () => [
+            { type: "tool-input-start" as const, id: "c1", toolName: "echo" },
+            { type: "tool-input-delta" as const, id: "c1", delta: '{"te' }
+          ])
+        })
+      )
+    )
+  )
+
+  it.live("the text.complete hook changes a finished text part", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("hook")
+      const text = allParts(turn).find((p): p is TextPart => p.type === "text" && p.text.startsWith("Hello"))
+      assert.strictEqual(text?.text, "Hello world [checked]")
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [
+            definePlugin({
+              name: "checker",
+              setup: () => ({
+                "text.complete": (_input, output) => {
+                  output.text = `${output.text} [checked]`
+                }
+              })
+            })
+          ],
+          steps: [[chunks.text("Hello world"), chunks.finish(usage)]]
+        })
+      )
+    )
+  )
+})
