@@ -16,7 +16,8 @@ export const visibleHistory = (messages: ReadonlyArray<MessageWithParts>): Reado
     const compaction = message?.parts.find((part): part is CompactionPart => part.type === "compaction")
     if (!message || !compaction) continue
     const summary = messages.slice(i + 1).find((m) => m.info.role === "assistant" && m.info.summary === true)
-    if (summary?.info.role !== "assistant" || summary.info.error) continue // a failed summary hides nothing
+    // A summary still being written, or one that failed, hides nothing.
+    if (summary?.info.role !== "assistant" || summary.info.error || summary.info.finish === undefined) continue
     const keepFrom = compaction.keepFrom
     const kept = keepFrom ? messages.slice(0, i).filter((m) => m.info.id >= keepFrom) : []
     const after = messages.slice(i + 1).filter((m) => m !== summary)

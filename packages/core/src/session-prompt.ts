@@ -232,6 +232,7 @@ const makeSessionPrompt = Effect.gen(function* () {
     yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
 
     const session = yield* store.getSession(sessionID)
+    const promptText = input.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
     const firstText = input.parts.find((part) => part.type === "text")?.text.trim() ?? ""
     const titled =
       history.length === 0 && firstText ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title } : {}
@@ -279,7 +280,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       if (output.result === "stop" || lastStep) break
       if (output.result === "compact") {
         if (config.info.compaction?.auto === false) break
-        yield* runner.compact({ sessionID, keepFrom: user.id, model, agents, abort, auto: true })
+        yield* runner.compact({ sessionID, keepFrom: user.id, model, agents, abort, auto: true, request: promptText })
       }
     }
     if (!last) return { info: user, parts: [] } satisfies MessageWithParts

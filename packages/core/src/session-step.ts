@@ -5,7 +5,7 @@ import { pruneToolOutputs } from "./compaction.js"
 import { type DoomLoopGuard, DoomLoopGuard as Guard } from "./doom-loop.js"
 import { ascendingId } from "./id.js"
 import type { LLM, LLMRequest, ModelInfo, ProviderError } from "./llm.js"
-import type { AssistantMessage, UserMessage } from "./message.js"
+import type { AssistantMessage, MessageWithParts, UserMessage } from "./message.js"
 import { toModelMessages, visibleHistory } from "./model-messages.js"
 import { emptyTokens, type Part } from "./part.js"
 import type { Paths } from "./paths.js"
@@ -46,6 +46,8 @@ export interface StepInput {
   readonly lastStep: boolean
   /** System messages to use instead of the agent's (the hidden agents). */
   readonly system?: ReadonlyArray<string>
+  /** Narrows the stored history before it is converted (the summariser leaves out the turn in progress). */
+  readonly history?: (messages: ReadonlyArray<MessageWithParts>) => ReadonlyArray<MessageWithParts>
 }
 
 /** A compaction to run. */
@@ -57,6 +59,8 @@ export interface CompactInput {
   readonly agents: Map<string, AgentInfo>
   readonly abort: AbortSignal
   readonly auto: boolean
+  /** The text of the turn's prompt, repeated after the summary when the whole history (this turn too) is summarised. */
+  readonly request?: string
 }
 
 /** Runs steps (with retries), compactions and titles for SessionPrompt. */
@@ -86,7 +90,8 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
       agent: input.agent.name,
       model: { providerID: input.model.providerID, modelID: input.model.modelID }
     }
-    const history = yield* store.messages(sessionID)
+    const stored = yield* store.messages(sessionID)
+    const history = input.history ? input.history(stored) : stored
     const transformed = yield* plugins.trigger("messages.transform", stepInput, { messages: [...history] })
     const systemMessages = input.system
       ? [...input.system]
@@ -215,7 +220,16 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
       })
       yield* Effect.raceFirst(Effect.sleep(delay.value), aborted(input.abort))
       yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
-      if (input.abort.aborted) continue // the next attempt records the abort
+      if (input.abort.aborted) {
+        const message: AssistantMessage = {
+          ...input.assistant,
+          error: { name: "Aborted", message: "The turn was aborted while waiting to retry." },
+          time: { ...input.assistant.time, completed: yield* Clock.currentTimeMillis }
+        }
+        yield* store.putMessage(message)
+        yield* bus.publish({ type: "message.updated", message })
+        return { result: "stop", message, toolsCompleted: false } satisfies ProcessorOutput
+      }
     }
   })
 
@@ -281,7 +295,8 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
       step: 1,
       guard: new Guard({ threshold: 0, ignoredTools: [] }),
       lastStep: false,
-      system: [hook.prompt ?? compactionPrompt, ...rules, ...hook.context]
+      system: [hook.prompt ?? compactionPrompt, ...rules, ...hook.context],
+      history: (all) => all.filter((m) => keepFrom === undefined || m.info.id < keepFrom || m.info.id >= user.id)
     })
     if (!keepFrom) {
       // Everything was summarised: ask the model to go on from the summary.
@@ -298,7 +313,9 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
         messageID: next.id,
         type: "text",
         synthetic: true,
-        text: "Continue the task from the summary above. If it is already done, say so briefly."
+        text:
+          "Continue the task from the summary above. If it is already done, say so briefly." +
+          (input.request ? `\nThe request being worked on was:\n${input.request}` : "")
       }
       yield* store.putPart(text)
       yield* bus.publish({ type: "message.updated", message: next })
