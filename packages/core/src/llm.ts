@@ -1,5 +1,25 @@
-import type { JSONSchema7, ModelMessage, TextStreamPart, ToolSet } from "ai"
-import { Context, type Effect, Schema, type Stream } from "effect"
+import type {
+  LanguageModelV4,
+  LanguageModelV4Middleware,
+  LanguageModelV4StreamPart,
+  SharedV4ProviderOptions
+} from "@ai-sdk/provider"
+import {
+  isStepCount,
+  type JSONSchema7,
+  jsonSchema,
+  type ModelMessage,
+  streamText,
+  type TextStreamPart,
+  type ToolSet,
+  tool,
+  wrapLanguageModel
+} from "ai"
+import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
+import { Config, type ConfigInfo } from "./config.js"
+import type { ModelConfig, ProviderConfig } from "./config-schema.js"
+import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, modelInfo } from "./model-catalog.js"
+import { keyHintFor, StreamCutError, toProviderError } from "./provider-error.js"
 
 /** One event of a model step: exactly ai 7's `fullStream` part union (see STACK.md §5 for the fields). */
 export type LLMEvent = TextStreamPart<ToolSet>
@@ -58,7 +78,7 @@ export const ProviderErrorReason = Schema.Union([
     retryAfterMs: Schema.optionalKey(Schema.Number)
   }),
   Schema.TaggedStruct("Overloaded", { retryAfterMs: Schema.optionalKey(Schema.Number) }),
-  Schema.TaggedStruct("ServerError", { status: Schema.Number }),
+  Schema.TaggedStruct("ServerError", { status: Schema.Number, retryAfterMs: Schema.optionalKey(Schema.Number) }),
   Schema.TaggedStruct("StreamCut", {}),
   Schema.TaggedStruct("ContextOverflow", {}),
   Schema.TaggedStruct("Auth", {}),
@@ -87,9 +107,15 @@ export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNot
 }) {}
 
 /**
- * The model boundary. `stream` performs one step. Contract: once the returned stream has started it never
- * throws or dies: provider failures end it with a `ProviderError` in the error channel (or an `error`
- * event for failures the provider reports in-band), and an aborted request ends it with reason `Aborted`.
+ * The model boundary. `resolve` turns a `provider/model` reference into limits and prices; `stream` performs
+ * exactly one step (one model call; tools are offered but never executed here, the loop runs them).
+ *
+ * Stream contract: once started, the stream never throws or dies. Every failure ends it with a `ProviderError`
+ * in the error channel whose `reason` is classified (see `toProviderError`): an `error` part the provider sends
+ * in-band is turned into that failure (so `error` events never reach the consumer), a stream that ends without
+ * its `finish` part or whose socket is reset is `StreamCut`, and an aborted `request.abort` is `Aborted`. A
+ * successful stream always ends with a `finish` event. The provider SDK never retries (`maxRetries: 0`):
+ * retrying is the loop's job, through `Retry`. Interrupting the stream aborts the HTTP request.
  */
 export class LLM extends Context.Service<
   LLM,
@@ -99,4 +125,288 @@ export class LLM extends Context.Service<
     /** Streams one model step. */
     readonly stream: (request: LLMRequest) => Stream.Stream<LLMEvent, ProviderError>
   }
->()("@lathe/core/LLM") {}
+>()("@lathe/core/LLM") {
+  /** Providers from `Config` plus `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` from `env`; SDKs load on first use. */
+  static readonly layerWith = (env: ProviderEnv): Layer.Layer<LLM, never, Config> =>
+    Layer.effect(
+      LLM,
+      Effect.gen(function* () {
+        const config = yield* Config
+        const providers = providerTable(config.info, env)
+        const models = new Map<string, Promise<LanguageModelV4>>()
+        const load = (provider: ProviderDef, modelID: string) => {
+          const key = `${provider.id}/${modelID}`
+          let model = models.get(key)
+          if (model === undefined) {
+            model = loadModel(provider, modelID)
+            models.set(key, model)
+            model.catch(() => models.delete(key))
+          }
+          return model
+        }
+        const resolve = Effect.fn("LLM.resolve")(function* (model?: string) {
+          return yield* resolveModel(config.info, providers, model)
+        })
+        const stream = (request: LLMRequest): Stream.Stream<LLMEvent, ProviderError> => {
+          const { providerID, modelID } = request.model
+          const provider = providers.get(providerID)
+          if (provider === undefined)
+            return Stream.fail(
+              toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID)
+            )
+          const options = { keyHint: provider.keyHint, url: provider.baseURL ?? "" }
+          return Stream.unwrap(
+            Effect.map(
+              Effect.tryPromise({
+                try: () => load(provider, modelID),
+                catch: (error) => toProviderError(error, providerID, modelID, options)
+              }),
+              (model) => streamWithModel(model, request, options)
+            )
+          )
+        }
+        return LLM.of({ resolve, stream })
+      })
+    )
+
+  /** `layerWith(process.env)`. */
+  static readonly layer: Layer.Layer<LLM, never, Config> = LLM.layerWith(process.env)
+}
+
+/** What `streamWithModel` may know about the provider, for error messages. */
+export interface StreamOptions {
+  /** How a person fixes a rejected key. */
+  readonly keyHint?: string
+  /** The provider's endpoint, for connection failures. */
+  readonly url?: string
+}
+
+/** Ends the model's stream with a `StreamCutError` part when it closes without a `finish` part. */
+const requireFinish: LanguageModelV4Middleware = {
+  specificationVersion: "v4",
+  wrapStream: async ({ doStream }) => {
+    const result = await doStream()
+    let finished = false
+    const guard = new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+      transform(part, controller) {
+        if (part.type === "finish") finished = true
+        controller.enqueue(part)
+      },
+      flush(controller) {
+        if (!finished) controller.enqueue({ type: "error", error: new StreamCutError() })
+      }
+    })
+    return { ...result, stream: result.stream.pipeThrough(guard) }
+  }
+}
+
+const toolSet = (tools: LLMRequest["tools"]): ToolSet =>
+  Object.fromEntries(
+    Object.entries(tools).map(([name, spec]) => [
+      name,
+      tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema) })
+    ])
+  )
+
+/**
+ * One step of `request` on an ai SDK model, under the `LLM.stream` contract. Shared by `LLM.layer` and the
+ * scripted test layer, so tests exercise the same `streamText` path as production.
+ */
+export const streamWithModel = (
+  model: LanguageModelV4,
+  request: LLMRequest,
+  options: StreamOptions = {}
+): Stream.Stream<LLMEvent, ProviderError> =>
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const clock = yield* Clock.Clock
+      const { providerID, modelID } = request.model
+      const classify = (error: unknown) =>
+        toProviderError(error, providerID, modelID, {
+          ...options,
+          now: clock.currentTimeMillisUnsafe(),
+          aborted: request.abort.aborted
+        })
+      if (request.abort.aborted) return Stream.fail(classify(new Error("aborted before the request was sent")))
+      const internal = new AbortController()
+      const hasTools = Object.keys(request.tools).length > 0
+      const result = streamText({
+        model: wrapLanguageModel({ model, middleware: requireFinish }),
+        instructions: request.system.map((content) => ({ role: "system" as const, content })),
+        messages: [...request.messages],
+        allowSystemInMessages: true,
+        ...(hasTools ? { tools: toolSet(request.tools) } : {}),
+        stopWhen: isStepCount(1),
+        maxRetries: 0,
+        abortSignal: AbortSignal.any([request.abort, internal.signal]),
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        ...(request.topP === undefined ? {} : { topP: request.topP }),
+        ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+        ...(request.providerOptions === undefined
+          ? {}
+          : { providerOptions: request.providerOptions as SharedV4ProviderOptions }),
+        ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
+        // Failures are turned into the stream's error below; the SDK's default handler would log them.
+        onError: () => {}
+      })
+      async function* events(): AsyncGenerator<LLMEvent> {
+        let finished = false
+        for await (const part of result.fullStream) {
+          if (part.type === "error") throw part.error
+          if (part.type === "abort") throw new StreamAborted()
+          if (part.type === "finish") finished = true
+          yield part
+        }
+        if (!finished) throw new StreamCutError()
+      }
+      return Stream.fromAsyncIterable(events(), classify).pipe(Stream.ensuring(Effect.sync(() => internal.abort())))
+    })
+  )
+
+class StreamAborted extends Error {
+  override readonly name = "AbortError"
+}
+
+/** The environment variables the LLM layer reads: `ANTHROPIC_API_KEY` and `OPENAI_API_KEY`. */
+export type ProviderEnv = Readonly<Record<string, string | undefined>>
+
+/** A provider as the LLM layer uses it: config merged with keys from the environment. */
+interface ProviderDef {
+  readonly id: string
+  readonly type: "anthropic" | "openai" | "openai-compatible"
+  readonly apiKey: string | undefined
+  readonly baseURL: string | undefined
+  readonly headers: Readonly<Record<string, string>> | undefined
+  readonly options: Readonly<Record<string, unknown>>
+  readonly models: Readonly<Record<string, ModelConfig>>
+  /** How a person fixes a missing or rejected key. */
+  readonly keyHint: string
+}
+
+const ENV_KEYS = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const
+
+/** Config providers, plus `anthropic` / `openai` when only their env key is set. */
+const providerTable = (info: ConfigInfo, env: ProviderEnv): ReadonlyMap<string, ProviderDef> => {
+  const table = new Map<string, ProviderDef>()
+  const add = (id: string, config: ProviderConfig) => {
+    const type = config.type ?? (id === "anthropic" || id === "openai" ? id : "openai-compatible")
+    const envKey = type === "openai-compatible" ? undefined : ENV_KEYS[type]
+    const apiKey = config.apiKey || (envKey ? env[envKey] || undefined : undefined)
+    const keyHint =
+      envKey === undefined
+        ? keyHintFor(id)
+        : id === type
+          ? keyHintFor(id)
+          : `set provider.${id}.apiKey in lathe.json, or ${envKey}`
+    table.set(id, {
+      id,
+      type,
+      apiKey,
+      baseURL: config.baseURL,
+      headers: config.headers,
+      options: config.options ?? {},
+      models: config.models ?? {},
+      keyHint
+    })
+  }
+  for (const [id, config] of Object.entries(info.provider ?? {})) add(id, config)
+  for (const id of ["anthropic", "openai"] as const) if (!table.has(id) && env[ENV_KEYS[id]]) add(id, { type: id })
+  return table
+}
+
+/** The three ways to set up a provider, worded like the README's "Configure a model provider". */
+export const providerSetupHelp = [
+  "Lathe needs one model. Any of these three works:",
+  "  1. An API key in the environment: ANTHROPIC_API_KEY (provider anthropic) or OPENAI_API_KEY (provider openai),",
+  "     then pick a model: LATHE_MODEL=anthropic/claude-sonnet-4-5",
+  "  2. A local OpenAI-compatible server (Ollama, LM Studio, vLLM, llama.cpp) for one run:",
+  '     LATHE_BASE_URL=http://127.0.0.1:11434/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
+  "     (LATHE_API_KEY is sent as the bearer token if the server wants one)",
+  "  3. lathe.json in the project root (or ~/.config/lathe/lathe.json for every project) with a provider block:",
+  '     { "model": "local/qwen3-coder", "provider": { "local": { "type": "openai-compatible",',
+  '       "baseURL": "http://127.0.0.1:11434/v1" } } }'
+].join("\n")
+
+const notConfigured = (first: string) => new ProviderNotConfigured({ message: `${first}\n${providerSetupHelp}` })
+
+const defaultRef = (providers: ReadonlyMap<string, ProviderDef>): string | undefined => {
+  if (providers.get("anthropic")?.apiKey) return `anthropic/${DEFAULT_ANTHROPIC_MODEL}`
+  if (providers.get("openai")?.apiKey) return `openai/${DEFAULT_OPENAI_MODEL}`
+  for (const provider of providers.values()) {
+    const [model] = Object.keys(provider.models)
+    if (model !== undefined) return `${provider.id}/${model}`
+  }
+  return undefined
+}
+
+/** `ref` (else config `model`, else a default for the keys present) to its `ModelInfo`, checking the provider. */
+const resolveModel = (info: ConfigInfo, providers: ReadonlyMap<string, ProviderDef>, requested?: string) => {
+  const names = [...providers.keys()]
+  const configured = names.length > 0 ? `Configured providers: ${names.join(", ")}.` : "No provider is configured."
+  const ref = requested ?? info.model ?? defaultRef(providers)
+  if (ref === undefined)
+    return Effect.fail(
+      notConfigured(
+        names.length > 0
+          ? `No model is chosen (providers: ${names.join(", ")}): set "model": "provider/model" in lathe.json, ` +
+              "or LATHE_MODEL."
+          : "No model provider is configured."
+      )
+    )
+  const slash = ref.indexOf("/")
+  if (slash <= 0 || slash === ref.length - 1)
+    return Effect.fail(
+      new ModelNotFound({
+        model: ref,
+        message: `"${ref}" is not a model reference: write "provider/model", for example "anthropic/claude-sonnet-4-5". ${configured}`
+      })
+    )
+  const providerID = ref.slice(0, slash)
+  const modelID = ref.slice(slash + 1)
+  const provider = providers.get(providerID)
+  if (provider === undefined) {
+    if (providerID === "anthropic" || providerID === "openai")
+      return Effect.fail(notConfigured(`The model ${ref} needs ${ENV_KEYS[providerID]}, which is not set.`))
+    const message = `Unknown provider "${providerID}" in "${ref}". ${configured} Add it under "provider" in lathe.json.`
+    return Effect.fail(new ModelNotFound({ model: ref, message }))
+  }
+  if (provider.type !== "openai-compatible" && !provider.apiKey)
+    return Effect.fail(notConfigured(`Provider "${providerID}" has no API key: ${provider.keyHint}.`))
+  if (provider.type === "openai-compatible" && !provider.baseURL)
+    return Effect.fail(
+      notConfigured(
+        `Provider "${providerID}" (openai-compatible) has no baseURL: set provider.${providerID}.baseURL in ` +
+          'lathe.json (for example "http://127.0.0.1:11434/v1"; an untrusted project\'s URL is ignored).'
+      )
+    )
+  return Effect.succeed(modelInfo(providerID, modelID, provider.models[modelID]))
+}
+
+/** Builds the SDK model, importing only the SDK this provider needs. */
+const loadModel = async (provider: ProviderDef, modelID: string): Promise<LanguageModelV4> => {
+  const common = {
+    ...provider.options,
+    ...(provider.apiKey ? { apiKey: provider.apiKey } : {}),
+    ...(provider.baseURL ? { baseURL: provider.baseURL } : {}),
+    ...(provider.headers ? { headers: { ...provider.headers } } : {})
+  }
+  switch (provider.type) {
+    case "anthropic": {
+      const { createAnthropic } = await import("@ai-sdk/anthropic")
+      return createAnthropic(common)(modelID)
+    }
+    case "openai": {
+      const { createOpenAI } = await import("@ai-sdk/openai")
+      return createOpenAI(common)(modelID)
+    }
+    default: {
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible")
+      return createOpenAICompatible({
+        ...common,
+        name: provider.id,
+        baseURL: provider.baseURL ?? "",
+        includeUsage: true
+      })(modelID)
+    }
+  }
+}

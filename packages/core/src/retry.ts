@@ -1,5 +1,39 @@
 import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Config } from "./config.js"
 import type { ProviderError } from "./llm.js"
+
+/** The policy's knobs; `Retry.layer` reads them from config `retry`. */
+export interface RetryPolicy {
+  /** Most retries after the first attempt (config `retry.max_retries`, default 8). */
+  readonly maxRetries: number
+  /** The longest wait Lathe accepts from a server's `retry-after` (config `retry.max_delay_ms`, default 5 min). */
+  readonly maxDelayMs: number
+}
+
+/** Defaults: 8 retries; a server may ask for up to 5 minutes. */
+export const defaultRetryPolicy: RetryPolicy = { maxRetries: 8, maxDelayMs: 5 * 60_000 }
+
+/** First backoff step: 2 s, doubling per attempt. */
+export const RETRY_BASE_MS = 2_000
+/** Backoff cap when the server gives no hint: 30 s. */
+export const RETRY_CAP_MS = 30_000
+
+/**
+ * The wait before retrying after `error` on attempt `attempt` (1-based), or none to give up: none for a
+ * non-retryable reason or once `attempt > maxRetries`; else the server's `retryAfterMs` (honoured beyond the
+ * 30 s cap, up to `maxDelayMs`), else 2 s × 2^(attempt-1) capped at 30 s. Pure: the caller does the waiting.
+ */
+export const retryDelay = (
+  error: ProviderError,
+  attempt: number,
+  policy: RetryPolicy = defaultRetryPolicy
+): Option.Option<Duration.Duration> => {
+  if (!isRetryable(error) || attempt > policy.maxRetries) return Option.none()
+  const hint = "retryAfterMs" in error.reason ? error.reason.retryAfterMs : undefined
+  if (hint !== undefined) return Option.some(Duration.millis(Math.min(Math.max(0, hint), policy.maxDelayMs)))
+  const backoff = RETRY_BASE_MS * 2 ** Math.max(0, attempt - 1)
+  return Option.some(Duration.millis(Math.min(backoff, RETRY_CAP_MS, policy.maxDelayMs)))
+}
 
 /**
  * Which provider errors are worth another attempt, and how long to wait first. Rate limits, overload, 5xx
@@ -12,6 +46,22 @@ export class Retry extends Context.Service<
     readonly delay: (error: ProviderError, attempt: number) => Effect.Effect<Option.Option<Duration.Duration>>
   }
 >()("@lathe/core/Retry") {
+  /** The production policy, with `retry.max_retries` and `retry.max_delay_ms` from `Config`. */
+  static readonly layer: Layer.Layer<Retry, never, Config> = Layer.effect(
+    Retry,
+    Effect.gen(function* () {
+      const { retry } = (yield* Config).info
+      const policy: RetryPolicy = {
+        maxRetries: retry?.max_retries ?? defaultRetryPolicy.maxRetries,
+        maxDelayMs: retry?.max_delay_ms ?? defaultRetryPolicy.maxDelayMs
+      }
+      const delay = Effect.fn("Retry.delay")((error: ProviderError, attempt: number) =>
+        Effect.succeed(retryDelay(error, attempt, policy))
+      )
+      return Retry.of({ delay })
+    })
+  )
+
   /** Retries what is retryable with no wait, at most `maxRetries` times: for tests. */
   static readonly layerTest = (maxRetries = 3) =>
     Layer.succeed(

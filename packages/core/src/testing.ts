@@ -13,10 +13,16 @@ import { Paths, type PathsShape } from "./paths.js"
 import { PermissionNext } from "./permission-next.js"
 import type { Plugin } from "./plugin.js"
 import { type PluginEntry, Plugins } from "./plugins.js"
+import { Processor } from "./processor.js"
 import { Retry } from "./retry.js"
-import { SessionStore } from "./session-store.js"
+import { SessionPrompt } from "./session-prompt.js"
+import { SessionStore, type StoreError } from "./session-store.js"
 import { Snapshot } from "./snapshot.js"
+import { SystemPrompt } from "./system-prompt.js"
+import { ScriptedLLM, type ScriptedOptions, type ScriptedStep } from "./testing/scripted-llm.js"
 
+export * from "./testing/scripted-llm.js"
+export * from "./testing/scripted-server.js"
 export { Bus, Config, Paths, PermissionNext, Plugins, Retry, SessionStore, Snapshot }
 
 /** What `testLayer` builds from. */
@@ -48,4 +54,42 @@ export const testLayer = (options: TestLayerOptions) => {
     Snapshot.disabled,
     Retry.layerTest()
   ).pipe(Layer.provideMerge(base))
+}
+
+/** What `testLoopLayer` builds from: the test services, plus the model's script. */
+export interface TestLoopOptions extends TestLayerOptions {
+  /** One entry per model call (see `ScriptedLLM.layer`). */
+  readonly steps: ReadonlyArray<ScriptedStep>
+  readonly scripted?: ScriptedOptions
+  /** Replaces the allow-all / deny-all permission layer (e.g. the real one from `@lathe/permission`). */
+  readonly permissionLayer?: Layer.Layer<PermissionNext>
+  /** Replaces `Snapshot.disabled` (e.g. the git layer from `@lathe/snapshot`). */
+  readonly snapshotLayer?: Layer.Layer<Snapshot>
+  /** Replaces the zero-delay retry policy. */
+  readonly retryLayer?: Layer.Layer<Retry>
+  /** Replaces the in-memory store (e.g. `SqliteSessionStore.layerTemp()`). */
+  readonly storeLayer?: Layer.Layer<SessionStore, StoreError>
+}
+
+/**
+ * The agent loop over test services: `SessionPrompt`, `Processor` and `SystemPrompt` for real, the model scripted
+ * (`ScriptedLLM` records its requests), everything else as in {@link testLayer}. Provide a layer on top to
+ * override any service.
+ */
+export const testLoopLayer = (options: TestLoopOptions) => {
+  const services = Layer.mergeAll(
+    Paths.layerTest(options.root, options.paths ?? {}),
+    Config.layerTest(options.config ?? {}),
+    Bus.layer,
+    options.storeLayer ?? SessionStore.memory
+  )
+  const features = Layer.mergeAll(
+    Plugins.layer(options.plugins ?? []),
+    options.permissionLayer ?? (options.permission === "deny" ? PermissionNext.denyAll : PermissionNext.allowAll),
+    options.snapshotLayer ?? Snapshot.disabled,
+    options.retryLayer ?? Retry.layerTest(),
+    ScriptedLLM.layer(options.steps, options.scripted ?? {})
+  ).pipe(Layer.provideMerge(services))
+  const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(features))
+  return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
 }

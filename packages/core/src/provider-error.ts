@@ -1,0 +1,210 @@
+import { APICallError, StreamProviderError } from "ai"
+import { z } from "zod"
+import { ProviderError, type ProviderErrorReason } from "./llm.js"
+
+/** Raised inside a model stream that ended without its `finish` part: classified as `StreamCut`. */
+export class StreamCutError extends Error {
+  /** @param detail what was cut, for the person reading the message. */
+  constructor(detail = "the model stream ended before its finish event") {
+    super(detail)
+    this.name = "StreamCutError"
+  }
+}
+
+/** What `toProviderError` may know beyond the error itself. */
+export interface ClassifyOptions {
+  /** The current time in ms (from `Clock`), for an HTTP-date `retry-after`. Defaults to 0: dates count as past. */
+  readonly now?: number
+  /** How a person fixes a rejected key, e.g. `set ANTHROPIC_API_KEY`. Defaults to a hint derived from the provider id. */
+  readonly keyHint?: string
+  /** The endpoint, for failures that do not carry their own URL. */
+  readonly url?: string
+  /** The request's abort signal fired: whatever the error, the reason is `Aborted`. */
+  readonly aborted?: boolean
+}
+
+const headerOf = (headers: Readonly<Record<string, string | undefined>> | undefined, name: string) => {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value?.trim()
+  return undefined
+}
+
+const NUMBER = /^\d+(\.\d+)?$/
+// IMF-fixdate, the HTTP-date form servers send: `Wed, 21 Oct 2026 07:28:00 GMT`.
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
+
+/**
+ * The server's wait hint in ms: `retry-after-ms`, else `retry-after` as seconds or as an HTTP date (a past date
+ * is 0). Anything else, or no header, is `undefined`.
+ */
+export const parseRetryAfter = (
+  headers: Readonly<Record<string, string | undefined>> | undefined,
+  now: number
+): number | undefined => {
+  const ms = headerOf(headers, "retry-after-ms")
+  if (ms !== undefined && NUMBER.test(ms)) return Math.ceil(Number(ms))
+  const after = headerOf(headers, "retry-after")
+  if (after === undefined) return undefined
+  if (NUMBER.test(after)) return Math.ceil(Number(after) * 1000)
+  if (!HTTP_DATE.test(after)) return undefined
+  const at = Date.parse(after)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}
+
+const ErrorBody = z.object({
+  error: z.union([z.string(), z.object({ message: z.string().optional(), type: z.string().optional() })]).optional(),
+  message: z.string().optional(),
+  type: z.string().optional()
+})
+
+/** The provider's own words from an error body (JSON `error.message` or `message`, else the text), shortened. */
+const detailOf = (body: string | undefined, fallback: string): { text: string; type: string } => {
+  let parsed: z.infer<typeof ErrorBody> | undefined
+  try {
+    const result = ErrorBody.safeParse(JSON.parse(body ?? ""))
+    if (result.success) parsed = result.data
+  } catch {}
+  const inner = typeof parsed?.error === "object" ? parsed.error : undefined
+  const text = (typeof parsed?.error === "string" ? parsed.error : inner?.message) ?? parsed?.message ?? body ?? ""
+  const short = text.trim().length > 0 ? text.trim().slice(0, 300) : fallback
+  return { text: short, type: `${inner?.type ?? ""} ${parsed?.type ?? ""}`.trim() }
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET"
+])
+const NETWORK_TEXT = /fetch failed|terminated|socket hang up|other side closed|network|ECONN|EPIPE/i
+const OVERFLOW_TEXT =
+  /context[_ ]length|context window|too many tokens|maximum context|prompt is too long|prompt too long|input is too long|exceeds the (maximum|max|context)|reduce the length/i
+
+/** The first network-level cause in an error's `cause` chain, as `code: message`. */
+const networkCause = (error: unknown): string | undefined => {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === "string" && NETWORK_CODES.has(code))
+      return code === "ECONNREFUSED" ? "connection refused" : code
+    if (e instanceof StreamCutError) return e.message
+    if (NETWORK_TEXT.test(e.message) && !APICallError.isInstance(e)) return e.message
+  }
+  return undefined
+}
+
+/** The default way to fix a rejected key, by provider id. */
+export const keyHintFor = (providerID: string): string => {
+  if (providerID === "anthropic") return "set ANTHROPIC_API_KEY, or provider.anthropic.apiKey in lathe.json"
+  if (providerID === "openai") return "set OPENAI_API_KEY, or provider.openai.apiKey in lathe.json"
+  if (providerID === "env") return "set LATHE_API_KEY to the key the server at LATHE_BASE_URL expects"
+  return `set provider.${providerID}.apiKey in lathe.json (for example "{env:MY_KEY}")`
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
+
+interface HttpFailure {
+  readonly status: number
+  readonly url: string
+  readonly headers: Readonly<Record<string, string | undefined>> | undefined
+  readonly body: string | undefined
+  readonly type: string
+  readonly message: string
+  /** Reported inside a started stream rather than as the HTTP response status. */
+  readonly inBand?: boolean
+}
+
+/** Classifies an HTTP failure (or an in-band error that carries a status) by status, type and body. */
+const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: ClassifyOptions) => {
+  const detail = detailOf(f.body, f.message)
+  const type = `${f.type} ${detail.type}`
+  const where = f.url ? ` at ${f.url}` : ""
+  const retryAfterMs = parseRetryAfter(f.headers, options.now ?? 0)
+  const after = retryAfterMs === undefined ? {} : { retryAfterMs }
+  const wait = retryAfterMs === undefined ? "" : ` (the server asks to wait ${seconds(retryAfterMs)})`
+  const make = (reason: ProviderErrorReason, message: string) => ({ reason, message })
+  const http = f.inBand ? "mid-stream" : `HTTP ${f.status}`
+  if (f.status === 529 || /overloaded/i.test(type))
+    return make(
+      { _tag: "Overloaded", ...after },
+      `${ref} is overloaded (${http})${wait}: ${detail.text}. Lathe retries automatically.`
+    )
+  if (f.status === 429 || /rate_limit/i.test(type))
+    return make(
+      { _tag: "RateLimited", ...after },
+      `${ref} is rate-limited (${http})${wait}: ${detail.text}. Lathe retries automatically; if it keeps ` +
+        "happening, wait a minute or raise your plan's limits."
+    )
+  if (f.status >= 500)
+    return make(
+      { _tag: "ServerError", status: f.status, ...after },
+      `${ref} failed (${http})${where}: ${detail.text}. The fault is on the provider's side; Lathe retries.`
+    )
+  if (f.status === 401 || f.status === 403 || /authentication|permission_error/i.test(type)) {
+    const what = f.status === 403 ? "refused access with this API key" : "rejected the API key"
+    const hint = options.keyHint ?? keyHintFor(providerID)
+    return make(
+      { _tag: "Auth" },
+      `Provider "${providerID}" ${what} (${http})${where}: ${detail.text}. To fix it, ${hint}.`
+    )
+  }
+  if ([400, 413, 422].includes(f.status) && OVERFLOW_TEXT.test(`${detail.text} ${f.body ?? ""}`))
+    return make(
+      { _tag: "ContextOverflow" },
+      `The conversation is too long for ${ref}'s context window (${http}: ${detail.text}). Compact the ` +
+        "session or switch to a model with a larger context."
+    )
+  const notFound = f.status === 404 ? ` Check that the model id "${ref}" exists on this provider.` : ""
+  return make(
+    { _tag: "InvalidRequest", status: f.status },
+    `${ref} rejected the request (${http})${where}: ${detail.text}.${notFound}`
+  )
+}
+
+/**
+ * Turns anything a provider call can throw or report into one `ProviderError` with a classified `reason`:
+ * HTTP 429 → RateLimited (with the server's `retryAfterMs`), 529/"overloaded" → Overloaded, other 5xx →
+ * ServerError, 401/403 → Auth, 400/413/422 saying the prompt is too long → ContextOverflow, other 4xx →
+ * InvalidRequest, a refused, reset or cut connection → StreamCut, an aborted request → Aborted. Total: never throws.
+ */
+export const toProviderError = (
+  error: unknown,
+  providerID: string,
+  modelID: string,
+  options: ClassifyOptions = {}
+): ProviderError => {
+  if (error instanceof ProviderError) return error
+  const ref = `${providerID}/${modelID}`
+  const done = (r: { reason: ProviderErrorReason; message: string }) =>
+    new ProviderError({ providerID, modelID, reason: r.reason, message: r.message })
+  const isAbort = error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")
+  if (options.aborted || isAbort)
+    return done({ reason: { _tag: "Aborted" }, message: `The request to ${ref} was cancelled.` })
+  const url = APICallError.isInstance(error) ? error.url : (options.url ?? "")
+  const status = APICallError.isInstance(error) ? error.statusCode : undefined
+  const cut = networkCause(error)
+  if ((status === undefined || status < 300) && cut !== undefined) {
+    const connect = /refused|ENOTFOUND|EAI_AGAIN/.test(cut) || /Cannot connect/i.test(String(error))
+    const what = connect ? `Cannot connect to ${url || ref}` : `The connection to ${url || ref} was cut mid-response`
+    const fix = connect ? "is the server running and the base URL right? " : ""
+    return done({ reason: { _tag: "StreamCut" }, message: `${what} (${cut}); ${fix}Lathe retries automatically.` })
+  }
+  if (APICallError.isInstance(error) && status !== undefined)
+    return done(
+      fromStatus(
+        { ...error, url, status, headers: error.responseHeaders, body: error.responseBody, type: "" },
+        ref,
+        providerID,
+        options
+      )
+    )
+  if (StreamProviderError.isInstance(error)) {
+    const type = `${error.type ?? ""} ${error.code ?? ""}`
+    const status = error.statusCode ?? (error.isRetryable ? 500 : 400)
+    const failure = { status, url, headers: undefined, body: undefined, type, message: error.message, inBand: true }
+    return done(fromStatus(failure, ref, providerID, options))
+  }
+  const text = error instanceof Error ? error.message : String(error)
+  return done({ reason: { _tag: "InvalidRequest" }, message: `The call to ${ref} failed: ${text}` })
+}

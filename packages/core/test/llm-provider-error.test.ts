@@ -1,0 +1,119 @@
+import { assert, describe, it } from "@effect/vitest"
+import { APICallError, StreamProviderError } from "ai"
+import { parseRetryAfter, StreamCutError, toProviderError } from "../src/provider-error.js"
+
+const url = "https://api.example.test/v1/messages"
+const apiError = (statusCode: number, body = "", headers: Record<string, string> = {}) =>
+  new APICallError({
+    message: `HTTP ${statusCode}`,
+    url,
+    requestBodyValues: {},
+    statusCode,
+    responseHeaders: headers,
+    responseBody: body
+  })
+const classify = (error: unknown, now = 0) => toProviderError(error, "anthropic", "claude-sonnet-4-5", { now })
+const json = (message: string, type = "invalid_request_error") => JSON.stringify({ error: { type, message } })
+
+describe("parseRetryAfter", () => {
+  const now = Date.parse("2026-11-22T10:00:00Z")
+  it("prefers retry-after-ms, then seconds, then an HTTP date", () => {
+    assert.strictEqual(parseRetryAfter({ "retry-after-ms": "1500", "retry-after": "9" }, now), 1500)
+    assert.strictEqual(parseRetryAfter({ "Retry-After": "2" }, now), 2000)
+    assert.strictEqual(parseRetryAfter({ "retry-after": "0.5" }, now), 500)
+    assert.strictEqual(parseRetryAfter({ "retry-after": "Sun, 22 Nov 2026 10:01:00 GMT" }, now), 60_000)
+  })
+  it("treats a past date as 0 and garbage or nothing as no hint", () => {
+    assert.strictEqual(parseRetryAfter({ "retry-after": "Sun, 22 Nov 2026 09:00:00 GMT" }, now), 0)
+    for (const value of ["soon", "-3", "2 seconds", "", "Tomorrow, 10 am"])
+      assert.strictEqual(parseRetryAfter({ "retry-after": value }, now), undefined, value)
+    assert.strictEqual(parseRetryAfter({ "retry-after-ms": "abc" }, now), undefined)
+    assert.strictEqual(parseRetryAfter(undefined, now), undefined)
+  })
+})
+
+describe("toProviderError", () => {
+  it("classifies HTTP statuses", () => {
+    assert.deepStrictEqual(classify(apiError(429, "", { "retry-after": "3" })).reason, {
+      _tag: "RateLimited",
+      retryAfterMs: 3000
+    })
+    assert.deepStrictEqual(classify(apiError(529)).reason, { _tag: "Overloaded" })
+    assert.deepStrictEqual(classify(apiError(500, json("Overloaded", "overloaded_error"))).reason, {
+      _tag: "Overloaded"
+    })
+    assert.deepStrictEqual(classify(apiError(502)).reason, { _tag: "ServerError", status: 502 })
+    assert.deepStrictEqual(classify(apiError(403)).reason, { _tag: "Auth" })
+    assert.deepStrictEqual(classify(apiError(404)).reason, { _tag: "InvalidRequest", status: 404 })
+    assert.deepStrictEqual(classify(apiError(400, json("messages: field required"))).reason, {
+      _tag: "InvalidRequest",
+      status: 400
+    })
+  })
+
+  it("finds context overflow in 400, 413 and 422 bodies, and only there", () => {
+    const overflow = [
+      [400, json("prompt is too long: 210000 tokens > 200000 maximum")],
+      [400, json("This model's maximum context length is 128000 tokens", "context_length_exceeded")],
+      [413, json("Request exceeds the maximum size: input is too long")],
+      [422, "context window exceeded"]
+    ] as const
+    for (const [status, body] of overflow)
+      assert.deepStrictEqual(classify(apiError(status, body)).reason, { _tag: "ContextOverflow" })
+    assert.strictEqual(classify(apiError(413, "payload too large")).reason._tag, "InvalidRequest")
+    const message = classify(apiError(400, json("prompt is too long"))).message
+    assert.include(message, "too long for anthropic/claude-sonnet-4-5's context window")
+    assert.include(message, "Compact the session")
+  })
+
+  it("writes messages that say what failed, where and how to fix it", () => {
+    const auth = classify(apiError(401, json("invalid x-api-key", "authentication_error")))
+    assert.strictEqual(
+      auth.message,
+      `Provider "anthropic" rejected the API key (HTTP 401) at ${url}: invalid x-api-key. ` +
+        "To fix it, set ANTHROPIC_API_KEY, or provider.anthropic.apiKey in lathe.json."
+    )
+    const hinted = toProviderError(apiError(401), "work", "m", { keyHint: "set WORK_KEY" })
+    assert.include(hinted.message, "To fix it, set WORK_KEY.")
+    assert.include(classify(apiError(404)).message, 'Check that the model id "anthropic/claude-sonnet-4-5" exists')
+  })
+
+  it("turns refused, reset and cut connections into StreamCut with the URL", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
+    const cannotConnect = new APICallError({
+      message: "Cannot connect to API",
+      url,
+      requestBodyValues: {},
+      cause: refused
+    })
+    const error = classify(cannotConnect)
+    assert.deepStrictEqual(error.reason, { _tag: "StreamCut" })
+    assert.include(error.message, `Cannot connect to ${url} (connection refused)`)
+    const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })
+    assert.deepStrictEqual(toProviderError(reset, "p", "m", { url: "http://x/v1" }).reason, { _tag: "StreamCut" })
+    assert.include(
+      toProviderError(new TypeError("fetch failed"), "p", "m", { url: "http://x/v1" }).message,
+      "http://x/v1"
+    )
+    assert.deepStrictEqual(classify(new StreamCutError()).reason, { _tag: "StreamCut" })
+  })
+
+  it("classifies in-band provider errors by type and status", () => {
+    const inBand = (type: string, statusCode?: number) =>
+      new StreamProviderError({ message: "upstream said no", type, ...(statusCode ? { statusCode } : {}) })
+    assert.strictEqual(classify(inBand("overloaded_error")).reason._tag, "Overloaded")
+    assert.strictEqual(classify(inBand("rate_limit_error")).reason._tag, "RateLimited")
+    assert.strictEqual(classify(inBand("api_error", 500)).reason._tag, "ServerError")
+    assert.strictEqual(classify(inBand("invalid_request_error")).reason._tag, "InvalidRequest")
+  })
+
+  it("is Aborted whenever the signal fired, and total for anything else", () => {
+    assert.strictEqual(toProviderError(apiError(500), "p", "m", { aborted: true }).reason._tag, "Aborted")
+    const abortError = Object.assign(new Error("This operation was aborted"), { name: "AbortError" })
+    assert.strictEqual(classify(abortError).reason._tag, "Aborted")
+    const odd = classify("a string thrown by someone")
+    assert.deepStrictEqual(odd.reason, { _tag: "InvalidRequest" })
+    assert.include(odd.message, "a string thrown by someone")
+    assert.strictEqual(classify(odd), odd, "a ProviderError passes through")
+  })
+})
