@@ -1,0 +1,254 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { DatabaseSync } from "node:sqlite"
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { Paths } from "../src/paths.js"
+import { SessionStore } from "../src/session-store.js"
+import { SqliteSessionStore } from "../src/session-store-sqlite.js"
+import { sqliteMigrations } from "../src/sqlite-migrations.js"
+import { assistant, session, sessionStoreContract, text, user } from "./session-store-contract.js"
+
+sessionStoreContract("memory", () => SessionStore.memory)
+sessionStoreContract("SQLite", () => SqliteSessionStore.layerTemp())
+
+const root = mkdtempSync(join(tmpdir(), "lathe-sqlite-test-"))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+let counter = 0
+/** A fresh database path under this file's temp dir. */
+const freshFile = () => join(root, `db-${++counter}`, "lathe.db")
+
+/** Opens a store on `file` in the current scope (a second call gives a second, independent connection). */
+const open = (file: string) =>
+  Layer.build(SqliteSessionStore.layerFile(file)).pipe(Effect.map((context) => Context.get(context, SessionStore)))
+
+/** A plain SQLite connection beside the store, to look at what is really on disk. */
+const raw = (file: string) => new DatabaseSync(file)
+
+const textOf = (parts: ReadonlyArray<{ readonly type: string }>) =>
+  parts.map((part) => ("text" in part && typeof part.text === "string" ? part.text : part.type))
+
+describe("SqliteSessionStore", () => {
+  it.effect("creates <data>/lathe.db with the current schema in WAL mode", () => {
+    const data = join(root, "data-dir", "nested")
+    return Effect.gen(function* () {
+      const store = yield* SessionStore
+      yield* store.putSession(session("ses_a", 1))
+      yield* store.flush
+      const db = raw(join(data, "lathe.db"))
+      assert.deepStrictEqual(db.prepare("PRAGMA user_version").get(), { user_version: sqliteMigrations.length })
+      assert.deepStrictEqual(db.prepare("PRAGMA journal_mode").get(), { journal_mode: "wal" })
+      assert.deepStrictEqual(db.prepare("SELECT id, project_id, time_updated FROM session").all(), [
+        { id: "ses_a", project_id: "prj", time_updated: 1 }
+      ])
+      db.close()
+    }).pipe(Effect.provide(SqliteSessionStore.layer.pipe(Layer.provide(Paths.layerTest(root, { data })))))
+  })
+
+  it.effect("writes the batch when the layer shuts down, and a new connection reads it back", () =>
+    Effect.gen(function* () {
+      const file = freshFile()
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* open(file)
+          yield* store.putSession(session("ses_a", 1))
+          yield* store.putMessage(user("ses_a", "msg_1"))
+          yield* store.putPart(text("ses_a", "msg_1", "prt_1", "never flushed by hand"))
+        })
+      )
+      const again = yield* Effect.scoped(open(file).pipe(Effect.flatMap((store) => store.messages("ses_a"))))
+      assert.deepStrictEqual(textOf(again[0]?.parts ?? []), ["never flushed by hand"])
+    })
+  )
+
+  it.effect("coalesces 1,000 versions of one part into a single row write", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        // A trigger added from outside counts every row the store really writes to `part`.
+        const db = raw(file)
+        db.exec(`CREATE TABLE write_log (id TEXT);
+          CREATE TRIGGER part_insert AFTER INSERT ON part BEGIN INSERT INTO write_log VALUES (NEW.id); END;
+          CREATE TRIGGER part_update AFTER UPDATE ON part BEGIN INSERT INTO write_log VALUES (NEW.id); END;`)
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(assistant("ses_a", "msg_1", "msg_0"))
+        let value = ""
+        for (let i = 0; i < 1_000; i++) {
+          value += `d${i} `
+          yield* store.putPart(text("ses_a", "msg_1", "prt_1", value))
+        }
+        yield* store.flush
+        assert.deepStrictEqual(db.prepare("SELECT id FROM write_log").all(), [{ id: "prt_1" }])
+        const row = db.prepare("SELECT data FROM part WHERE id = 'prt_1'").get()
+        assert.strictEqual(JSON.parse(String(row?.data)).text, value)
+        db.close()
+      })
+    )
+  )
+
+  it.effect("writes a batch on its own 50 ms after its first write (Clock-driven)", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        const db = raw(file)
+        const onDisk = () => db.prepare("SELECT count(*) AS n FROM part").get()?.n
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.putPart(text("ses_a", "msg_1", "prt_1", "a"))
+        yield* TestClock.adjust("49 millis")
+        assert.strictEqual(onDisk(), 0, "nothing is written before the delay")
+        yield* TestClock.adjust("1 millis")
+        assert.strictEqual(onDisk(), 1)
+        yield* store.putPart(text("ses_a", "msg_1", "prt_2", "b"))
+        yield* TestClock.adjust("50 millis")
+        assert.strictEqual(onDisk(), 2, "the next batch gets its own timer")
+        db.close()
+      })
+    )
+  )
+
+  it.effect("two connections on one file: both write, each sees the other's flushed writes", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const [a, b] = [yield* open(file), yield* open(file)]
+        const writer = (store: SessionStore["Service"], name: string) =>
+          Effect.gen(function* () {
+            for (let step = 0; step < 20; step++) {
+              const sessionID = `ses_${name}`
+              yield* store.putSession(session(sessionID, step))
+              yield* store.putMessage(user(sessionID, `msg_${String(step).padStart(2, "0")}`))
+              yield* store.putPart(text(sessionID, `msg_${String(step).padStart(2, "0")}`, "prt_1", `${name}${step}`))
+              yield* store.flush
+              yield* Effect.yieldNow
+            }
+          })
+        yield* Effect.all([writer(a, "a"), writer(b, "b")], { concurrency: "unbounded" })
+        for (const [reader, other] of [
+          [a, "b"],
+          [b, "a"]
+        ] as const) {
+          const messages = yield* reader.messages(`ses_${other}`)
+          assert.strictEqual(messages.length, 20)
+          assert.deepStrictEqual(textOf(messages[19]?.parts ?? []), [`${other}19`])
+        }
+        assert.deepStrictEqual((yield* a.listSessions()).map((s) => s.id).sort(), ["ses_a", "ses_b"])
+      })
+    )
+  )
+
+  it.effect("a batch is not poisoned by a part whose message another process deleted", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const [a, b] = [yield* open(file), yield* open(file)]
+        yield* a.putSession(session("ses_a", 1))
+        yield* a.putMessage(user("ses_a", "msg_1"))
+        yield* a.putMessage(user("ses_a", "msg_2"))
+        yield* a.flush
+        yield* a.putPart(text("ses_a", "msg_1", "prt_1", "orphaned"))
+        yield* a.putPart(text("ses_a", "msg_2", "prt_2", "kept"))
+        yield* b.removeMessage("ses_a", "msg_1")
+        yield* a.flush
+        const messages = yield* b.messages("ses_a")
+        assert.deepStrictEqual(
+          messages.map((m) => [m.info.id, textOf(m.parts)]),
+          [["msg_2", ["kept"]]]
+        )
+      })
+    )
+  )
+
+  it.effect("a part that is not JSON is reported and dropped; the rest of the batch is saved", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* open(freshFile())
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.putPart(text("ses_a", "msg_1", "prt_ok", "x"))
+        yield* store.putPart({
+          id: "prt_big",
+          sessionID: "ses_a",
+          messageID: "msg_1",
+          type: "tool",
+          callID: "call_1",
+          tool: "bash",
+          state: { status: "running", input: {}, metadata: { size: 10n }, time: { start: 1 } }
+        })
+        const error = yield* store.flush.pipe(Effect.flip)
+        assert.match(error.message, /Not saved, because their data is not plain JSON: part prt_big \(.*BigInt.*\)/)
+        const [message] = yield* store.messages("ses_a")
+        assert.deepStrictEqual(
+          message?.parts.map((p) => p.id),
+          ["prt_ok"]
+        )
+        yield* store.flush
+      })
+    )
+  )
+})
+
+describe("SqliteSessionStore on a damaged or foreign file", () => {
+  it.effect("a corrupt row is a StoreError naming the table and the id", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.putPart(text("ses_a", "msg_1", "prt_1", "fine"))
+        yield* store.flush
+        const db = raw(file)
+        db.exec(`UPDATE part SET data = '{"type":"text","text":3}' WHERE id = 'prt_1'`)
+        const wrongShape = yield* store.messages("ses_a").pipe(Effect.flip)
+        assert.strictEqual(wrongShape._tag, "StoreError")
+        assert.match(wrongShape.message, /^The part "prt_1" in .*lathe\.db is corrupt \(.*\)\. It was changed outside/)
+        db.exec(`UPDATE session SET data = 'not json{' WHERE id = 'ses_a'`)
+        const notJson = yield* store.getSession("ses_a").pipe(Effect.flip)
+        assert.strictEqual(notJson._tag, "StoreError")
+        assert.match(notJson.message, /^The session "ses_a" in .* is corrupt \(.*JSON.*\)/)
+        db.close()
+      })
+    )
+  )
+
+  it.effect("a file from a newer Lathe is refused with advice, and left untouched", () =>
+    Effect.gen(function* () {
+      const file = freshFile()
+      yield* Effect.scoped(open(file))
+      const db = raw(file)
+      db.exec("PRAGMA user_version = 99")
+      db.close()
+      const error = yield* Effect.scoped(open(file)).pipe(Effect.flip)
+      assert.strictEqual(error.message.includes("has schema version 99"), true, error.message)
+      assert.match(error.message, /written by a newer Lathe\. Upgrade Lathe, or set LATHE_DATA_DIR/)
+      const after = raw(file)
+      assert.deepStrictEqual(after.prepare("PRAGMA user_version").get(), { user_version: 99 })
+      after.close()
+    })
+  )
+
+  it.effect("a file that is not a database is refused with advice", () =>
+    Effect.gen(function* () {
+      const file = join(root, "garbage.db")
+      writeFileSync(file, "this is not sqlite at all, just some text that is long enough to look like a header")
+      const error = yield* Effect.scoped(open(file)).pipe(Effect.flip)
+      assert.strictEqual(error._tag, "StoreError")
+      assert.match(error.message, /^Cannot open the session store .*garbage\.db: .*not a database.*move it away/)
+    })
+  )
+
+  it.effect("listSessions refuses a limit that is not a whole number", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* open(freshFile())
+        const error = yield* store.listSessions({ limit: -1 }).pipe(Effect.flip)
+        assert.strictEqual(error.message, "listSessions: limit must be a whole number of sessions, 0 or more (got -1).")
+      })
+    )
+  )
+})
