@@ -1,0 +1,150 @@
+import { parseArgs } from "node:util"
+import { Config, Paths, truncationDir } from "@lathe/core"
+import {
+  approvalsPath,
+  auditPath,
+  checksOf,
+  defaults,
+  describeRule,
+  loadBashParser,
+  merge,
+  readApprovals,
+  readAudit,
+  type Verdict,
+  verdictOf
+} from "@lathe/permission"
+import { Effect, Layer } from "effect"
+import type { CliIO, Command } from "../io.js"
+
+const usage = `Usage: lathe permissions explain <permission> <pattern> [--json]
+       lathe permissions audit [--session <id>] [--limit <n>] [--json]
+
+explain  Says how this project's rules decide a request, and which rule (and which file) decided it:
+         the built-in defaults, then your global and project config (last match wins), then the
+         approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
+         verdict per simple command, plus external_directory for writes outside the project.
+           lathe permissions explain bash "CI=true git push origin main"
+           lathe permissions explain read .env
+audit    Prints the recorded permission decisions (newest last).
+`
+
+const explainLayer = (io: CliIO) => Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+
+const explain = async (permission: string, pattern: string, json: boolean, io: CliIO): Promise<number> => {
+  const program = Effect.gen(function* () {
+    const config = yield* Config
+    const paths = yield* Paths
+    const ruleset = merge(defaults({ truncationDir: truncationDir(paths.data) }), config.info.permission)
+    const approvals = yield* readApprovals(approvalsPath(paths.data, paths.projectID))
+    const parser = permission === "bash" ? yield* Effect.promise(() => loadBashParser()) : undefined
+    const context = { root: paths.root, directory: paths.directory, home: paths.home }
+    const checks = checksOf({ sessionID: "explain", permission, patterns: [pattern], ruleset }, context, parser)
+    return checks.map((check) => verdictOf(check, ruleset, approvals, paths.home))
+  }).pipe(Effect.provide(explainLayer(io)))
+  const result = await Effect.runPromise(Effect.result(program))
+  if (result._tag === "Failure") {
+    const error = result.failure
+    io.stderr(`lathe permissions: ${error.message}\n`)
+    return 1
+  }
+  const verdicts = result.success
+  const overall = verdicts.some((v) => v.action === "deny")
+    ? "deny"
+    : verdicts.every((v) => v.action === "allow")
+      ? "allow"
+      : "ask"
+  if (json) {
+    io.stdout(`${JSON.stringify({ permission, pattern, decision: overall, verdicts }, null, 2)}\n`)
+    return 0
+  }
+  const lines = [`${permission} ${JSON.stringify(pattern)}: ${overall}`]
+  for (const verdict of verdicts) lines.push(...describeVerdict(verdict, verdicts.length > 1))
+  io.stdout(`${lines.join("\n")}\n`)
+  return 0
+}
+
+const describeVerdict = (verdict: Verdict, several: boolean): Array<string> => {
+  const { check, action, rule, by } = verdict
+  const head = several ? [`  ${check.permission} ${JSON.stringify(check.pattern)}: ${action}`] : []
+  const indent = several ? "    " : "  "
+  const why =
+    by === "approval" ? `remembered approval ${JSON.stringify(rule.pattern)} ("always" reply)` : describeRule(rule)
+  return [
+    ...head,
+    `${indent}decided by: ${why}`,
+    ...(check.unparsable ? [`${indent}unparsable: ${check.unparsable}; only "*" or this exact line can allow it`] : [])
+  ]
+}
+
+const audit = async (values: { session?: string; limit?: string; json?: boolean }, io: CliIO): Promise<number> => {
+  const limit = values.limit === undefined ? 50 : Number(values.limit)
+  if (!Number.isInteger(limit) || limit <= 0) {
+    io.stderr(`lathe permissions audit: --limit expects a positive integer, got "${values.limit}"\n`)
+    return 2
+  }
+  const paths = await Effect.runPromise(
+    Effect.gen(function* () {
+      return yield* Paths
+    }).pipe(Effect.provide(Paths.layer(io.cwd, io.env)))
+  )
+  const entries = await readAudit(auditPath(paths.data), {
+    ...(values.session ? { sessionID: values.session } : {}),
+    limit
+  })
+  if (values.json) {
+    io.stdout(`${entries.map((entry) => JSON.stringify(entry)).join("\n")}${entries.length ? "\n" : ""}`)
+    return 0
+  }
+  if (entries.length === 0) io.stdout("No permission decisions recorded yet.\n")
+  for (const entry of entries) {
+    const why = entry.reason ?? (entry.rule ? describeRule(entry.rule) : "")
+    io.stdout(
+      `${new Date(entry.time).toISOString()} ${entry.sessionID} ${entry.permission} ${JSON.stringify(entry.pattern)} ${entry.decision} by ${entry.by}${why ? `: ${why}` : ""}\n`
+    )
+  }
+  return 0
+}
+
+/** `lathe permissions`: explain how the rules decide a request, or show the audit trail. */
+export const permissionsCommand: Command = async (args, io) => {
+  const parsed = (() => {
+    try {
+      return parseArgs({
+        args: [...args],
+        allowPositionals: true,
+        options: {
+          json: { type: "boolean" },
+          session: { type: "string" },
+          limit: { type: "string" },
+          help: { type: "boolean", short: "h" }
+        },
+        strict: true
+      })
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error))
+    }
+  })()
+  if (parsed instanceof Error) {
+    io.stderr(`lathe permissions: ${parsed.message}\n\n${usage}`)
+    return 2
+  }
+  const { values, positionals } = parsed
+  const [sub, ...rest] = positionals
+  if (values.help || sub === undefined) {
+    io.stdout(usage)
+    return values.help ? 0 : 2
+  }
+  if (sub === "explain") {
+    const [permission, pattern, ...extra] = rest
+    if (!permission || pattern === undefined || extra.length > 0) {
+      io.stderr(
+        `lathe permissions explain: expected a permission and one pattern (quote a command line), got ${rest.length} argument(s)\n\n${usage}`
+      )
+      return 2
+    }
+    return explain(permission, pattern, values.json ?? false, io)
+  }
+  if (sub === "audit") return audit(values, io)
+  io.stderr(`lathe permissions: unknown subcommand "${sub}"; use explain or audit.\n\n${usage}`)
+  return 2
+}

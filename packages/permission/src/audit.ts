@@ -1,0 +1,82 @@
+import { appendFile, mkdir, readFile } from "node:fs/promises"
+import { dirname, join } from "node:path"
+import { Rule } from "@lathe/core"
+import { Effect, Schema } from "effect"
+
+/** Who or what decided. */
+export const AuditDecider = Schema.Literals(["rule", "hook", "approval", "reply", "abort", "yes"])
+/** Who or what decided. */
+export type AuditDecider = typeof AuditDecider.Type
+
+/** One decision on one pattern: a line of `<data>/permission/audit.jsonl`. */
+export const AuditEntry = Schema.Struct({
+  /** Epoch milliseconds, from the Effect `Clock`. */
+  time: Schema.Number,
+  sessionID: Schema.String,
+  callID: Schema.optionalKey(Schema.String),
+  /** The pending ask's id, when the decision waited for a reply. */
+  requestID: Schema.optionalKey(Schema.String),
+  permission: Schema.String,
+  pattern: Schema.String,
+  /** `allow`, `deny` or `ask` for rules; `once`, `always` or `reject` for replies. */
+  decision: Schema.Literals(["allow", "deny", "ask", "once", "always", "reject"]),
+  by: AuditDecider,
+  /** The deciding rule, with its `source` (the file it came from). */
+  rule: Schema.optionalKey(Rule),
+  /** Why, in words: the hook's message, the person's words, "aborted". */
+  reason: Schema.optionalKey(Schema.String)
+})
+/** One audited decision. */
+export type AuditEntry = typeof AuditEntry.Type
+
+const AuditLine = Schema.fromJsonString(AuditEntry)
+const decodeLine = Schema.decodeUnknownOption(AuditLine)
+const encodeLine = Schema.encodeSync(AuditLine)
+
+/** Where the audit trail lives: `<data>/permission/audit.jsonl`. */
+export const auditPath = (dataDir: string): string => join(dataDir, "permission", "audit.jsonl")
+
+/**
+ * Appends decisions, one JSON line each, in one write. Auditing never fails an ask: a write error is logged
+ * as a warning and the decision stands.
+ */
+export const appendAudit = Effect.fn("Audit.append")(function* (path: string, entries: ReadonlyArray<AuditEntry>) {
+  if (entries.length === 0) return
+  const text = entries.map((entry) => `${encodeLine(entry)}\n`).join("")
+  yield* Effect.tryPromise(async () => {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+    await appendFile(path, text, { mode: 0o600 })
+  }).pipe(Effect.catch((error) => Effect.logWarning(`Cannot write the permission audit trail ${path}`, error)))
+})
+
+/** What to read from the audit trail. */
+export interface AuditFilter {
+  readonly sessionID?: string
+  readonly permission?: string
+  /** Only the last this many matching entries. */
+  readonly limit?: number
+}
+
+/**
+ * Reads the audit trail, oldest first. A missing file is an empty trail; a line that is not a valid entry (a
+ * torn write, a hand edit) is skipped.
+ */
+export const readAudit = async (path: string, filter: AuditFilter = {}): Promise<Array<AuditEntry>> => {
+  const text = await readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return ""
+    throw error
+  })
+  const entries = text
+    .split("\n")
+    .flatMap((line) => {
+      if (line.trim() === "") return []
+      const entry = decodeLine(line)
+      return entry._tag === "Some" ? [entry.value] : []
+    })
+    .filter(
+      (entry) =>
+        (filter.sessionID === undefined || entry.sessionID === filter.sessionID) &&
+        (filter.permission === undefined || entry.permission === filter.permission)
+    )
+  return filter.limit === undefined ? entries : entries.slice(-filter.limit)
+}

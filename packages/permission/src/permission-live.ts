@@ -1,0 +1,273 @@
+import { randomBytes } from "node:crypto"
+import {
+  Bus,
+  denied,
+  Paths,
+  type PendingAsk,
+  type PermissionAsk,
+  PermissionDenied,
+  type PermissionError,
+  PermissionNext,
+  PermissionRejected,
+  type PermissionReply,
+  Plugins,
+  type Rule,
+  type Ruleset,
+  rejected
+} from "@lathe/core"
+import { Clock, Deferred, Effect, Layer } from "effect"
+import type { Parser } from "web-tree-sitter"
+import { APPROVAL_SOURCE, approvalsPath, readApprovals, writeApprovals } from "./approvals.js"
+import { type AuditEntry, appendAudit, auditPath } from "./audit.js"
+import { loadBashParser } from "./bash.js"
+import { type Check, checksOf, type Verdict, verdictOf } from "./checks.js"
+
+interface Waiting {
+  readonly info: PendingAsk
+  readonly request: PermissionAsk
+  readonly open: ReadonlyArray<Verdict>
+  readonly deferred: Deferred.Deferred<void, PermissionError>
+}
+
+const newID = () => `per_${randomBytes(8).toString("hex")}`
+
+const cancelled = (request: PermissionAsk, patterns: ReadonlyArray<string>) =>
+  new PermissionRejected({
+    permission: request.permission,
+    patterns: [...patterns],
+    message: `This ${request.permission} request was cancelled because the session was aborted.`
+  })
+
+const make = Effect.gen(function* () {
+  const bus = yield* Bus
+  const plugins = yield* Plugins
+  const paths = yield* Paths
+  const file = approvalsPath(paths.data, paths.projectID)
+  const trail = auditPath(paths.data)
+  const context = { root: paths.root, directory: paths.directory, home: paths.home }
+  let approvals: Ruleset = yield* readApprovals(file)
+  const pending = new Map<string, Waiting>()
+  const parser = yield* Effect.cached(Effect.promise((): Promise<Parser> => loadBashParser()))
+
+  const audit = (request: PermissionAsk, verdicts: ReadonlyArray<Verdict>, fields: Partial<AuditEntry> = {}) =>
+    Effect.gen(function* () {
+      const time = yield* Clock.currentTimeMillis
+      const entries = verdicts.map(
+        (verdict): AuditEntry => ({
+          time,
+          sessionID: request.sessionID,
+          ...(request.callID ? { callID: request.callID } : {}),
+          permission: verdict.check.permission,
+          pattern: verdict.check.pattern,
+          decision: verdict.action,
+          by: verdict.by,
+          rule: verdict.rule,
+          ...(verdict.check.unparsable ? { reason: `unparsable: ${verdict.check.unparsable}` } : {}),
+          ...fields
+        })
+      )
+      yield* appendAudit(trail, entries)
+    })
+
+  const publishReply = (waiting: Waiting, reply: PermissionReply["type"], message?: string) =>
+    bus.publish({
+      type: "permission.replied",
+      id: waiting.info.id,
+      sessionID: waiting.info.sessionID,
+      reply,
+      ...(message ? { message } : {})
+    })
+
+  /** Resolves asks whose every open check a remembered approval now covers. */
+  const settleCovered = Effect.gen(function* () {
+    for (const waiting of [...pending.values()]) {
+      const now = waiting.open.map((verdict) =>
+        verdictOf(verdict.check, waiting.request.ruleset, approvals, paths.home)
+      )
+      if (!now.every((verdict) => verdict.action === "allow")) continue
+      pending.delete(waiting.info.id)
+      yield* audit(waiting.request, now, { requestID: waiting.info.id, reason: "covered by a new remembered approval" })
+      yield* publishReply(waiting, "always")
+      yield* Deferred.succeed(waiting.deferred, undefined)
+    }
+  })
+
+  const remember = (checks: ReadonlyArray<Check>) =>
+    Effect.gen(function* () {
+      const stored = yield* readApprovals(file).pipe(Effect.orElseSucceed(() => approvals))
+      const known = new Set([...approvals, ...stored].map((rule) => `${rule.permission}\u0000${rule.pattern}`))
+      const added: Array<Rule> = []
+      for (const check of checks) {
+        for (const pattern of check.always) {
+          const key = `${check.permission}\u0000${pattern}`
+          if (known.has(key)) continue
+          known.add(key)
+          added.push({ permission: check.permission, pattern, action: "allow", source: APPROVAL_SOURCE })
+        }
+      }
+      approvals = dedupe([...stored, ...approvals, ...added])
+      yield* writeApprovals(file, approvals).pipe(
+        Effect.catch((error) => Effect.logWarning(`${error.message} The approval holds for this run only.`))
+      )
+    })
+
+  const reply = Effect.fn("PermissionNext.reply")(function* (id: string, answer: PermissionReply) {
+    const waiting = pending.get(id)
+    if (!waiting) return
+    pending.delete(id)
+    const { request, open } = waiting
+    if (answer.type === "reject") {
+      const message = answer.message?.trim() || undefined
+      yield* audit(request, open, {
+        requestID: id,
+        decision: "reject",
+        by: "reply",
+        ...(message ? { reason: message } : {})
+      })
+      yield* publishReply(waiting, "reject", message)
+      yield* Deferred.fail(waiting.deferred, rejected(request.permission, waiting.info.patterns, message))
+      // A person who says no to one ask of a session means the others too.
+      for (const other of [...pending.values()]) {
+        if (other.info.sessionID !== request.sessionID) continue
+        pending.delete(other.info.id)
+        yield* audit(other.request, other.open, {
+          requestID: other.info.id,
+          decision: "reject",
+          by: "reply",
+          reason: "another ask of this session was rejected"
+        })
+        yield* publishReply(other, "reject")
+        yield* Deferred.fail(other.deferred, rejected(other.request.permission, other.info.patterns))
+      }
+      return
+    }
+    yield* audit(request, open, { requestID: id, decision: answer.type, by: "reply" })
+    yield* publishReply(waiting, answer.type)
+    yield* Deferred.succeed(waiting.deferred, undefined)
+    if (answer.type === "always") {
+      yield* remember(open.map((verdict) => verdict.check))
+      yield* settleCovered
+    }
+  })
+
+  const waitFor = (waiting: Waiting) => {
+    const { request, deferred, info } = waiting
+    const answered = Deferred.await(deferred)
+    const signal = request.signal
+    if (!signal) return answered
+    const aborted = Effect.callback<never, PermissionRejected>((resume) => {
+      const onAbort = () => resume(Effect.fail(cancelled(request, info.patterns)))
+      if (signal.aborted) onAbort()
+      else signal.addEventListener("abort", onAbort, { once: true })
+      return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+    })
+    return Effect.raceFirst(answered, aborted)
+  }
+
+  const ask = Effect.fn("PermissionNext.ask")(function* (request: PermissionAsk) {
+    const checks = checksOf(request, context, request.permission === "bash" ? yield* parser : undefined)
+    const verdicts = checks.map((check) => verdictOf(check, request.ruleset, approvals, paths.home))
+    const deny = verdicts.find((verdict) => verdict.action === "deny")
+    if (deny) {
+      yield* audit(request, [deny])
+      return yield* Effect.fail(denied(deny.check.permission, deny.check.pattern, deny.rule))
+    }
+    const open = verdicts.filter((verdict) => verdict.action === "ask")
+    yield* audit(
+      request,
+      verdicts.filter((verdict) => verdict.action === "allow")
+    )
+    if (open.length === 0) return
+
+    const patterns = open.map((verdict) => verdict.check.pattern)
+    const metadata = request.metadata ?? {}
+    const hook = yield* plugins.trigger(
+      "permission.ask",
+      {
+        sessionID: request.sessionID,
+        ...(request.callID ? { callID: request.callID } : {}),
+        permission: request.permission,
+        patterns,
+        metadata
+      },
+      { status: "ask" }
+    )
+    if (hook.status !== "ask") {
+      const reason = hook.message ?? `decided by a permission.ask plugin hook`
+      yield* audit(request, open, { decision: hook.status, by: "hook", reason })
+      if (hook.status === "allow") return
+      const first = open[0] as Verdict
+      return yield* Effect.fail(
+        new PermissionDenied({
+          permission: first.check.permission,
+          pattern: first.check.pattern,
+          message: `Permission "${first.check.permission}" is denied for "${first.check.pattern}" by a plugin${hook.message ? `: ${hook.message}` : "."} Do not retry it; choose another approach or ask the user.`
+        })
+      )
+    }
+
+    const info: PendingAsk = {
+      id: newID(),
+      sessionID: request.sessionID,
+      ...(request.callID ? { callID: request.callID } : {}),
+      permission: request.permission,
+      patterns,
+      always: [...new Set(open.flatMap((verdict) => verdict.check.always))],
+      metadata: {
+        ...metadata,
+        checks: open.map(({ check, rule }) => ({
+          permission: check.permission,
+          pattern: check.pattern,
+          always: check.always,
+          rule,
+          ...(check.unparsable ? { unparsable: check.unparsable } : {})
+        }))
+      }
+    }
+    const waiting: Waiting = { info, request, open, deferred: yield* Deferred.make<void, PermissionError>() }
+    pending.set(info.id, waiting)
+    yield* bus.publish({
+      type: "permission.asked",
+      id: info.id,
+      sessionID: info.sessionID,
+      ...(info.callID ? { callID: info.callID } : {}),
+      permission: info.permission,
+      patterns: [...patterns],
+      always: [...(info.always ?? [])],
+      metadata: info.metadata ?? {}
+    })
+    // An abort or an interrupted caller leaves `pending` at once, with a reply event and an audit line.
+    const leave = Effect.suspend(() => {
+      if (!pending.has(info.id)) return Effect.void
+      pending.delete(info.id)
+      return Effect.andThen(
+        audit(request, open, { requestID: info.id, decision: "reject", by: "abort", reason: "aborted" }),
+        publishReply(waiting, "reject", "aborted")
+      )
+    })
+    return yield* waitFor(waiting).pipe(Effect.ensuring(leave))
+  })
+
+  return PermissionNext.of({
+    ask,
+    reply,
+    pending: Effect.sync(() => [...pending.values()].map((waiting) => waiting.info))
+  })
+})
+
+const dedupe = (rules: ReadonlyArray<Rule>): Array<Rule> => {
+  const seen = new Set<string>()
+  return rules.filter((rule) => {
+    const key = `${rule.permission}\u0000${rule.pattern}\u0000${rule.action}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+/**
+ * The real `PermissionNext`: rules, the `permission.ask` hook, remembered approvals (per project, in
+ * `<data>/permission/<projectID>.json`), asks published on the Bus, and an audit line per decision in
+ * `<data>/permission/audit.jsonl`. Fails to build with `ApprovalStoreError` when the approvals file is corrupt.
+ */
+export const PermissionLive = Layer.effect(PermissionNext, make)
