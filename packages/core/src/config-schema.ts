@@ -132,7 +132,17 @@ export const ConfigFile = z.strictObject({
   retry: z
     .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
     .optional(),
-  compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional()
+  compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
+  /** Undo snapshots: `false` turns them off; caps are in bytes. It only narrows, so an untrusted project may set it. */
+  snapshot: z
+    .union(
+      [
+        z.literal(false),
+        z.strictObject({ max_file_size: positiveInt().optional(), max_snapshot_size: positiveInt().optional() })
+      ],
+      says("false, or an object with max_file_size / max_snapshot_size in bytes")
+    )
+    .optional()
 })
 /** A config file after validation. */
 export type ConfigFile = z.infer<typeof ConfigFile>

@@ -1,0 +1,143 @@
+import { spawn } from "node:child_process"
+import { SnapshotError } from "@lathe/core"
+import { Duration, Effect } from "effect"
+
+/** What one git call returns once it has exited (a non-zero exit is a result, not a failure). */
+export interface GitResult {
+  readonly code: number
+  readonly stdout: Buffer
+  readonly stderr: string
+}
+
+/** One git call. */
+export interface GitCall {
+  /** The arguments after the global options. */
+  readonly args: ReadonlyArray<string>
+  /** Bytes written to git's stdin (then closed); stdin is empty when left out. */
+  readonly input?: string | Buffer
+  /** Extra environment variables for this call only. */
+  readonly env?: Readonly<Record<string, string>>
+  /** Wall-clock limit; past it the process is killed and the call fails. Default 60 s. */
+  readonly timeout?: Duration.Input
+}
+
+/** How to reach git: the binary, the working directory, and options passed before every command. */
+export interface GitTarget {
+  /** The git binary (a name on PATH or an absolute path). */
+  readonly binary: string
+  /** The working directory of every call (the project root). */
+  readonly cwd: string
+  /** Global options such as `--git-dir`, `--work-tree`, `-c key=value`. */
+  readonly global: ReadonlyArray<string>
+}
+
+/** Variables that would point git at another repository, index or object store than the ones we name. */
+const scrubbed = (env: NodeJS.ProcessEnv): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue
+    if (key.startsWith("GIT_") && !/^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH|TRACE.*)$/.test(key)) continue
+    out[key] = value
+  }
+  // Stable, parseable messages; never prompt; never take optional locks (no opportunistic index refresh).
+  return { ...out, LC_ALL: "C", LANGUAGE: "C", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" }
+}
+
+const failure = (operation: string, message: string) => new SnapshotError({ operation, message })
+
+const timedOut = new WeakSet<SnapshotError>()
+
+/** True for the error of a git call stopped at its time limit (retrying it would only wait that long again). */
+export const isTimeout = (error: SnapshotError): boolean => timedOut.has(error)
+
+/**
+ * Runs git asynchronously (never blocking the event loop). Interrupting the effect, or passing the timeout,
+ * sends SIGTERM (git removes its lock files on it) and SIGKILL two seconds later if git is still running.
+ * Fails only when git cannot be started or is killed; inspect `code` for git's own verdict.
+ */
+export const runGit = (
+  target: GitTarget,
+  operation: string,
+  call: GitCall
+): Effect.Effect<GitResult, SnapshotError> => {
+  const timeout = Duration.fromInputUnsafe(call.timeout ?? "60 seconds")
+  const run = Effect.callback<GitResult, SnapshotError>((resume) => {
+    const child = spawn(target.binary, [...target.global, ...call.args], {
+      cwd: target.cwd,
+      env: { ...scrubbed(process.env), ...call.env },
+      stdio: ["pipe", "pipe", "pipe"],
+      windowsHide: true
+    })
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+    child.stdin.on("error", () => {}) // git may exit before reading all of stdin; its exit code tells the story
+    child.on("error", (error: NodeJS.ErrnoException) =>
+      resume(
+        Effect.fail(
+          failure(
+            operation,
+            error.code === "ENOENT"
+              ? `Cannot run git: "${target.binary}" was not found. Install git (Debian: apt-get install git) to enable snapshots.`
+              : `Cannot run git (${target.binary}): ${error.message}`
+          )
+        )
+      )
+    )
+    child.on("close", (code, signal) =>
+      resume(
+        code === null
+          ? Effect.fail(failure(operation, `git ${call.args[0] ?? ""} was killed by ${signal ?? "a signal"}.`))
+          : Effect.succeed({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") })
+      )
+    )
+    child.stdin.end(call.input ?? "")
+    return Effect.sync(() => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill("SIGTERM")
+      setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"), 2_000).unref()
+    })
+  })
+  return run.pipe(
+    Effect.timeoutOrElse({
+      duration: timeout,
+      orElse: () => {
+        const error = failure(
+          operation,
+          `git ${call.args[0] ?? ""} did not finish within ${Duration.format(timeout)} and was stopped. ` +
+            "The project may be too large to snapshot; add build outputs and dependencies to .gitignore."
+        )
+        timedOut.add(error)
+        return Effect.fail(error)
+      }
+    })
+  )
+}
+
+/** Runs git and fails with git's own message when it exits non-zero. */
+export const git = (target: GitTarget, operation: string, call: GitCall): Effect.Effect<Buffer, SnapshotError> =>
+  Effect.flatMap(runGit(target, operation, call), (result) =>
+    result.code === 0
+      ? Effect.succeed(result.stdout)
+      : Effect.fail(
+          failure(
+            operation,
+            `git ${call.args.join(" ").slice(0, 200)} failed (exit ${result.code}): ${result.stderr.trim()}`
+          )
+        )
+  )
+
+/** Groups `-z` output fields two by two (`status\0path\0`, `meta\0path\0`). */
+export const pairs = (fields: ReadonlyArray<string>): Array<readonly [string, string]> => {
+  const out: Array<readonly [string, string]> = []
+  for (let i = 0; i + 1 < fields.length; i += 2) out.push([fields[i] ?? "", fields[i + 1] ?? ""])
+  return out
+}
+
+/** Splits NUL-terminated git output into strings, dropping the empty tail. */
+export const splitNul = (output: Buffer): Array<string> =>
+  output
+    .toString("utf8")
+    .split("\0")
+    .filter((s) => s !== "")

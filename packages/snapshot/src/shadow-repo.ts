@@ -1,0 +1,195 @@
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises"
+import { isAbsolute, join, relative, resolve, sep } from "node:path"
+import { SnapshotError } from "@lathe/core"
+import { Effect } from "effect"
+import { type GitTarget, git, runGit } from "./git.js"
+
+/** The user's own repository, read (never written) to seed the first snapshot. */
+export interface UserRepo {
+  /** The work tree's git dir (holds the index); may differ from `commonDir` in a linked worktree. */
+  readonly gitDir: string
+  /** The git dir that holds `objects/`. */
+  readonly commonDir: string
+}
+
+/** Everything one project's shadow repository needs. */
+export interface Shadow {
+  /** The project root: the work tree of every snapshot. */
+  readonly root: string
+  /** `<data>/snapshot/<projectID>`: a bare repository only Lathe writes. */
+  readonly gitDir: string
+  /** Git with `--git-dir`/`--work-tree` and the settings every call needs. */
+  readonly target: GitTarget
+  /** The user's repository when the root is the top of one. */
+  readonly user: UserRepo | undefined
+  /** Root-relative paths never snapshotted (Lathe's own data dir when it lives inside the project). */
+  readonly excluded: ReadonlyArray<string>
+}
+
+/** Settings for every call: no line-ending conversion, real symlinks, raw UTF-8 paths, no fsmonitor hook, no auto gc. */
+const settings = [
+  "core.autocrlf=false",
+  "core.safecrlf=false",
+  "core.symlinks=true",
+  "core.filemode=true",
+  "core.quotepath=false",
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null",
+  "gc.auto=0"
+]
+
+const fail = (operation: string, message: string) => new SnapshotError({ operation, message })
+
+const tryIO = <A>(operation: string, what: string, io: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: io,
+    catch: (error) => fail(operation, `${what}: ${error instanceof Error ? error.message : String(error)}`)
+  })
+
+const exists = (path: string) =>
+  Effect.promise(() =>
+    stat(path).then(
+      () => true,
+      () => false
+    )
+  )
+
+/**
+ * Finds the user's repository when `root` is the top of its work tree, with read-only `rev-parse` (no index
+ * refresh, no lock). A folder outside git, or inside a repository whose top is elsewhere, gives `undefined`.
+ */
+export const findUserRepo = Effect.fn("SnapshotGit.findUserRepo")(function* (binary: string, root: string) {
+  const target: GitTarget = { binary, cwd: root, global: [] }
+  const result = yield* runGit(target, "track", {
+    args: ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
+    timeout: "10 seconds"
+  })
+  if (result.code !== 0) return undefined
+  const [gitDir, common, top] = result.stdout.toString("utf8").split("\n")
+  if (!gitDir || !common || !top || resolve(top) !== resolve(root)) return undefined
+  return { gitDir, commonDir: isAbsolute(common) ? common : resolve(root, common) } satisfies UserRepo
+})
+
+/** Describes the shadow repository of a project (nothing is created yet). */
+export const describeShadow = (options: {
+  readonly binary: string
+  readonly root: string
+  readonly data: string
+  readonly projectID: string
+  readonly user: UserRepo | undefined
+}): Shadow => {
+  const gitDir = join(options.data, "snapshot", options.projectID)
+  const inside = relative(options.root, options.data)
+  const excluded = inside !== "" && !inside.startsWith(`..${sep}`) && inside !== ".." && !isAbsolute(inside)
+  return {
+    root: options.root,
+    gitDir,
+    user: options.user,
+    excluded: excluded ? [inside.split(sep).join("/")] : [],
+    target: {
+      binary: options.binary,
+      cwd: options.root,
+      global: [...settings.flatMap((s) => ["-c", s]), "--git-dir", gitDir, "--work-tree", options.root]
+    }
+  }
+}
+
+/** Escapes a literal path for a gitignore line anchored at the top. */
+const ignoreLine = (path: string) => `/${path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`).replace(/ $/, "\\ ")}/`
+
+/** The shadow's `info/exclude`: the user's own `info/exclude`, then Lathe's data dir when it is inside the work tree. */
+const writeExcludes = Effect.fnUntraced(function* (shadow: Shadow) {
+  const user = shadow.user
+  const own = user
+    ? yield* Effect.promise(() => readFile(join(user.commonDir, "info", "exclude"), "utf8").catch(() => ""))
+    : ""
+  const lines = [own.trimEnd(), "# Lathe's own data", ...shadow.excluded.map(ignoreLine)].filter(Boolean)
+  yield* tryIO("track", "Cannot write the snapshot excludes", async () => {
+    await mkdir(join(shadow.gitDir, "info"), { recursive: true })
+    await writeFile(join(shadow.gitDir, "info", "exclude"), `${lines.join("\n")}\n`)
+  })
+})
+
+/** Whether the shadow repository looks whole enough for git to open it. */
+const looksWhole = (shadow: Shadow) =>
+  Effect.map(
+    Effect.all([
+      exists(join(shadow.gitDir, "HEAD")),
+      exists(join(shadow.gitDir, "config")),
+      exists(join(shadow.gitDir, "objects"))
+    ]),
+    (found) => found.every(Boolean)
+  )
+
+/**
+ * Makes sure the shadow repository exists and is whole, (re)creating it when it is missing or broken, and
+ * points its object store at the user's (alternates) so files already in their history are not stored twice.
+ */
+export const ensureShadow = Effect.fn("SnapshotGit.ensureShadow")(function* (shadow: Shadow, recreate = false) {
+  if (!recreate && (yield* looksWhole(shadow))) return
+  yield* tryIO("track", `Cannot create the snapshot repository at ${shadow.gitDir}`, async () => {
+    await rm(shadow.gitDir, { recursive: true, force: true })
+    await mkdir(shadow.gitDir, { recursive: true })
+  })
+  const bare: GitTarget = { binary: shadow.target.binary, cwd: shadow.gitDir, global: [] }
+  yield* git(bare, "track", { args: ["init", "--quiet", "--bare", shadow.gitDir] })
+  for (const setting of settings) {
+    const [key, value] = setting.split("=") as [string, string]
+    yield* git(bare, "track", { args: ["--git-dir", shadow.gitDir, "config", key, value] })
+  }
+  if (shadow.user) {
+    const objects = join(shadow.user.commonDir, "objects")
+    yield* tryIO("track", "Cannot link the project's object store", () =>
+      writeFile(join(shadow.gitDir, "objects", "info", "alternates"), `${objects}\n`)
+    )
+  }
+  yield* tryIO("track", "Cannot record the project root", () =>
+    writeFile(join(shadow.gitDir, "lathe-root"), shadow.root)
+  )
+  yield* writeExcludes(shadow)
+})
+
+/** Refreshes `info/exclude` (the user's may have changed since the repository was created). */
+export const refreshExcludes = writeExcludes
+
+/**
+ * Seeds an empty shadow index from the user's index (a copy, read without a lock; git replaces its index by
+ * rename, so the copy is whole). Its stat data lets the first snapshot skip re-hashing every tracked file.
+ * Skipped for a split index, whose entries live in other files. Returns whether it seeded.
+ */
+export const seedIndex = Effect.fn("SnapshotGit.seedIndex")(function* (shadow: Shadow) {
+  const user = shadow.user
+  const index = join(shadow.gitDir, "index")
+  if (!user || (yield* exists(index))) return false
+  const source = join(user.gitDir, "index")
+  const split = yield* Effect.promise(() =>
+    readdir(user.gitDir).then(
+      (names) => names.some((name) => name.startsWith("sharedindex.")),
+      () => true
+    )
+  )
+  if (split) return false
+  return yield* Effect.promise(async () => {
+    try {
+      const before = await stat(source)
+      await copyFile(source, `${index}.seed`)
+      // Same mtime as the original, so git's racy-entry check behaves as it does in the user's repository.
+      await utimes(`${index}.seed`, before.atime, before.mtime)
+      await rename(`${index}.seed`, index)
+      return true
+    } catch {
+      await rm(`${index}.seed`, { force: true })
+      return false
+    }
+  })
+})
+
+/** Drops the shadow index (and temp indexes): the next snapshot rebuilds it, from the user's index when it can. */
+export const dropIndex = (shadow: Shadow) =>
+  Effect.promise(() =>
+    Promise.all(
+      ["index", "index.lock", "lathe-checkout.index", "lathe-checkout.index.lock"].map((name) =>
+        rm(join(shadow.gitDir, name), { force: true })
+      )
+    )
+  )

@@ -1,0 +1,211 @@
+import { stat } from "node:fs/promises"
+import { parse } from "node:path"
+import { Config, Paths, Snapshot, SnapshotError, type SnapshotPatch } from "@lathe/core"
+import { Effect, Layer, Ref, Result, Semaphore } from "effect"
+import { applyFiles, checkPaths } from "./apply.js"
+import { changes, checkHash, fullDiff, unified } from "./diff.js"
+import { gcDue, prune } from "./gc.js"
+import { git, isTimeout } from "./git.js"
+import { type LockOptions, withLock } from "./lock.js"
+import { describeShadow, dropIndex, ensureShadow, findUserRepo, refreshExcludes, seedIndex } from "./shadow-repo.js"
+import { defaultLimits, type Limits, writeTree } from "./track.js"
+
+/** How the git-backed layer runs; every field has a production default. */
+export interface SnapshotGitOptions {
+  /** The git binary. Default `"git"` from PATH. */
+  readonly binary?: string
+  /** Waiting for another session's snapshot. */
+  readonly lock?: LockOptions
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+
+const list = (paths: ReadonlyArray<string>, max = 10) =>
+  paths.slice(0, max).join(", ") + (paths.length > max ? ` and ${paths.length - max} more` : "")
+
+/** Why snapshots cannot run for this project, or `undefined` when they can. */
+const whyOff = Effect.fnUntraced(function* (binary: string, root: string, home: string, setting: unknown) {
+  if (setting === false) return "`snapshot: false` in config"
+  const version = yield* Effect.result(git({ binary, cwd: root, global: [] }, "track", { args: ["--version"] }))
+  if (Result.isFailure(version)) return version.failure.message
+  const info = yield* Effect.promise(() => stat(root).catch(() => undefined))
+  if (!info?.isDirectory()) return `the project root ${root} is not a directory`
+  if (root === parse(root).root || root === home)
+    return `the project root ${root} is the filesystem root or your home directory; start Lathe in a project folder`
+  return undefined
+})
+
+const make = (options: SnapshotGitOptions) =>
+  Effect.gen(function* () {
+    const paths = yield* Paths
+    const config = yield* Config
+    const disabled = yield* Effect.provide(
+      Effect.gen(function* () {
+        return yield* Snapshot
+      }),
+      Snapshot.disabled
+    )
+    const off = (why: string) =>
+      Effect.as(Effect.logWarning(`Snapshots are off: ${why}. Undo and redo are unavailable.`), disabled)
+    const binary = options.binary ?? "git"
+    const setting = config.info.snapshot
+    const reason = yield* whyOff(binary, paths.root, paths.home, setting)
+    if (reason !== undefined) return yield* off(reason)
+    const limits: Limits = {
+      maxFileSize: (setting || undefined)?.max_file_size ?? defaultLimits.maxFileSize,
+      maxSnapshotSize: (setting || undefined)?.max_snapshot_size ?? defaultLimits.maxSnapshotSize
+    }
+    const user = yield* Effect.orElseSucceed(findUserRepo(binary, paths.root), () => undefined)
+    const shadow = describeShadow({ binary, root: paths.root, data: paths.data, projectID: paths.projectID, user })
+    const semaphore = yield* Semaphore.make(1)
+    const locked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      semaphore.withPermit(withLock(shadow.gitDir, effect, options.lock))
+    const ready = yield* Effect.result(locked(Effect.andThen(ensureShadow(shadow), refreshExcludes(shadow))))
+    if (Result.isFailure(ready)) return yield* off(ready.failure.message)
+
+    const scope = yield* Effect.scope
+    const lastSkipped = yield* Ref.make("")
+
+    /** One snapshot; a failed attempt drops the index, then re-creates the repository, before giving up. */
+    const attempt = (round: number): Effect.Effect<string | undefined, SnapshotError> =>
+      Effect.gen(function* () {
+        if (round === 1) yield* dropIndex(shadow)
+        yield* ensureShadow(shadow, round === 2)
+        if (round === 0) yield* seedIndex(shadow)
+        const result = yield* writeTree(shadow, limits)
+        if (result._tag === "TooLarge") {
+          yield* Effect.logWarning(
+            `Snapshot skipped: the changes hold ${mib(result.bytes)}, over snapshot.max_snapshot_size ` +
+              `(${mib(limits.maxSnapshotSize)}); biggest: ${list(result.largest)}. Add them to .gitignore or raise the cap. ` +
+              "This step cannot be undone."
+          )
+          return undefined
+        }
+        const skipped = list(result.skipped)
+        if ((yield* Ref.getAndSet(lastSkipped, skipped)) !== skipped && result.skipped.length > 0)
+          yield* Effect.logWarning(
+            `Snapshots leave out ${result.skipped.length} file(s) over snapshot.max_file_size ` +
+              `(${mib(limits.maxFileSize)}): ${skipped}. Undo will not restore them.`
+          )
+        return result.hash
+      }).pipe(
+        Effect.catch((error: SnapshotError) =>
+          round >= 2 || isTimeout(error)
+            ? Effect.fail(error)
+            : Effect.andThen(
+                Effect.logWarning(`Snapshot repository needed repair (${error.message}); retrying.`),
+                attempt(round + 1)
+              )
+        )
+      )
+
+    const housekeeping = Effect.gen(function* () {
+      if (!(yield* gcDue(shadow))) return
+      yield* Effect.forkIn(
+        locked(prune(shadow)).pipe(
+          Effect.catch((error) => Effect.logWarning(`Snapshot housekeeping failed: ${error.message}`))
+        ),
+        scope
+      )
+    })
+
+    /** The current tree, or a failure naming why it could not be taken (for operations that need one). */
+    const current = (operation: string) =>
+      Effect.flatMap(attempt(0), (hash) =>
+        hash === undefined
+          ? Effect.fail(
+              new SnapshotError({
+                operation,
+                message: "The work tree is over snapshot.max_snapshot_size, so it cannot be compared; see the warning."
+              })
+            )
+          : Effect.succeed(hash)
+      )
+
+    /** On the hot path the hash is checked only when git fails, to replace git's message with a clear one. */
+    const explained = <A>(operation: string, hash: string, effect: Effect.Effect<A, SnapshotError>) =>
+      Effect.catch(effect, (error) => Effect.andThen(checkHash(shadow, operation, hash), Effect.fail(error)))
+
+    const track = Effect.fn("Snapshot.track")(function* () {
+      const hash = yield* locked(attempt(0))
+      yield* housekeeping
+      return hash
+    })
+
+    const patch = Effect.fn("Snapshot.patch")(function* (hash: string) {
+      return yield* locked(
+        Effect.gen(function* () {
+          const now = yield* current("patch")
+          const files = (yield* explained("patch", hash, changes(shadow, hash, now))).map((c) => c.path)
+          return { hash, files } satisfies SnapshotPatch
+        })
+      )
+    })
+
+    const diff = Effect.fn("Snapshot.diff")(function* (hash: string) {
+      return yield* locked(
+        Effect.gen(function* () {
+          return yield* explained("diff", hash, unified(shadow, hash, yield* current("diff")))
+        })
+      )
+    })
+
+    const diffFull = Effect.fn("Snapshot.diffFull")(function* (from: string, to: string) {
+      return yield* locked(
+        Effect.gen(function* () {
+          yield* checkHash(shadow, "diff", from)
+          yield* checkHash(shadow, "diff", to)
+          return yield* fullDiff(shadow, from, to)
+        })
+      )
+    })
+
+    const restore = Effect.fn("Snapshot.restore")(function* (hash: string) {
+      yield* locked(
+        Effect.gen(function* () {
+          yield* checkHash(shadow, "restore", hash)
+          const now = yield* current("restore")
+          const changed = yield* changes(shadow, now, hash)
+          yield* applyFiles(
+            shadow,
+            "restore",
+            hash,
+            changed.map((c) => c.path)
+          )
+        })
+      )
+    })
+
+    const revert = Effect.fn("Snapshot.revert")(function* (patches: ReadonlyArray<SnapshotPatch>) {
+      yield* checkPaths(
+        "revert",
+        patches.flatMap((p) => p.files)
+      )
+      yield* locked(
+        Effect.gen(function* () {
+          for (const hash of new Set(patches.map((p) => p.hash))) yield* checkHash(shadow, "revert", hash)
+          const done = new Set<string>()
+          for (const p of patches) {
+            const files = p.files.filter((file) => !done.has(file))
+            for (const file of files) done.add(file)
+            yield* applyFiles(shadow, "revert", p.hash, files)
+          }
+        })
+      )
+    })
+
+    return Snapshot.of({ track: track(), patch, diff, diffFull, restore, revert })
+  })
+
+/**
+ * The real `Snapshot` layer: a bare git repository per project at `<data>/snapshot/<projectID>` whose work
+ * tree is the project root. It never writes, locks or refreshes the user's `.git`. When snapshots cannot run
+ * (`snapshot: false`, no git binary, a root that is `/` or the home directory, a data dir git cannot write)
+ * it logs one warning and behaves as `Snapshot.disabled`.
+ */
+export const SnapshotGit = {
+  /** Production layer with default options; needs `Paths` and `Config`. */
+  layer: Layer.effect(Snapshot, make({})),
+  /** The layer with explicit options (another git binary, lock waits), e.g. for tests. */
+  layerWith: (options: SnapshotGitOptions) => Layer.effect(Snapshot, make(options))
+}

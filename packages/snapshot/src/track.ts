@@ -1,0 +1,110 @@
+import { lstat } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { git, splitNul } from "./git.js"
+import type { Shadow } from "./shadow-repo.js"
+
+/** Size caps, in bytes. */
+export interface Limits {
+  /** A file larger than this is left out of snapshots (and listed). */
+  readonly maxFileSize: number
+  /** A snapshot that would store more new bytes than this is not taken (a list of the biggest top folders is given). */
+  readonly maxSnapshotSize: number
+}
+
+/** Defaults when config says nothing: 10 MiB per file, 1 GiB of new content per snapshot. */
+export const defaultLimits: Limits = { maxFileSize: 10 * 1024 * 1024, maxSnapshotSize: 1024 * 1024 * 1024 }
+
+/** What one snapshot attempt produced. */
+export type TrackResult =
+  | { readonly _tag: "Tracked"; readonly hash: string; readonly skipped: ReadonlyArray<string> }
+  | { readonly _tag: "TooLarge"; readonly bytes: number; readonly largest: ReadonlyArray<string> }
+
+interface Candidate {
+  readonly path: string
+  /** Already in the shadow index (changed or deleted) rather than new. */
+  readonly tracked: boolean
+  /** Undefined when the file is gone. */
+  readonly size: number | undefined
+}
+
+/** Past this many changed paths, one `git add -A` beats feeding paths to `update-index`. */
+const BULK = 2_000
+
+const sizes = (root: string, entries: ReadonlyArray<{ path: string; tracked: boolean }>) =>
+  Effect.promise(async () => {
+    const out: Array<Candidate> = new Array(entries.length)
+    let next = 0
+    const worker = async () => {
+      for (let i = next++; i < entries.length; i = next++) {
+        const entry = entries[i] as { path: string; tracked: boolean }
+        const info = await lstat(join(root, entry.path)).catch(() => undefined)
+        out[i] = { ...entry, size: info && !info.isDirectory() ? info.size : undefined }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(64, entries.length) }, worker))
+    return out
+  })
+
+const literalExclude = (path: string) => `:(exclude,literal,top)${path}`
+
+/**
+ * Writes the work tree into the shadow repository and returns its tree hash. One scan (`ls-files -o -m`, which
+ * honours `.gitignore`, the user's global excludes and `info/exclude`) finds what changed; those paths alone
+ * are hashed. Files over `maxFileSize` are left out (and dropped from the index if they were in it); nested
+ * repositories are left out. Needs the snapshot lock.
+ */
+export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (shadow: Shadow, limits: Limits) {
+  const listing = yield* git(shadow.target, "track", {
+    args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"],
+    timeout: "5 minutes"
+  })
+  const seen = new Set<string>()
+  const entries: Array<{ path: string; tracked: boolean }> = []
+  const nested: Array<string> = []
+  for (const line of splitNul(listing)) {
+    const path = line.slice(2)
+    // A directory here is a nested repository: its history is its own, not ours to snapshot.
+    if (path.endsWith("/")) nested.push(path.slice(0, -1))
+    if (path.endsWith("/") || seen.has(path)) continue
+    seen.add(path)
+    entries.push({ path, tracked: line[0] !== "?" })
+  }
+  const candidates = yield* sizes(shadow.root, entries)
+  const large = candidates.filter((c) => c.size !== undefined && c.size > limits.maxFileSize)
+  const kept = candidates.filter((c) => c.size === undefined || c.size <= limits.maxFileSize)
+  const bytes = kept.reduce((sum, c) => sum + (c.size ?? 0), 0)
+  if (bytes > limits.maxSnapshotSize) {
+    const byTop = new Map<string, number>()
+    for (const c of kept) {
+      const top = c.path.includes("/") ? `${c.path.slice(0, c.path.indexOf("/"))}/` : c.path
+      byTop.set(top, (byTop.get(top) ?? 0) + (c.size ?? 0))
+    }
+    const largest = [...byTop].sort((a, b) => b[1] - a[1]).slice(0, 5)
+    return { _tag: "TooLarge", bytes, largest: largest.map(([path]) => path) } satisfies TrackResult
+  }
+  if (kept.length > BULK) {
+    const excludes = [...large.map((c) => c.path), ...nested].map(literalExclude)
+    yield* git(shadow.target, "track", {
+      args: ["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"],
+      input: [".", ...excludes].join("\0"),
+      timeout: "10 minutes"
+    })
+  } else if (kept.length > 0) {
+    yield* git(shadow.target, "track", {
+      args: ["update-index", "--add", "--remove", "--replace", "-z", "--stdin"],
+      input: kept.map((c) => `${c.path}\0`).join(""),
+      timeout: "10 minutes"
+    })
+  }
+  const dropped = large.filter((c) => c.tracked)
+  if (dropped.length > 0)
+    yield* git(shadow.target, "track", {
+      args: ["update-index", "--force-remove", "-z", "--stdin"],
+      input: dropped.map((c) => `${c.path}\0`).join("")
+    })
+  const hash = (yield* git(shadow.target, "track", { args: ["write-tree"], timeout: "5 minutes" }))
+    .toString("utf8")
+    .trim()
+  return { _tag: "Tracked", hash, skipped: large.map((c) => c.path) } satisfies TrackResult
+})
