@@ -1,1 +1,101 @@
-export {}
+/**
+ * @lathe/tools: Lathe's built-in tools, shipped as a plugin.
+ *
+ * The default export is the plugin; it gives each loaded instance its own per-session state (reads, todos).
+ * Each tool is also exported by name (`ReadTool`, `EditTool`, …), sharing one module-level state, for hosts
+ * and tests that pick tools individually; `createTools` builds a fresh set.
+ */
+import { type AnyTool, definePlugin } from "@lathe/core"
+import { createApplyPatchTool } from "./apply-patch.js"
+import { createBashTool } from "./bash.js"
+import { createEditTool } from "./edit.js"
+import { createGlobTool } from "./glob.js"
+import { createGrepTool } from "./grep.js"
+import { createListTool } from "./list.js"
+import { createMultiEditTool } from "./multiedit.js"
+import { createReadTool } from "./read.js"
+import type { RipgrepOption } from "./ripgrep.js"
+import { ToolState } from "./state.js"
+import { createTodoReadTool, createTodoWriteTool } from "./todo.js"
+import { createWebFetchTool } from "./webfetch.js"
+import { createWriteTool } from "./write.js"
+
+export * from "./apply-patch.js"
+export * from "./bash.js"
+export * from "./edit.js"
+export type { EditSpec } from "./edit-apply.js"
+export { applyEdit } from "./edit-apply.js"
+export { findMatches, type MatcherName, type MatchOutcome } from "./edit-match.js"
+export * from "./glob.js"
+export * from "./grep.js"
+export * from "./list.js"
+export * from "./multiedit.js"
+export * from "./read.js"
+export type { RipgrepOption } from "./ripgrep.js"
+export * from "./state.js"
+export * from "./todo.js"
+export * from "./webfetch.js"
+export * from "./write.js"
+
+/** Options of {@link createTools}, also read from the plugin's config options (`{ "ripgrep": false }`). */
+export interface ToolsOptions {
+  /** Per-session state shared by the tools; a new one by default. */
+  readonly state?: ToolState
+  /** Which ripgrep glob and grep use (default "auto"; `false` forces the pure-Node walker). */
+  readonly ripgrep?: RipgrepOption
+}
+
+/** Builds every built-in tool over one shared state, in the order the model sees them. */
+export const createTools = (options: ToolsOptions = {}): ReadonlyArray<AnyTool> => {
+  const state = options.state ?? new ToolState()
+  const ripgrep = options.ripgrep ?? "auto"
+  const tools = [
+    createBashTool(),
+    createReadTool(state),
+    createListTool(),
+    createGlobTool({ ripgrep }),
+    createGrepTool({ ripgrep }),
+    createEditTool(state),
+    createMultiEditTool(state),
+    createWriteTool(state),
+    createApplyPatchTool(state),
+    createWebFetchTool(),
+    createTodoWriteTool(state),
+    createTodoReadTool(state)
+  ]
+  return tools as ReadonlyArray<AnyTool>
+}
+
+const shared = new ToolState()
+/** `read` over the module-level state. */
+export const ReadTool = createReadTool(shared)
+/** `write` over the module-level state (it sees reads made with {@link ReadTool}). */
+export const WriteTool = createWriteTool(shared)
+/** `edit` over the module-level state. */
+export const EditTool = createEditTool(shared)
+/** `multiedit` over the module-level state. */
+export const MultiEditTool = createMultiEditTool(shared)
+/** `apply_patch` over the module-level state. */
+export const ApplyPatchTool = createApplyPatchTool(shared)
+/** `list`. */
+export const ListTool = createListTool()
+/** `glob`, with ripgrep found automatically. */
+export const GlobTool = createGlobTool({ ripgrep: "auto" })
+/** `grep`, with ripgrep found automatically. */
+export const GrepTool = createGrepTool({ ripgrep: "auto" })
+/** `bash`. */
+export const BashTool = createBashTool()
+/** `webfetch`. */
+export const WebFetchTool = createWebFetchTool()
+/** `todowrite` over the module-level state. */
+export const TodoWriteTool = createTodoWriteTool(shared)
+/** `todoread` over the module-level state (it sees {@link TodoWriteTool}'s lists). */
+export const TodoReadTool = createTodoReadTool(shared)
+
+/** The plugin: contributes every built-in tool, with state private to this loaded instance. */
+export default definePlugin({
+  name: "@lathe/tools",
+  setup: async (ctx) => ({
+    tools: createTools({ ripgrep: ctx.options.ripgrep === false ? false : "auto" })
+  })
+})

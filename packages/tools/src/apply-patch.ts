@@ -1,0 +1,154 @@
+import { readFile, stat, unlink } from "node:fs/promises"
+import { Tool } from "@lathe/core"
+import { z } from "zod"
+import { loadDescription } from "./description.js"
+import { type PatchChunk, parsePatch } from "./patch-parse.js"
+import { checkExternal, displayPath, resolvePath } from "./paths.js"
+import { normaliseLine } from "./similarity.js"
+import type { ToolState } from "./state.js"
+import { formatText, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
+
+/** `apply_patch` arguments. */
+export const ApplyPatchInput = z.object({
+  patchText: z.string().min(1).describe("The whole patch, from *** Begin Patch to *** End Patch")
+})
+/** `apply_patch` arguments, parsed. */
+export type ApplyPatchInput = z.infer<typeof ApplyPatchInput>
+
+const COMPARATORS: ReadonlyArray<(line: string) => string> = [
+  (line) => line,
+  (line) => line.trimEnd(),
+  (line) => line.trim(),
+  normaliseLine
+]
+
+/** Where `wanted` occurs in `lines` at or after `from`, comparing ever more loosely; -1 when nowhere. */
+const seek = (lines: ReadonlyArray<string>, wanted: ReadonlyArray<string>, from: number, atEnd: boolean): number => {
+  for (const key of COMPARATORS) {
+    const want = wanted.map(key)
+    const fits = (at: number) => want.every((w, k) => key(lines[at + k] ?? "") === w)
+    if (atEnd && lines.length - want.length >= from && fits(lines.length - want.length))
+      return lines.length - want.length
+    for (let at = from; at + want.length <= lines.length; at++) if (fits(at)) return at
+  }
+  return -1
+}
+
+/** Applies an update's chunks to LF text, in order; throws a model-facing Error when a chunk does not fit. */
+const applyChunks = (text: string, chunks: ReadonlyArray<PatchChunk>, label: string): string => {
+  const trailing = text.endsWith("\n")
+  const lines = (trailing ? text.slice(0, -1) : text).split("\n")
+  if (text === "") lines.length = 0
+  const edits: Array<{ at: number; remove: number; insert: ReadonlyArray<string> }> = []
+  let cursor = 0
+  for (const chunk of chunks) {
+    if (chunk.context !== undefined) {
+      const at = seek(lines, [chunk.context], cursor, false)
+      if (at < 0) throw new Error(`Could not find the line "@@ ${chunk.context}" in ${label}.`)
+      cursor = at + 1
+    }
+    if (chunk.oldLines.length === 0) {
+      const at = chunk.context !== undefined ? cursor : lines.length
+      edits.push({ at, remove: 0, insert: chunk.newLines })
+      continue
+    }
+    let old = chunk.oldLines
+    let fresh = chunk.newLines
+    let at = seek(lines, old, cursor, chunk.endOfFile)
+    if (at < 0 && old[old.length - 1] === "") {
+      old = old.slice(0, -1)
+      fresh = fresh[fresh.length - 1] === "" ? fresh.slice(0, -1) : fresh
+      at = seek(lines, old, cursor, chunk.endOfFile)
+    }
+    if (at < 0) throw new Error(`Could not find these lines in ${label}:\n${chunk.oldLines.join("\n")}`)
+    edits.push({ at, remove: old.length, insert: fresh })
+    cursor = at + old.length
+  }
+  for (const edit of edits.reverse()) lines.splice(edit.at, edit.remove, ...edit.insert)
+  return lines.length === 0 ? "" : `${lines.join("\n")}${trailing || text === "" ? "\n" : ""}`
+}
+
+interface Change {
+  readonly label: string
+  readonly path: string
+  readonly real: string
+  /** Raw content before (undefined: the file is new). */
+  readonly before: string | undefined
+  /** Raw content after (undefined: the file is deleted). */
+  readonly after: string | undefined
+  readonly status: "A" | "M" | "D"
+}
+
+const load = async (real: string): Promise<string | undefined> => {
+  const info = await stat(real).catch(() => undefined)
+  if (info?.isDirectory()) throw new Error(`${real} is a directory, not a file.`)
+  return info ? readFile(real, "utf8") : undefined
+}
+
+/** Builds the `apply_patch` tool: every file change is computed and checked first, then written all together. */
+export const createApplyPatchTool = (state: ToolState) =>
+  Tool.define("apply_patch", {
+    description: loadDescription("apply_patch"),
+    parameters: ApplyPatchInput,
+    mutates: true,
+    execute: async (args, ctx) => {
+      const hunks = parsePatch(args.patchText)
+      const changes: Array<Change> = []
+      const target = async (path: string) => {
+        const abs = resolvePath(ctx, path)
+        return { path: abs, label: displayPath(ctx.root, abs), real: await checkExternal(ctx, abs, "file") }
+      }
+      for (const hunk of hunks) {
+        const file = await target(hunk.path)
+        const before = await load(file.real)
+        if (hunk.type === "add") {
+          if (before !== undefined) throw new Error(`Cannot add ${file.label}: it already exists. Use *** Update File.`)
+          changes.push({ ...file, before, after: hunk.contents, status: "A" })
+          continue
+        }
+        if (before === undefined) throw new Error(`Cannot ${hunk.type} ${file.label}: the file does not exist.`)
+        if (hunk.type === "delete") {
+          changes.push({ ...file, before, after: undefined, status: "D" })
+          continue
+        }
+        const format = parseText(before)
+        const after = formatText(format, applyChunks(format.text, hunk.chunks, file.label))
+        if (hunk.movePath === undefined) changes.push({ ...file, before, after, status: "M" })
+        else {
+          const dest = await target(hunk.movePath)
+          if ((await load(dest.real)) !== undefined)
+            throw new Error(`Cannot move ${file.label} to ${dest.label}: the destination already exists.`)
+          changes.push({ ...file, before, after: undefined, status: "D" })
+          changes.push({ ...dest, before: undefined, after, status: "A" })
+        }
+      }
+      const diff = changes.map((c) => unifiedDiff(c.label, c.before ?? "", c.after ?? "")).join("\n")
+      const patterns = [...new Set(changes.map((c) => c.label))]
+      await ctx.ask({ permission: "edit", patterns, always: patterns, metadata: { diff, files: patterns } })
+
+      const done: Array<Change> = []
+      try {
+        // Writes before deletes, so a move never loses its content halfway.
+        for (const change of [...changes].sort((a, b) => Number(a.status === "D") - Number(b.status === "D"))) {
+          if (change.after === undefined) await unlink(change.real)
+          else await writeFileAtomic(change.real, change.after)
+          done.push(change)
+        }
+      } catch (error) {
+        for (const change of done.reverse()) {
+          if (change.before === undefined) await unlink(change.real).catch(() => undefined)
+          else await writeFileAtomic(change.real, change.before).catch(() => undefined)
+        }
+        const reason = error instanceof Error ? error.message : String(error)
+        throw new Error(`Applying the patch failed (${reason}). Every file was restored to its state before the patch.`)
+      }
+      for (const change of changes)
+        if (change.after !== undefined) state.recordRead(ctx.sessionID, change.real, await stat(change.real))
+      const summary = changes.map((c) => `${c.status} ${c.label}`).join("\n")
+      return {
+        title: `${changes.length} file${changes.length === 1 ? "" : "s"}`,
+        output: `Applied the patch:\n${summary}`,
+        metadata: { diff, files: changes.map((c) => ({ path: c.path, status: c.status })) }
+      }
+    }
+  })

@@ -1,0 +1,130 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+
+/** Output kept in memory per command; beyond it the rest is dropped (and said so). */
+export const MAX_CAPTURE_BYTES = 32 * 1024 * 1024
+/** Between SIGTERM to the process group and SIGKILL. */
+const KILL_GRACE_MS = 200
+/** After the shell exits, how long to wait for background children to let go of its output pipes. */
+const DRAIN_MS = 100
+
+/** How a command ended. */
+export interface ShellResult {
+  /** stdout and stderr, interleaved in arrival order. */
+  readonly output: string
+  /** The exit code; null when killed by a signal. */
+  readonly exitCode: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly timedOut: boolean
+  readonly aborted: boolean
+  /** Output past {@link MAX_CAPTURE_BYTES} was dropped. */
+  readonly overflowed: boolean
+  readonly durationMs: number
+}
+
+/** The shell that runs commands: bash when installed (non-login, so the caller's PATH is kept), else sh. */
+export const shellCommand = (command: string): readonly [string, ReadonlyArray<string>] => {
+  const bash = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((path) => existsSync(path))
+  return bash ? [bash, ["-c", command]] : ["/bin/sh", ["-c", command]]
+}
+
+/** Signals the whole process group of `child` (it leads one: spawned detached). Already-gone is fine. */
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals): void => {
+  if (child.pid === undefined) return
+  try {
+    process.kill(-child.pid, signal)
+  } catch {
+    // ESRCH: the group has already exited.
+  }
+}
+
+/**
+ * Runs `command` in a new process group with stdin closed (reads see EOF at once). `onOutput` gets each
+ * chunk as it arrives. On timeout or abort the whole group (the shell and every child it started) gets
+ * SIGTERM, then SIGKILL shortly after, so nothing is left running. Resolves when the shell has exited and its
+ * output is drained; never rejects for a failing command (see `exitCode`).
+ */
+export const runShell = (options: {
+  readonly command: string
+  readonly cwd: string
+  readonly timeoutMs: number
+  readonly signal: AbortSignal
+  /** Each chunk of output as it arrives. */
+  readonly onOutput?: (chunk: string) => void
+}): Promise<ShellResult> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now()
+    const [file, args] = shellCommand(options.command)
+    const child = spawn(file, [...args], {
+      cwd: options.cwd,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" }
+    })
+    const chunks: Array<string> = []
+    let bytes = 0
+    let overflowed = false
+    let timedOut = false
+    let aborted = false
+    const onData = (text: string) => {
+      const size = Buffer.byteLength(text)
+      if (bytes + size > MAX_CAPTURE_BYTES) {
+        overflowed = true
+        return
+      }
+      bytes += size
+      chunks.push(text)
+      options.onOutput?.(text)
+    }
+    // Decoding per stream keeps a multi-byte character split across chunks intact.
+    child.stdout?.setEncoding("utf8").on("data", onData)
+    child.stderr?.setEncoding("utf8").on("data", onData)
+
+    let killTimer: NodeJS.Timeout | undefined
+    const terminate = () => {
+      killGroup(child, "SIGTERM")
+      killTimer = setTimeout(() => killGroup(child, "SIGKILL"), KILL_GRACE_MS)
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      terminate()
+    }, options.timeoutMs)
+    const onAbort = () => {
+      aborted = true
+      terminate()
+    }
+    if (options.signal.aborted) onAbort()
+    else options.signal.addEventListener("abort", onAbort, { once: true })
+
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
+    let settled = false
+    const finish = () => {
+      if (settled || !exit) return
+      settled = true
+      clearTimeout(timer)
+      options.signal.removeEventListener("abort", onAbort)
+      if (timedOut || aborted) killGroup(child, "SIGKILL")
+      if (killTimer) clearTimeout(killTimer)
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+      resolve({
+        output: chunks.join(""),
+        exitCode: exit.code,
+        signal: exit.signal,
+        timedOut,
+        aborted,
+        overflowed,
+        durationMs: Math.round(performance.now() - started)
+      })
+    }
+    child.on("error", (error) => {
+      clearTimeout(timer)
+      options.signal.removeEventListener("abort", onAbort)
+      reject(error)
+    })
+    child.on("exit", (code, signal) => {
+      exit = { code, signal }
+      setTimeout(finish, DRAIN_MS)
+    })
+    child.on("close", finish)
+  })

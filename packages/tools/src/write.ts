@@ -1,0 +1,60 @@
+import { readFile, stat } from "node:fs/promises"
+import { Tool } from "@lathe/core"
+import { z } from "zod"
+import { loadDescription } from "./description.js"
+import { checkExternal, displayPath, errorCode, resolvePath } from "./paths.js"
+import type { ToolState } from "./state.js"
+import { diffStats, unifiedDiff, writeFileAtomic } from "./text-file.js"
+
+/** `write` arguments. */
+export const WriteInput = z.object({
+  filePath: z.string().min(1).describe("The file to write: absolute, or relative to the working directory"),
+  content: z.string().describe("The whole new content of the file")
+})
+/** `write` arguments, parsed. */
+export type WriteInput = z.infer<typeof WriteInput>
+
+/**
+ * Builds the `write` tool. Overwriting an existing file requires that this session read it (with `read`, or
+ * wrote it with an edit tool) and that it has not changed on disk since; new files and folders are created.
+ */
+export const createWriteTool = (state: ToolState) =>
+  Tool.define("write", {
+    description: loadDescription("write"),
+    parameters: WriteInput,
+    mutates: true,
+    execute: async (args, ctx) => {
+      const path = resolvePath(ctx, args.filePath)
+      const label = displayPath(ctx.root, path)
+      const real = await checkExternal(ctx, path, "file")
+      const info = await stat(real).catch((error: unknown) => {
+        if (errorCode(error) === "ENOENT") return undefined
+        throw error
+      })
+      if (info?.isDirectory()) throw new Error(`${label} is a directory; give the path of a file to write.`)
+      if (info) {
+        const seen = state.lastRead(ctx.sessionID, real)
+        if (!seen)
+          throw new Error(
+            `${label} already exists and you have not read it in this session. ` +
+              `Read it with the read tool first, then write it.`
+          )
+        if (seen.mtimeMs !== info.mtimeMs || seen.size !== info.size)
+          throw new Error(
+            `${label} has changed on disk since you last read it. Read it again to see the current ` +
+              `content before overwriting it.`
+          )
+      }
+      const before = info ? await readFile(real, "utf8") : ""
+      const diff = unifiedDiff(label, before, args.content)
+      await ctx.ask({ permission: "edit", patterns: [label], always: [label], metadata: { filepath: path, diff } })
+      await writeFileAtomic(real, args.content)
+      state.recordRead(ctx.sessionID, real, await stat(real))
+      const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length
+      return {
+        title: label,
+        output: `${info ? "Overwrote" : "Created"} ${label} (${lines} lines).`,
+        metadata: { filepath: path, diff, created: !info, ...diffStats(diff) }
+      }
+    }
+  })

@@ -1,0 +1,107 @@
+import { readFileSync, statSync } from "node:fs"
+import { describe, expect, it } from "@effect/vitest"
+import { createEditTool } from "../src/edit.js"
+import { createMultiEditTool } from "../src/multiedit.js"
+import { ToolState } from "../src/state.js"
+import { harness, run, runError } from "./helpers.js"
+
+const setup = () => {
+  const state = new ToolState()
+  return { state, edit: createEditTool(state), multiedit: createMultiEditTool(state), h: harness() }
+}
+
+describe("edit", () => {
+  it("edits a CRLF file with a BOM, keeps both, returns a diff and the changed range", async () => {
+    const { state, edit, h } = setup()
+    const file = h.write("src/a.ts", "\uFEFFconst a = 1\r\n    const b = 2\r\nexport {}\r\n")
+    const out = await run(
+      edit,
+      { filePath: "src/a.ts", oldString: "const b = 2", newString: "const b = 3\nconst c = 4" },
+      h.ctx()
+    )
+    expect(readFileSync(file, "utf8")).toBe("\uFEFFconst a = 1\r\n    const b = 3\r\nconst c = 4\r\nexport {}\r\n")
+    expect(out.output.split("\n").slice(0, 2)).toEqual(["Edited src/a.ts: lines 2-3 changed.", ""])
+    expect(out.output).toContain("-    const b = 2\n+    const b = 3\n+const c = 4")
+    expect(out.metadata).toMatchObject({ startLine: 2, endLine: 3, matchers: ["exact"], additions: 2, deletions: 1 })
+    expect(h.asks[0]).toMatchObject({ permission: "edit", patterns: ["src/a.ts"] })
+    expect(state.lastRead("ses_test", file)?.mtimeMs).toBe(statSync(file).mtimeMs)
+  })
+
+  it("an empty oldString creates a new file", async () => {
+    const { edit, h } = setup()
+    await run(edit, { filePath: "new/file.md", oldString: "", newString: "# Title\n" }, h.ctx())
+    expect(readFileSync(h.path("new/file.md"), "utf8")).toBe("# Title\n")
+  })
+
+  it("an empty oldString on a file with content is refused", async () => {
+    const { edit, h } = setup()
+    h.write("a.txt", "x")
+    expect((await runError(edit, { filePath: "a.txt", oldString: "", newString: "y" }, h.ctx())).message).toBe(
+      "oldString is empty, which creates a new file, but a.txt already has content. Put the text to replace in oldString, or use the write tool to replace the whole file."
+    )
+  })
+
+  it("a missing file says how to create one", async () => {
+    const { edit, h } = setup()
+    expect(await runError(edit, { filePath: "nope.ts", oldString: "a", newString: "b" }, h.ctx())).toEqual({
+      _tag: "ToolExecutionError",
+      message:
+        "File not found: nope.ts. To create a new file, call edit with an empty oldString, or use the write tool."
+    })
+  })
+
+  it("oldString equal to newString is an error the model sees", async () => {
+    const { edit, h } = setup()
+    h.write("a.txt", "x")
+    expect((await runError(edit, { filePath: "a.txt", oldString: "x", newString: "x" }, h.ctx())).message).toBe(
+      "No changes to apply: oldString and newString are identical."
+    )
+  })
+
+  it("a denied edit writes nothing", async () => {
+    const { edit, h } = setup()
+    const file = h.write("a.txt", "x")
+    h.mode = "deny"
+    expect((await runError(edit, { filePath: "a.txt", oldString: "x", newString: "y" }, h.ctx()))._tag).toBe(
+      "PermissionDenied"
+    )
+    expect(readFileSync(file, "utf8")).toBe("x")
+  })
+})
+
+describe("multiedit", () => {
+  it("applies edits in order, each on the result of the previous", async () => {
+    const { multiedit, h } = setup()
+    const file = h.write("a.ts", "let a = 1\nlet b = 2\n")
+    const edits = [
+      { oldString: "let a = 1", newString: "let a = 10" },
+      { oldString: "a = 10", newString: "a = 11" },
+      { oldString: "let", newString: "const", replaceAll: true }
+    ]
+    await run(multiedit, { filePath: "a.ts", edits }, h.ctx())
+    expect(readFileSync(file, "utf8")).toBe("const a = 11\nconst b = 2\n")
+    expect(h.asks).toHaveLength(1)
+  })
+
+  it("is all or nothing, and names the failing edit", async () => {
+    const { multiedit, h } = setup()
+    const file = h.write("a.ts", "one\ntwo\n")
+    const edits = [
+      { oldString: "one", newString: "1" },
+      { oldString: "three", newString: "3" }
+    ]
+    expect((await runError(multiedit, { filePath: "a.ts", edits }, h.ctx())).message).toBe(
+      "Edit 2 of 2 failed: Could not find oldString in a.ts. Differences in whitespace, indentation, line endings and escaping were tolerated and still nothing matched.\n" +
+        "Nothing in the file resembles it; read the file to see its current contents.\nNo edits were applied."
+    )
+    expect(readFileSync(file, "utf8")).toBe("one\ntwo\n")
+    expect(h.asks).toHaveLength(0)
+  })
+
+  it("needs at least one edit", async () => {
+    const { multiedit, h } = setup()
+    expect((await runError(multiedit, { filePath: "a.ts", edits: [] }, h.ctx())).message).toBe(
+      "The multiedit tool was called with invalid arguments:\n- edits: Too small: expected array to have >=1 items\nRewrite the input so it satisfies the tool's schema and call it again."
+    )
+  })
+})

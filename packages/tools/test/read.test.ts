@@ -1,0 +1,135 @@
+import { symlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { createReadTool } from "../src/read.js"
+import { ToolState } from "../src/state.js"
+import { harness, run, runError, tempDir } from "./helpers.js"
+
+const setup = () => {
+  const state = new ToolState()
+  return { state, read: createReadTool(state), h: harness() }
+}
+
+describe("read", () => {
+  it("returns numbered lines, asks read with the relative path and records the read", async () => {
+    const { state, read, h } = setup()
+    const file = h.write("src/a.ts", "one\ntwo\nthree\n")
+    const out = await run(read, { filePath: "src/a.ts" }, h.ctx())
+    expect(out.output).toBe("     1\tone\n     2\ttwo\n     3\tthree\n\n(End of file: 3 lines.)")
+    expect(h.asks).toEqual([
+      { permission: "read", patterns: ["src/a.ts"], always: ["src/a.ts"], metadata: { filepath: file } }
+    ])
+    expect(state.lastRead("ses_test", file)?.size).toBe(14)
+    expect(state.lastRead("other", file)).toBeUndefined()
+  })
+
+  it("reads a window with offset and limit and says where to read on", async () => {
+    const { read, h } = setup()
+    h.write("big.txt", Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n"))
+    const out = await run(read, { filePath: "big.txt", offset: 3, limit: 2 }, h.ctx())
+    expect(out.output).toBe(
+      "     3\tline 3\n     4\tline 4\n\n(Showing lines 3-4. More lines remain: read on with offset=5.)"
+    )
+  })
+
+  it("defaults to 2,000 lines and cuts long lines at 2,000 chars", async () => {
+    const { read, h } = setup()
+    h.write("long.txt", `${"x".repeat(2500)}\n${Array.from({ length: 2100 }, () => "y").join("\n")}`)
+    const out = await run(read, { filePath: "long.txt" }, h.ctx())
+    const lines = out.output.split("\n")
+    expect(lines[0]).toBe(`     1\t${"x".repeat(2000)}... (line cut at 2000 chars)`)
+    expect(out.output).toContain("(Showing lines 1-2000. More lines remain: read on with offset=2001.)")
+  })
+
+  it("stops at 50 KB with a hint", async () => {
+    const { read, h } = setup()
+    h.write("wide.txt", Array.from({ length: 100 }, () => "z".repeat(1000)).join("\n"))
+    const out = await run(read, { filePath: "wide.txt" }, h.ctx())
+    expect(out.output).toMatch(/\(Showing lines 1-\d+, cut at 50 KB\. More lines remain: read on with offset=\d+\.\)$/)
+    expect(Buffer.byteLength(out.output)).toBeLessThan(52 * 1024)
+  })
+
+  it("says so for an empty file", async () => {
+    const { read, h } = setup()
+    h.write("empty.txt", "")
+    expect((await run(read, { filePath: "empty.txt" }, h.ctx())).output).toBe("(The file is empty.)")
+  })
+
+  it("refuses directories with a pointer to list", async () => {
+    const { read, h } = setup()
+    h.write("dir/x.txt", "x")
+    expect(await runError(read, { filePath: "dir" }, h.ctx())).toEqual({
+      _tag: "ToolExecutionError",
+      message: "dir is a directory, not a file. Use the list tool to see what it contains."
+    })
+  })
+
+  it("answers a missing file with did-you-mean candidates", async () => {
+    const { read, h } = setup()
+    h.write("src/config.ts", "")
+    const error = await runError(read, { filePath: "src/confg.ts" }, h.ctx())
+    expect(error.message).toBe(
+      `File not found: ${h.path("src/confg.ts")}\n\nDid you mean one of these?\n${h.path("src/config.ts")}`
+    )
+  })
+
+  it("refuses binary files and attaches images", async () => {
+    const { read, h } = setup()
+    h.write("blob.dat2", Buffer.from([1, 2, 0, 3, 4]))
+    expect((await runError(read, { filePath: "blob.dat2" }, h.ctx())).message).toBe(
+      "Cannot read binary file: blob.dat2. The read tool only shows text files."
+    )
+    h.write("pic.png", Buffer.from([0x89, 0x50, 0x4e, 0x47]))
+    const out = await run(read, { filePath: "pic.png" }, h.ctx())
+    expect(out.attachments).toEqual([{ mime: "image/png", url: "data:image/png;base64,iVBORw==", filename: "pic.png" }])
+  })
+
+  it("fails past the end of the file", async () => {
+    const { read, h } = setup()
+    h.write("a.txt", "1\n2\n")
+    expect((await runError(read, { filePath: "a.txt", offset: 9 }, h.ctx())).message).toBe(
+      "Offset 9 is past the end of a.txt, which has 2 lines."
+    )
+  })
+
+  it("asks external_directory for a file outside the project, also through a symlink", async () => {
+    const { read, h } = setup()
+    const outside = tempDir()
+    const secret = join(outside, "secret.txt")
+    writeFileSync(secret, "s")
+    symlinkSync(outside, h.path("link"))
+    await run(read, { filePath: "link/secret.txt" }, h.ctx())
+    expect(h.asks[0]).toEqual({
+      permission: "external_directory",
+      patterns: [`${outside}/*`],
+      always: [`${outside}/*`],
+      metadata: { path: h.path("link/secret.txt"), realPath: secret, directory: outside }
+    })
+    h.mode = (request) => (request.permission === "external_directory" ? "reject" : "allow")
+    expect(await runError(read, { filePath: secret }, h.ctx())).toEqual({
+      _tag: "PermissionRejected",
+      message: "The user rejected this external_directory request. Stop and wait for the user's next instruction."
+    })
+  })
+
+  it("a denied read (e.g. a .env rule) reaches the model as the permission error", async () => {
+    const { read, h } = setup()
+    h.write(".env", "KEY=1")
+    h.mode = "deny"
+    expect(await runError(read, { filePath: ".env" }, h.ctx())).toEqual({
+      _tag: "PermissionDenied",
+      message:
+        'Permission "read" is denied for ".env" by a rule. Do not retry it; choose another approach or ask the user.'
+    })
+  })
+
+  it("rejects bad arguments with the schema message", async () => {
+    const { read, h } = setup()
+    expect(await runError(read, { filePath: "a", offset: 0 }, h.ctx())).toEqual({
+      _tag: "ToolInvalidArguments",
+      message:
+        "The read tool was called with invalid arguments:\n- offset: Too small: expected number to be >=1\n" +
+        "Rewrite the input so it satisfies the tool's schema and call it again."
+    })
+  })
+})
