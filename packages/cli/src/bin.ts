@@ -9,5 +9,15 @@ process.exitCode = await main(process.argv.slice(2), {
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   cwd: process.cwd(),
-  isTTY: Boolean(process.stdout.isTTY)
+  isTTY: Boolean(process.stdout.isTTY),
+  stdin: process.stdin,
+  stdinIsTTY: Boolean(process.stdin.isTTY),
+  onInterrupt: (handler) => {
+    process.on("SIGINT", handler)
+    process.on("SIGTERM", handler)
+    return () => {
+      process.off("SIGINT", handler)
+      process.off("SIGTERM", handler)
+    }
+  }
 })

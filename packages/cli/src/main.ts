@@ -7,9 +7,17 @@ const version = (): string => {
 }
 
 const commands: Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<Command> }>> = {
+  run: {
+    summary: 'Run the agent on a task once: lathe run "fix the failing test"',
+    load: async () => (await import("./commands/run.js")).runCommand
+  },
   config: {
     summary: "Show the merged configuration, where each part came from, and any problem with it",
     load: async () => (await import("./commands/config.js")).configCommand
+  },
+  permissions: {
+    summary: "Explain which rule decides a permission request, or show the audit trail",
+    load: async () => (await import("./commands/permissions.js")).permissionsCommand
   },
   trust: {
     summary: "Trust this project's config (its allow rules, plugins and provider settings)",

@@ -7,8 +7,8 @@ import { Bus } from "../src/bus.js"
 import type { LatheEvent } from "../src/events.js"
 import type { MessageWithParts } from "../src/message.js"
 import type { Part, ToolPart } from "../src/part.js"
-import { type PromptInput, SessionPrompt } from "../src/session-prompt.js"
 import { createSession } from "../src/session.js"
+import { type PromptInput, SessionPrompt } from "../src/session-prompt.js"
 import { SessionStore } from "../src/session-store.js"
 import { Tool } from "../src/tool.js"
 
@@ -82,7 +82,12 @@ export const runTurn = (text: string, options: Omit<PromptInput, "sessionID" | "
       Effect.forkChild({ startImmediately: true })
     )
     const prompt = yield* SessionPrompt
-    const result = yield* prompt.prompt({ sessionID: session.id, parts: [{ type: "text", text }], title: false, ...options })
+    const result = yield* prompt.prompt({
+      sessionID: session.id,
+      parts: [{ type: "text", text }],
+      title: false,
+      ...options
+    })
     const events = yield* Fiber.join(collected)
     const messages = yield* store.messages(session.id)
     return { result, events, messages, sessionID: session.id } satisfies TurnResult

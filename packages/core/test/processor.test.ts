@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { definePlugin } from "../src/plugin.js"
 import type { ReasoningPart, StepFinishPart, TextPart } from "../src/part.js"
+import { definePlugin } from "../src/plugin.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
-import { allParts, AskTool, BoomTool, EchoTool, runTurn, SlowTool, tempRoot, toolParts } from "./loop-helpers.js"
+import { AskTool, allParts, BoomTool, EchoTool, runTurn, SlowTool, tempRoot, toolParts } from "./loop-helpers.js"
 
 const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [EchoTool, BoomTool, SlowTool, AskTool] }) })
 const usage = { input: 1_000, output: 200, reasoning: 50, cacheRead: 400, cacheWrite: 100 }
@@ -66,7 +66,12 @@ describe("Processor", () => {
       const turn = yield* runTurn("price it")
       const finish = allParts(turn).find((p): p is StepFinishPart => p.type === "step-finish")
       // input excludes cache (1000 - 400 - 100), output excludes reasoning (200 - 50).
-      assert.deepStrictEqual(finish?.tokens, { input: 500, output: 150, reasoning: 50, cache: { read: 400, write: 100 } })
+      assert.deepStrictEqual(finish?.tokens, {
+        input: 500,
+        output: 150,
+        reasoning: 50,
+        cache: { read: 400, write: 100 }
+      })
       // Prices per million: input 3, output 15 (reasoning billed as output), cache read 0.3, cache write 3.75.
       const expected = (500 * 3 + 200 * 15 + 400 * 0.3 + 100 * 3.75) / 1_000_000
       assert.closeTo(finish?.cost ?? 0, expected, 1e-12)
@@ -76,11 +81,7 @@ describe("Processor", () => {
       assert.closeTo(assistant.cost, expected, 1e-12)
       assert.strictEqual(assistant.finish, "stop")
       assert.isNumber(assistant.time.completed)
-    }).pipe(
-      Effect.provide(
-        testLoopLayer({ root: tempRoot(), steps: [[chunks.text("ok"), chunks.finish(usage)]] })
-      )
-    )
+    }).pipe(Effect.provide(testLoopLayer({ root: tempRoot(), steps: [[chunks.text("ok"), chunks.finish(usage)]] })))
   )
 
   it.live("a tool that throws becomes an error part whose message the model sees next step", () =>
@@ -124,7 +125,11 @@ describe("Processor", () => {
           root: tempRoot(),
           plugins: [tools],
           steps: [
-            [chunks.toolCall("c1", "echo", { text: 5 }), chunks.toolCall("c2", "nope", {}), chunks.finish(usage, "tool-calls")],
+            [
+              chunks.toolCall("c1", "echo", { text: 5 }),
+              chunks.toolCall("c2", "nope", {}),
+              chunks.finish(usage, "tool-calls")
+            ],
             [chunks.text("ok"), chunks.finish(usage)]
           ]
         })

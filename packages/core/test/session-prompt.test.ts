@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
-import { LLM, ProviderError } from "../src/llm.js"
+import { type LLM, ProviderError } from "../src/llm.js"
 import type { StepFinishPart } from "../src/part.js"
 import { PermissionNext, rejected } from "../src/permission-next.js"
 import { definePlugin } from "../src/plugin.js"
@@ -8,7 +8,7 @@ import { Retry } from "../src/retry.js"
 import { SessionPrompt } from "../src/session-prompt.js"
 import { SessionStore } from "../src/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
-import { allParts, AskTool, EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
+import { AskTool, allParts, EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
 
 const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [EchoTool, AskTool] }) })
 const usage = { input: 100, output: 20 }

@@ -1,0 +1,77 @@
+import {
+  Bus,
+  Config,
+  type LatheEvent,
+  LLM,
+  Paths,
+  PermissionNext,
+  type Plugin,
+  type PluginEntry,
+  Plugins,
+  Processor,
+  Retry,
+  SessionPrompt,
+  SqliteSessionStore,
+  SystemPrompt,
+  truncationDir
+} from "@lathe/core"
+import { defaults, PermissionLive } from "@lathe/permission"
+import { Effect, Layer } from "effect"
+import type { CliIO } from "./io.js"
+import { builtinPlugins } from "./plugins.js"
+import { snapshotLayer } from "./snapshot.js"
+
+/** How the CLI composes Lathe for one run. */
+export interface AppOptions {
+  /** Extra plugins (tests); the built-in tools plugin always loads first. */
+  readonly plugins?: ReadonlyArray<PluginEntry | Plugin>
+  /** Sees every event synchronously as it is published (the renderer), before any subscriber. */
+  readonly onEvent?: (event: LatheEvent) => void
+}
+
+/** The in-process bus, with `onEvent` called on every publish. */
+const busLayer = (onEvent: ((event: LatheEvent) => void) | undefined) =>
+  onEvent === undefined
+    ? Bus.layer
+    : Layer.effect(
+        Bus,
+        Effect.map(Bus, (bus) =>
+          Bus.of({
+            ...bus,
+            publish: (event) => Effect.sync(() => onEvent(event)).pipe(Effect.andThen(bus.publish(event)))
+          })
+        )
+      ).pipe(Layer.provide(Bus.layer))
+
+/** The real `PermissionNext`, with the default rules first in every ruleset (agent and user rules follow and win). */
+const permissionWithDefaults = Layer.effect(
+  PermissionNext,
+  Effect.gen(function* () {
+    const live = yield* PermissionNext
+    const paths = yield* Paths
+    const base = defaults({ truncationDir: truncationDir(paths.data) })
+    return PermissionNext.of({
+      ...live,
+      ask: (request) => live.ask({ ...request, ruleset: [...base, ...request.ruleset] })
+    })
+  })
+).pipe(Layer.provide(PermissionLive))
+
+/**
+ * Every service of a real run: paths and config from the environment, the SQLite store in the data dir, the
+ * built-in plugins, the real permission engine and snapshots, the configured providers, and the loop.
+ */
+export const appLayer = (io: CliIO, options: AppOptions = {}) => {
+  const base = Layer.mergeAll(Config.layerWith(io.env), busLayer(options.onEvent), SqliteSessionStore.layer).pipe(
+    Layer.provideMerge(Paths.layer(io.cwd, io.env))
+  )
+  const features = Layer.mergeAll(
+    Plugins.layer([...builtinPlugins(), ...(options.plugins ?? [])]),
+    LLM.layerWith(io.env),
+    Retry.layer,
+    snapshotLayer
+  ).pipe(Layer.provideMerge(base))
+  const permission = permissionWithDefaults.pipe(Layer.provideMerge(features))
+  const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(permission))
+  return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
+}

@@ -1,0 +1,194 @@
+import { createInterface } from "node:readline/promises"
+import { parseArgs } from "node:util"
+import {
+  Bus,
+  Config,
+  createSession,
+  type LatheEvent,
+  Paths,
+  type PendingAsk,
+  PermissionNext,
+  SessionPrompt,
+  SessionStore
+} from "@lathe/core"
+import { describeAsk } from "@lathe/permission"
+import { Effect, Exit } from "effect"
+import { appLayer } from "../app.js"
+import type { CliIO, Command } from "../io.js"
+import { emptyTotals, textRenderer, totalsLine } from "../render.js"
+
+const usage = `Usage: lathe run [options] <message...>
+
+Runs one turn of the agent on this directory's project: the model answers, calls tools (asking you for
+permission where the rules say so), and stops when the task is done. The message may also come on stdin.
+
+Options:
+  --agent <name>       The agent to run (default: the configured default_agent, else build)
+  -m, --model <p/m>    The model, as provider/model (default: the agent's, else the configured model)
+  -s, --session <id>   Continue this session
+  -c, --continue       Continue the most recent session of this project
+  --format <fmt>       text (default) or json: every event as one JSON object per line on stdout
+  -y, --yes            Allow every permission ask (deny rules still hold); without a terminal, asks are
+                       rejected unless --yes is given
+  -h, --help           Show this help
+
+Exit codes: 0 done, 1 failed (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).
+`
+
+const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)))
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+const errorText = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+
+/** `lathe run`: one turn, rendered as text or as JSON events. */
+export const runCommand: Command = async (args, io: CliIO) => {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(args)
+  } catch (error) {
+    io.stderr(`lathe run: ${errorText(error)}\nRun \`lathe run --help\` for the options.\n`)
+    return 2
+  }
+  const { values, positionals } = parsed
+  if (values.help) {
+    io.stdout(usage)
+    return 0
+  }
+  const format = values.format ?? "text"
+  if (format !== "text" && format !== "json") {
+    io.stderr(`lathe run: --format must be "text" or "json", not "${format}".\n`)
+    return 2
+  }
+  let message = positionals.join(" ").trim()
+  if (!message && io.stdin && !io.stdinIsTTY) message = (await readAll(io.stdin)).trim()
+  if (!message) {
+    io.stderr('lathe run: no message. Give the task as arguments (lathe run "fix the failing test") or on stdin.\n')
+    return 2
+  }
+  if (values.session && values.continue) {
+    io.stderr("lathe run: use either --session or --continue, not both.\n")
+    return 2
+  }
+
+  const controller = new AbortController()
+  const removeInterrupt = io.onInterrupt?.(() => {
+    if (controller.signal.aborted) process.exit(130) // a second Ctrl-C does not wait
+    io.stderr("\nlathe: aborting (Ctrl-C again to quit at once)...\n")
+    controller.abort()
+  })
+
+  const totals = emptyTotals()
+  const render: (event: LatheEvent) => void =
+    format === "json" ? (event) => io.stdout(`${JSON.stringify(event)}\n`) : textRenderer(io.stdout, io.stderr, totals)
+
+  // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
+  const layer = appLayer(io, { onEvent: render })
+
+  const program = Effect.gen(function* () {
+    const config = yield* Config
+    for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+    const store = yield* SessionStore
+    const paths = yield* Paths
+    const bus = yield* Bus
+    const permission = yield* PermissionNext
+    yield* bus.listen(
+      (event) => (event.type === "permission.asked" ? answer(event, permission, io, values.yes === true) : undefined),
+      ["permission.asked"]
+    )
+    let sessionID: string
+    if (values.session) sessionID = (yield* store.getSession(values.session)).id
+    else if (values.continue) {
+      const [latest] = yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 })
+      sessionID = latest?.id ?? (yield* createSession(values.agent ? { agent: values.agent } : {})).id
+    } else sessionID = (yield* createSession(values.agent ? { agent: values.agent } : {})).id
+    const prompt = yield* SessionPrompt
+    return yield* prompt.prompt({
+      sessionID,
+      parts: [{ type: "text", text: message }],
+      ...(values.agent ? { agent: values.agent } : {}),
+      ...(values.model ? { model: values.model } : {}),
+      abort: controller.signal,
+      title: false
+    })
+  })
+
+  const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
+  removeInterrupt?.()
+  if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
+  if (Exit.isFailure(exit)) {
+    const reason = exit.cause.reasons[0]
+    const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
+    if (controller.signal.aborted) return 130
+    io.stderr(`lathe: ${errorText(error)}\n`)
+    return 1
+  }
+  const info = exit.value.info
+  if (info.role === "assistant" && info.error) {
+    if (info.error.name === "Aborted") return 130
+    io.stderr(`lathe: ${info.error.message}\n`)
+    return 1
+  }
+  return controller.signal.aborted ? 130 : 0
+}
+
+const parse = (args: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      agent: { type: "string" },
+      model: { type: "string", short: "m" },
+      session: { type: "string", short: "s" },
+      continue: { type: "boolean", short: "c" },
+      format: { type: "string" },
+      yes: { type: "boolean", short: "y" },
+      help: { type: "boolean", short: "h" }
+    },
+    strict: true
+  })
+
+/** Answers one permission ask: `--yes` allows it, a terminal asks the person, anything else rejects it. */
+const answer = async (
+  event: Extract<LatheEvent, { type: "permission.asked" }>,
+  permission: PermissionNext["Service"],
+  io: CliIO,
+  yes: boolean
+): Promise<void> => {
+  const reply = (value: Parameters<PermissionNext["Service"]["reply"]>[1]) =>
+    Effect.runPromise(permission.reply(event.id, value))
+  if (yes) return reply({ type: "once" })
+  const ask: PendingAsk = {
+    id: event.id,
+    sessionID: event.sessionID,
+    permission: event.permission,
+    patterns: event.patterns,
+    always: event.always,
+    metadata: event.metadata,
+    ...(event.callID ? { callID: event.callID } : {})
+  }
+  if (!io.stdin || !io.stdinIsTTY) {
+    io.stderr(
+      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): no terminal to ask you. ` +
+        "Re-run with --yes to allow asks (deny rules still apply), or allow it in lathe.json.\n"
+    )
+    return reply({ type: "reject" })
+  }
+  const rl = createInterface({ input: io.stdin, output: process.stderr })
+  try {
+    const text = (await rl.question(`\n${describeAsk(ask)}> `)).trim()
+    const lower = text.toLowerCase()
+    if (lower === "o" || lower === "once" || lower === "y" || lower === "yes") return reply({ type: "once" })
+    if (lower === "a" || lower === "always") return reply({ type: "always" })
+    if (lower === "r" || lower === "reject" || lower === "n" || lower === "no" || text === "")
+      return reply({ type: "reject" })
+    return reply({ type: "reject", message: text })
+  } finally {
+    rl.close()
+  }
+}

@@ -1,0 +1,72 @@
+import { spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import type { LatheEvent } from "@lathe/core"
+
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+const tsx = import.meta.resolve("tsx")
+
+/** A throwaway project and home: the CLI reads config, data and trust only from inside it. */
+export const sandbox = () => {
+  const dir = mkdtempSync(join(tmpdir(), "lathe-cli-"))
+  const project = join(dir, "project")
+  mkdirSync(project)
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(dir, "home"),
+    LATHE_DATA_DIR: join(dir, "data"),
+    XDG_CONFIG_HOME: join(dir, "config"),
+    XDG_DATA_HOME: join(dir, "xdg-data")
+  }
+  return { dir, project, env }
+}
+
+/** What a CLI run printed and how it ended. */
+export interface CliRun {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  /** stdout parsed as one JSON event per line (for `--format json`); lines that are not JSON are skipped. */
+  readonly events: ReadonlyArray<LatheEvent>
+}
+
+/** Runs the real `lathe` CLI from source (tsx, `@lathe/source`), as a separate process. */
+export const runLathe = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: Record<string, string>; readonly timeoutMs?: number }
+): Promise<CliRun> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, ...args], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`lathe ${args.join(" ")} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`))
+    }, options.timeoutMs ?? 30_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      const events: Array<LatheEvent> = []
+      for (const line of stdout.split("\n")) {
+        if (!line.startsWith("{")) continue
+        try {
+          events.push(JSON.parse(line) as LatheEvent)
+        } catch {
+          // not an event line
+        }
+      }
+      resolve({ code, stdout, stderr, events })
+    })
+  })

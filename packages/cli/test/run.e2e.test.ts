@@ -1,0 +1,111 @@
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import { afterEach, assert, describe, it } from "vitest"
+import { runLathe, sandbox } from "./helpers.js"
+
+// End to end: the real CLI process, the real @ai-sdk/openai-compatible provider, a scripted SSE server on 127.0.0.1.
+let server: ScriptedServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const setup = async (script: Parameters<typeof startScriptedServer>[0]) => {
+  server = await startScriptedServer(script)
+  const box = sandbox()
+  writeFileSync(join(box.project, "a.txt"), "alpha\n")
+  writeFileSync(join(box.project, "b.txt"), "beta\n")
+  const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+  return { ...box, env, server }
+}
+
+describe("lathe run (end to end)", () => {
+  it("runs a three-step tool session and prints every event as JSON", async () => {
+    const { project, env, server } = await setup([
+      { steps: [{ text: "Reading a." }, { tool: "read", input: { filePath: "a.txt" } }] },
+      { steps: [{ tool: "read", input: { filePath: "b.txt" } }] },
+      { steps: [{ text: "a says alpha, b says beta." }], usage: { input: 120, output: 12, cached: 100 } }
+    ])
+    const run = await runLathe(["run", "--format", "json", "what do a and b say?"], { cwd: project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.strictEqual(server.requests.length, 3)
+    const types = run.events.map((e) => e.type)
+    assert.includeMembers(types, [
+      "session.created",
+      "session.started",
+      "step.started",
+      "tool.completed",
+      "session.idle"
+    ])
+    assert.strictEqual(types.at(-1), "session.idle")
+    assert.strictEqual(types.filter((t) => t === "step.finished").length, 3)
+    const completed = run.events.flatMap((e) => (e.type === "tool.completed" ? [e] : []))
+    assert.deepStrictEqual(
+      completed.map((e) => e.state.input),
+      [{ filePath: "a.txt" }, { filePath: "b.txt" }]
+    )
+    // The second and third requests carried the tool results back to the model.
+    const third = JSON.stringify(server.requests[2]?.body)
+    assert.include(third, "alpha")
+    assert.include(third, "beta")
+    const last = run.events.findLast((e) => e.type === "step.finished")
+    assert.deepStrictEqual(last?.type === "step.finished" ? last.tokens.cache.read : -1, 100)
+  })
+
+  it("waits out a 429 with retry-after, then succeeds", async () => {
+    const { project, env, server } = await setup([
+      { type: "error", status: 429, headers: { "retry-after": "1" } },
+      { steps: [{ text: "ok after retry" }] }
+    ])
+    const started = Date.now()
+    const run = await runLathe(["run", "--format", "json", "hi"], { cwd: project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.strictEqual(server.requests.length, 2)
+    assert.isAtLeast(Date.now() - started, 1_000)
+    const retry = run.events.find((e) => e.type === "session.status" && e.status.type === "retry")
+    assert.isDefined(retry)
+  })
+
+  it("retries a stream cut in the middle of a tool call, then succeeds", async () => {
+    const { project, env, server } = await setup([
+      { type: "cut", steps: [{ text: "Let me read" }, { tool: "read", input: { filePath: "a.txt" } }] },
+      { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
+      { steps: [{ text: "It says alpha." }] }
+    ])
+    const run = await runLathe(["run", "--format", "json", "read a"], { cwd: project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.strictEqual(server.requests.length, 3)
+    // The cut attempt's parts were removed; exactly one read ran.
+    assert.strictEqual(run.events.filter((e) => e.type === "tool.completed").length, 1)
+    assert.isTrue(run.events.some((e) => e.type === "part.removed"))
+  })
+
+  it("fails at once on a 401 with a message that says how to fix it", async () => {
+    const { project, env, server } = await setup([{ type: "error", status: 401 }])
+    const run = await runLathe(["run", "hi"], { cwd: project, env })
+    assert.strictEqual(run.code, 1)
+    assert.strictEqual(server.requests.length, 1)
+    assert.match(run.stderr, /LATHE_API_KEY|api key|API key/i)
+  })
+
+  it("text mode streams the answer, one line per tool call, and the totals", async () => {
+    const { project, env } = await setup([
+      { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
+      { steps: [{ text: "Done." }] }
+    ])
+    const run = await runLathe(["run", "read a"], { cwd: project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.match(run.stdout, /✓ read .*\(\d+ ms\)/)
+    assert.include(run.stdout, "Done.")
+    assert.match(run.stderr, /2 steps · tokens in/)
+  })
+
+  it("explains what is missing when no provider is configured", async () => {
+    const box = sandbox()
+    const run = await runLathe(["run", "hi"], { cwd: box.project, env: box.env })
+    assert.strictEqual(run.code, 1)
+    assert.include(run.stderr, "LATHE_BASE_URL")
+    assert.include(run.stderr, "lathe.json")
+  })
+})
