@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -35,7 +35,13 @@ export interface CliRun {
 /** Runs the real `lathe` CLI from source (tsx, `@lathe/source`), as a separate process. */
 export const runLathe = (
   args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: Record<string, string>; readonly timeoutMs?: number }
+  options: {
+    readonly cwd: string
+    readonly env: Record<string, string>
+    readonly timeoutMs?: number
+    /** Called once the process has started (e.g. to send it a signal later). */
+    readonly onSpawn?: (child: ChildProcess) => void
+  }
 ): Promise<CliRun> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, ...args], {
@@ -43,6 +49,7 @@ export const runLathe = (
       env: options.env,
       stdio: ["ignore", "pipe", "pipe"]
     })
+    options.onSpawn?.(child)
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => {

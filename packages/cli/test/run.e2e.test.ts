@@ -108,4 +108,51 @@ describe("lathe run (end to end)", () => {
     assert.include(run.stderr, "LATHE_BASE_URL")
     assert.include(run.stderr, "lathe.json")
   })
+
+  it("--continue carries on the latest session with its history", async () => {
+    const { project, env, server } = await setup([
+      { steps: [{ text: "The secret word is walnut." }] },
+      { steps: [{ text: "You asked about walnut." }] }
+    ])
+    const first = await runLathe(["run", "--format", "json", "remember walnut"], { cwd: project, env })
+    assert.strictEqual(first.code, 0, first.stderr)
+    const second = await runLathe(["run", "--format", "json", "-c", "what was the word?"], { cwd: project, env })
+    assert.strictEqual(second.code, 0, second.stderr)
+    assert.isFalse(second.events.some((e) => e.type === "session.created"))
+    const body = JSON.stringify(server.requests[1]?.body)
+    assert.include(body, "remember walnut")
+    assert.include(body, "The secret word is walnut.")
+    assert.include(body, "what was the word?")
+  })
+
+  it("Ctrl-C during a tool aborts cleanly: exit 130 and the aborted state is recorded", async () => {
+    const { project, env, server } = await setup([
+      { steps: [{ tool: "bash", input: { command: "sleep 20", description: "wait" } }] },
+      { steps: [{ text: "never reached" }] }
+    ])
+    const run = await runLathe(["run", "--format", "json", "--yes", "wait a while"], {
+      cwd: project,
+      env,
+      onSpawn: (child) => {
+        const poll = setInterval(() => {
+          if (server.requests.length > 0) {
+            clearInterval(poll)
+            setTimeout(() => child.kill("SIGINT"), 700)
+          }
+        }, 20)
+      }
+    })
+    assert.strictEqual(run.code, 130, run.stderr)
+    assert.strictEqual(server.requests.length, 1)
+    const errored = run.events.find((e) => e.type === "tool.error")
+    assert.strictEqual(
+      errored?.type === "tool.error" && errored.state.status === "error" ? errored.state.error : "",
+      "aborted"
+    )
+    const aborted = run.events.findLast((e) => e.type === "message.updated")
+    assert.strictEqual(
+      aborted?.type === "message.updated" && aborted.message.role === "assistant" ? aborted.message.error?.name : "",
+      "Aborted"
+    )
+  })
 })
