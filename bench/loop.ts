@@ -5,7 +5,7 @@
  * (request i+1 arrival − request i arrival; the server answers instantly, so this is the loop's own cost per
  * step), and peak RSS — each next to `node -e 0` measured in the same run.
  *
- *   npx nx run @lathe/cli:build && npx tsx --conditions=@lathe/source bench/loop.ts
+ *   npx nx run @lathe/cli:bundle && npx tsx --conditions=@lathe/source bench/loop.ts
  */
 import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -16,7 +16,7 @@ import { type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
 
 const STEPS = 20
 const RUNS = 3
-const bin = fileURLToPath(new URL("../packages/cli/dist/bin.js", import.meta.url))
+const bin = fileURLToPath(new URL("../packages/cli/dist/bundle/lathe.js", import.meta.url))
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)

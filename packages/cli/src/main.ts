@@ -1,9 +1,18 @@
 import { readFileSync } from "node:fs"
 import type { CliIO, Command } from "./io.js"
 
+/** The CLI's version, from its package.json: one folder up from `dist/` or `src/`, two from `dist/bundle/`. */
 const version = (): string => {
-  const pkg: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
-  return typeof pkg === "object" && pkg !== null && "version" in pkg ? String(pkg.version) : "unknown"
+  for (const path of ["../package.json", "../../package.json"]) {
+    try {
+      const pkg: unknown = JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8"))
+      if (typeof pkg === "object" && pkg !== null && "name" in pkg && pkg.name === "@lathe/cli" && "version" in pkg)
+        return String(pkg.version)
+    } catch {
+      // not there; try the next place
+    }
+  }
+  return "unknown"
 }
 
 const commands: Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<Command> }>> = {

@@ -54,9 +54,12 @@ const sha1 = (text: string): string => createHash("sha1").update(text).digest("h
  * share it; a folder outside git, or a repository without commits, gets a hash of its absolute path.
  */
 export const locateProject = async (directory: string): Promise<{ root: string; projectID: string }> => {
-  const top = await git(directory, ["rev-parse", "--show-toplevel"])
+  // Both git calls at once: start-up waits for one process, not two in a row.
+  const [top, roots] = await Promise.all([
+    git(directory, ["rev-parse", "--show-toplevel"]),
+    git(directory, ["rev-list", "--max-parents=0", "HEAD"])
+  ])
   const root = top ? await realpath(top).catch(() => top) : directory
-  const roots = top ? await git(directory, ["rev-list", "--max-parents=0", "HEAD"]) : undefined
   const first = roots?.split("\n").filter(Boolean).sort()[0]
   return { root, projectID: first ?? sha1(root) }
 }

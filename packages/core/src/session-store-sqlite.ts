@@ -94,6 +94,9 @@ const listQuery = (filter: SessionFilter): { sql: string; params: Array<SQLInput
   return { sql: `SELECT id, data FROM session ${clause} ORDER BY time_updated DESC, id DESC LIMIT ?`, params }
 }
 
+/** Most decoded rows kept for reuse (about one long session's worth). */
+const DECODE_CACHE_ROWS = 50_000
+
 const ensureDir = (dir: string) =>
   Effect.try({
     try: () => void mkdirSync(dir, { recursive: true }),
@@ -142,10 +145,19 @@ export const makeSqliteStore = (
     const knownMessages = new Set<string>()
     let timerArmed = false
 
+    // Decoded rows by table and id, with the text they were decoded from: the loop re-reads a session's whole
+    // history every step, and rows that did not change skip JSON.parse and schema decoding (a string compare).
+    const decoded = new Map<string, { readonly data: string; readonly value: unknown }>()
     const parse = <A>(decode: (input: unknown) => A, table: string, row: Row): A => {
       try {
         if (typeof row.data !== "string") throw new Error("its data is not text")
-        return decode(JSON.parse(row.data))
+        const cacheKey = `${table}\u0000${String(row.message_id ?? "")}\u0000${String(row.id)}`
+        const cached = decoded.get(cacheKey)
+        if (cached !== undefined && cached.data === row.data) return cached.value as A
+        const value = decode(JSON.parse(row.data))
+        if (decoded.size >= DECODE_CACHE_ROWS) decoded.clear()
+        decoded.set(cacheKey, { data: row.data, value })
+        return value
       } catch (error) {
         throw new StoreError({
           operation: `read ${table}`,

@@ -20,8 +20,8 @@ export interface SystemPromptInput {
  * Assembles the system prompt of a step: the provider prompt for the model's family, the environment (cwd, git
  * branch and state, platform, date), the rules files (`AGENTS.md`, else `CLAUDE.md`, else `CONTEXT.md`, from cwd
  * up to the root; the global `~/.config/lathe/AGENTS.md` and `~/.claude/CLAUDE.md`; config `instructions` globs),
- * the agent's prompt, then the `system.transform` hook. The environment is read once per session; rules files are
- * re-read only when their mtime changes, so a step costs a few `stat` calls.
+ * the agent's prompt, then the `system.transform` hook. The environment and the list of rules files are read once
+ * per session; a rules file is re-read only when its mtime changes, so a step costs one `stat` per rules file.
  */
 export class SystemPrompt extends Context.Service<
   SystemPrompt,
@@ -40,6 +40,17 @@ export class SystemPrompt extends Context.Service<
       const config = yield* Config
       const plugins = yield* Plugins
       const environments = new Map<string, string>()
+      const git = (args: ReadonlyArray<string>) =>
+        new Promise<string | undefined>((done) =>
+          execFile("git", [...args], { cwd: paths.directory, timeout: 3_000 }, (error, stdout) =>
+            done(error ? undefined : stdout.trim())
+          )
+        )
+      // Started when the layer is built, so on a big repository `git status` runs while the rest of start-up does.
+      const gitState = Promise.all([
+        git(["rev-parse", "--abbrev-ref", "HEAD"]),
+        git(["status", "--porcelain", "--untracked-files=no"])
+      ])
       const files = new Map<string, { mtime: number; text: string }>()
 
       const readCached = async (file: string): Promise<string | undefined> => {
@@ -77,10 +88,17 @@ export class SystemPrompt extends Context.Service<
         return [...new Set(found)]
       }
 
-      const rules = Effect.fn("SystemPrompt.rules")(function* (_sessionID: string) {
+      // Which rules files exist is looked up once per session; their contents are re-read when their mtime changes.
+      const discovered = new Map<string, Promise<Array<string>>>()
+      const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
         return yield* Effect.promise(async () => {
+          let files = discovered.get(sessionID)
+          if (!files) {
+            files = rulesFiles()
+            discovered.set(sessionID, files)
+          }
           const out: Array<string> = []
-          for (const file of await rulesFiles()) {
+          for (const file of await files) {
             const text = await readCached(file)
             if (text?.trim()) out.push(`Instructions from ${file}:\n${text.trim()}`)
           }
@@ -91,18 +109,7 @@ export class SystemPrompt extends Context.Service<
       const environment = Effect.fnUntraced(function* (sessionID: string) {
         const cached = environments.get(sessionID)
         if (cached) return cached
-        const git = (args: ReadonlyArray<string>) =>
-          new Promise<string | undefined>((done) =>
-            execFile("git", [...args], { cwd: paths.directory, timeout: 3_000 }, (error, stdout) =>
-              done(error ? undefined : stdout.trim())
-            )
-          )
-        const [branch, status] = yield* Effect.promise(() =>
-          Promise.all([
-            git(["rev-parse", "--abbrev-ref", "HEAD"]),
-            git(["status", "--porcelain", "--untracked-files=no"])
-          ])
-        )
+        const [branch, status] = yield* Effect.promise(() => gitState)
         const date = new Date(yield* Clock.currentTimeMillis).toDateString()
         const text = [
           "Here is useful information about the environment you are running in:",

@@ -99,7 +99,7 @@ export interface ToolInfo<Args = unknown> {
   readonly mutates: boolean
   /** Validates `args`, runs `execute`, truncates the output. */
   readonly run: (args: unknown, ctx: ToolRunContext) => Effect.Effect<ToolOutput, ToolError>
-  /** The parameters as JSON Schema (the input side: fields with defaults are optional), for providers. */
+  /** The parameters as JSON Schema (the input side: fields with defaults are optional), for providers; computed once. */
   readonly jsonSchema: () => z.core.JSONSchema.BaseSchema
 }
 
@@ -205,13 +205,18 @@ const define = <Args>(id: string, definition: ToolDefinition<Args>): ToolInfo<Ar
     return output
   })
 
+  // Built once, on first use: the loop sends it every step.
+  let schema: z.core.JSONSchema.BaseSchema | undefined
   return {
     id,
     description,
     parameters,
     mutates: definition.mutates ?? true,
     run,
-    jsonSchema: () => z.toJSONSchema(parameters, { io: "input" })
+    jsonSchema: () => {
+      schema ??= z.toJSONSchema(parameters, { io: "input" })
+      return schema
+    }
   }
 }
 

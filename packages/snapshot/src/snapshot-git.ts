@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises"
 import { parse } from "node:path"
 import { Config, Paths, Snapshot, SnapshotError, type SnapshotPatch } from "@lathe/core"
-import { Effect, Layer, Ref, Result, Semaphore } from "effect"
+import { Effect, Layer, Ref, Result, Scope, Semaphore } from "effect"
 import { applyFiles, checkPaths } from "./apply.js"
 import { changes, checkHash, fullDiff, unified } from "./diff.js"
 import { gcDue, prune } from "./gc.js"
@@ -197,6 +197,22 @@ const make = (options: SnapshotGitOptions) =>
     return Snapshot.of({ track: track(), patch, diff, diffFull, restore, revert })
   })
 
+/** Builds the real service on the first call of any method, in the layer's scope, and delegates to it. */
+const lazy = (options: SnapshotGitOptions) =>
+  Effect.gen(function* () {
+    const context = yield* Effect.context<Paths | Config>()
+    const scope = yield* Effect.scope
+    const real = yield* Effect.cached(make(options).pipe(Effect.provideContext(context), Scope.provide(scope)))
+    return Snapshot.of({
+      track: Effect.flatMap(real, (service) => service.track),
+      patch: (hash) => Effect.flatMap(real, (service) => service.patch(hash)),
+      diff: (hash) => Effect.flatMap(real, (service) => service.diff(hash)),
+      diffFull: (from, to) => Effect.flatMap(real, (service) => service.diffFull(from, to)),
+      restore: (hash) => Effect.flatMap(real, (service) => service.restore(hash)),
+      revert: (patches) => Effect.flatMap(real, (service) => service.revert(patches))
+    })
+  })
+
 /**
  * The real `Snapshot` layer: a bare git repository per project at `<data>/snapshot/<projectID>` whose work
  * tree is the project root. It never writes, locks or refreshes the user's `.git`. When snapshots cannot run
@@ -207,5 +223,10 @@ export const SnapshotGit = {
   /** Production layer with default options; needs `Paths` and `Config`. */
   layer: Layer.effect(Snapshot, make({})),
   /** The layer with explicit options (another git binary, lock waits), e.g. for tests. */
-  layerWith: (options: SnapshotGitOptions) => Layer.effect(Snapshot, make(options))
+  layerWith: (options: SnapshotGitOptions) => Layer.effect(Snapshot, make(options)),
+  /**
+   * Like `layerWith`, but the shadow repository is checked and prepared on first use, not when the layer is built:
+   * a run whose steps only read never spawns git for snapshots (the CLI's start-up path).
+   */
+  layerLazy: (options: SnapshotGitOptions = {}) => Layer.effect(Snapshot, lazy(options))
 }

@@ -1,8 +1,19 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import type { SnapshotError } from "@lathe/core"
-import { Effect } from "effect"
+import { Config, Paths, Snapshot, type SnapshotError } from "@lathe/core"
+import { Effect, Layer } from "effect"
+import { SnapshotGit } from "../src/snapshot-git.js"
 import { gitFingerprint, sh, snap, snapshotLayer, tempProject, treeOf } from "./helpers.js"
 
 const NAME = "new name ünï ✓.txt"
@@ -196,5 +207,29 @@ describe("Snapshot undo and redo", () => {
       const dotGit = yield* Effect.flip(snapshot.revert([{ hash, files: [".git/HEAD"] }]))
       assert.include(dotGit.message, "Refusing to revert")
     }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("SnapshotGit.layerLazy", () => {
+  it.live("spawns nothing until first used, then tracks like the eager layer", () => {
+    const project = mkdtempSync(join(tmpdir(), "lathe-lazy-"))
+    const data = mkdtempSync(join(tmpdir(), "lathe-lazy-data-"))
+    writeFileSync(join(project, "a.txt"), "one\n")
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      assert.isFalse(existsSync(join(data, "snapshot")), "no shadow repository before the first call")
+      const hash = yield* snapshot.track
+      assert.isString(hash)
+      writeFileSync(join(project, "a.txt"), "two\n")
+      const patch = yield* snapshot.patch(hash ?? "")
+      assert.deepStrictEqual(patch.files, ["a.txt"])
+      assert.isTrue(existsSync(join(data, "snapshot")))
+    }).pipe(
+      Effect.provide(
+        SnapshotGit.layerLazy().pipe(
+          Layer.provide(Layer.mergeAll(Paths.layerTest(project, { data, home: data }), Config.layerTest({})))
+        )
+      )
+    )
   })
 })

@@ -1,6 +1,12 @@
-import { realpath } from "node:fs/promises"
+import { realpathSync } from "node:fs"
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import type { ToolContext } from "@lathe/core"
+
+/**
+ * The OS's realpath(3): one syscall of a few microseconds, so it runs synchronously (the promise and callback forms
+ * cost a thread-pool round trip, and `fs.promises.realpath` lstats every component).
+ */
+const realpath = async (path: string): Promise<string> => realpathSync.native(path)
 
 /** A path argument made absolute: relative paths are taken from the session's working directory. */
 export const resolvePath = (ctx: Pick<ToolContext, "directory">, path: string): string =>

@@ -1,6 +1,4 @@
 import { Tool } from "@lathe/core"
-import { convert } from "html-to-text"
-import TurndownService from "turndown"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 
@@ -29,16 +27,21 @@ export const WebFetchInput = z.object({
 /** `webfetch` arguments, parsed. */
 export type WebFetchInput = z.infer<typeof WebFetchInput>
 
+// The HTML converters (and the DOM implementation under turndown) load on first use, not at start-up.
+
 /** HTML to markdown with turndown: ATX headings, fenced code, scripts and styles dropped. */
-export const htmlToMarkdown = (html: string): string => {
+export const htmlToMarkdown = async (html: string): Promise<string> => {
+  const { default: TurndownService } = await import("turndown")
   const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" })
   service.remove(["script", "style", "noscript", "iframe", "object", "embed"])
   return service.turndown(html)
 }
 
 /** HTML to readable plain text (html-to-text), scripts and styles dropped. */
-export const htmlToText = (html: string): string =>
-  convert(html, { wordwrap: false, selectors: [{ selector: "img", format: "skip" }] })
+export const htmlToText = async (html: string): Promise<string> => {
+  const { convert } = await import("html-to-text")
+  return convert(html, { wordwrap: false, selectors: [{ selector: "img", format: "skip" }] })
+}
 
 /** Reads a body up to `limit` bytes; throws once it is larger. */
 const readCapped = async (response: Response, limit: number, url: string): Promise<Buffer> => {
@@ -115,7 +118,11 @@ export const createWebFetchTool = () =>
       const text = body.toString("utf8")
       const html = type.includes("html") || /^\s*<(!doctype html|html)/i.test(text)
       const output =
-        !html || args.format === "html" ? text : args.format === "markdown" ? htmlToMarkdown(text) : htmlToText(text)
+        !html || args.format === "html"
+          ? text
+          : args.format === "markdown"
+            ? await htmlToMarkdown(text)
+            : await htmlToText(text)
       return { title, output, metadata: { status: response.status, contentType: type, bytes: body.length } }
     }
   })

@@ -1,0 +1,60 @@
+// Bundles the CLI into dist/bundle/ (one ESM entry, lazily loaded chunks): a cold start then reads a handful of
+// files instead of resolving and linking hundreds of modules. Workspace packages are taken from source (the
+// `@lathe/source` condition). Kept external: what finds files next to its own module at run time (the tree-sitter
+// bash grammar, the ripgrep binary). Tool descriptions, read from `.txt` files at load time, are inlined.
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const cli = join(here, "..")
+
+/** Replaces the tools package's description loader with the descriptions themselves. */
+const inlineDescriptions = {
+  name: "inline-tool-descriptions",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]tools[\\/]src[\\/]description\.ts$/ }, (args) => {
+      const dir = dirname(args.path)
+      const texts = Object.fromEntries(
+        readdirSync(dir)
+          .filter((file) => file.endsWith(".txt"))
+          .map((file) => [file.slice(0, -4), readFileSync(join(dir, file), "utf8").trim()])
+      )
+      return {
+        contents:
+          `const texts = ${JSON.stringify(texts)}\n` +
+          "export const loadDescription = (name) => {\n" +
+          "  const text = texts[name]\n" +
+          "  if (text === undefined) throw new Error(`No description for the ${name} tool in this build.`)\n" +
+          "  return text\n}\n",
+        loader: "js"
+      }
+    })
+  }
+}
+
+const result = await build({
+  entryPoints: { lathe: join(cli, "src/bin.ts") },
+  outdir: join(cli, "dist/bundle"),
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node22",
+  conditions: ["@lathe/source"],
+  // Prefer ES modules: some packages (jsonc-parser) ship a UMD "main" whose require() calls esbuild cannot follow.
+  mainFields: ["module", "main"],
+  external: ["web-tree-sitter", "tree-sitter-bash", "@vscode/ripgrep"],
+  // CommonJS dependencies inside an ESM bundle may call require() for Node built-ins.
+  banner: {
+    js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
+  },
+  plugins: [inlineDescriptions],
+  minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
+  legalComments: "linked",
+  metafile: true,
+  logLevel: "warning"
+})
+const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0)
+process.stderr.write(`bundle: ${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB\n`)

@@ -1,0 +1,59 @@
+import { spawn } from "node:child_process"
+import { existsSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { startScriptedServer } from "@lathe/core/testing"
+import { assert, describe, it } from "vitest"
+import { sandbox } from "./helpers.js"
+
+// The bundled CLI (what `./lathe` and the published `lathe` run); Nx builds it before this package's tests.
+const bundle = fileURLToPath(new URL("../dist/bundle/lathe.js", import.meta.url))
+
+const run = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bundle, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout, stderr }))
+  })
+
+describe("the bundled CLI", () => {
+  it("exists (build it with `npx nx run @lathe/cli:bundle`)", () => {
+    assert.isTrue(existsSync(bundle), `${bundle} is missing: run npx nx run @lathe/cli:bundle`)
+  })
+
+  it("prints its version and runs a tool session end to end (tool descriptions inlined, grammar external)", async () => {
+    const box = sandbox()
+    const version = await run(["--version"], box.project, box.env)
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/)
+    writeFileSync(join(box.project, "a.txt"), "alpha\n")
+    const server = await startScriptedServer([
+      { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
+      {
+        steps: [{ tool: "bash", input: { command: "echo from-bash && git --version >/dev/null", description: "echo" } }]
+      },
+      { steps: [{ text: "done" }] }
+    ])
+    try {
+      const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+      const result = await run(["run", "--format", "json", "--yes", "go"], box.project, env)
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.include(result.stdout, '"type":"tool.completed"')
+      assert.include(result.stdout, "alpha")
+      assert.include(result.stdout, "from-bash")
+      // The tools' long descriptions reached the model.
+      const tools = JSON.stringify((server.requests[0]?.body as { tools?: unknown }).tools)
+      assert.include(tools, "read")
+      assert.isAbove(tools.length, 2_000)
+    } finally {
+      await server.close()
+    }
+  })
+})
