@@ -3,7 +3,9 @@
  * against a scripted OpenAI-compatible server on 127.0.0.1 that answers at once, on a 5-file repo and on a
  * 50,000-file repo. Reports time from process start to the first model request, the median gap between steps
  * (request i+1 arrival − request i arrival; the server answers instantly, so this is the loop's own cost per
- * step), and peak RSS — each next to `node -e 0` measured in the same run.
+ * step), and peak RSS — each next to `node -e 0` measured in the same run. The step gap is the time from the
+ * server's last byte of one reply to the arrival of the next request: the loop's own cost per step (stream
+ * parsing, tool call, store flush, building the next request).
  *
  *   npx nx run @lathe/cli:bundle && npx tsx --conditions=@lathe/source bench/loop.ts
  */
@@ -69,9 +71,7 @@ const baseline = async () => {
 }
 
 const session = async (repo: string) => {
-  const arrivals: Array<number> = []
   const script = (_request: unknown, index: number): ScriptedReply | undefined => {
-    arrivals.push(performance.now())
     if (index < STEPS - 1) return { steps: [{ tool: "read", input: { filePath: "a.txt" } }] }
     if (index === STEPS - 1) return { steps: [{ text: "done" }] }
     return undefined
@@ -98,10 +98,11 @@ const session = async (repo: string) => {
   )
   await server.close()
   rmSync(home, { recursive: true, force: true })
-  if (result.code !== 0 || arrivals.length !== STEPS)
-    throw new Error(`run failed: code ${result.code}, ${arrivals.length} requests`)
-  const gaps = arrivals.slice(1).map((t, i) => t - (arrivals[i] ?? t))
-  return { first: (arrivals[0] ?? Number.NaN) - start, gap: median(gaps), rssKiB: result.rssKiB }
+  const requests = server.requests
+  if (result.code !== 0 || requests.length !== STEPS)
+    throw new Error(`run failed: code ${result.code}, ${requests.length} requests`)
+  const gaps = requests.slice(1).map((r, i) => r.receivedAt - (requests[i]?.answeredAt ?? Number.NaN))
+  return { first: (requests[0]?.receivedAt ?? Number.NaN) - start, gap: median(gaps), rssKiB: result.rssKiB }
 }
 
 const main = async () => {

@@ -59,6 +59,10 @@ export interface RecordedRequest {
   readonly path: string
   readonly headers: IncomingHttpHeaders
   readonly body: unknown
+  /** `performance.now()` when the request arrived (before its body was read). */
+  readonly receivedAt: number
+  /** `performance.now()` when the reply was fully sent; unset until then (and for a cut stream). */
+  answeredAt?: number
 }
 
 /** A running scripted server. */
@@ -168,6 +172,7 @@ const play = (res: ServerResponse, reply: ScriptedReply, index: number, model: s
 export const startScriptedServer = async (script: ServerScript): Promise<ScriptedServer> => {
   const requests: Array<RecordedRequest> = []
   const server = createServer((req, res) => {
+    const receivedAt = performance.now()
     readBody(req).then(
       (text) => {
         const index = requests.length
@@ -175,8 +180,12 @@ export const startScriptedServer = async (script: ServerScript): Promise<Scripte
           method: req.method ?? "GET",
           path: req.url ?? "/",
           headers: req.headers,
-          body: parseBody(text)
+          body: parseBody(text),
+          receivedAt
         }
+        res.on("finish", () => {
+          recorded.answeredAt = performance.now()
+        })
         requests.push(recorded)
         const reply = typeof script === "function" ? script(recorded, index) : script[index]
         const body = recorded.body as { model?: unknown } | undefined
