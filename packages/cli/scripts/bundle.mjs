@@ -26,7 +26,7 @@ const inlineDescriptions = {
           `const texts = ${JSON.stringify(texts)}\n` +
           "export const loadDescription = (name) => {\n" +
           "  const text = texts[name]\n" +
-          "  if (text === undefined) throw new Error(`No description for the ${name} tool in this build.`)\n" +
+          '  if (text === undefined) throw new Error("No description for the " + name + " tool in this build.")\n' +
           "  return text\n}\n",
         loader: "js"
       }

@@ -16,7 +16,7 @@ import {
   truncationDir
 } from "@lathe/core"
 import { defaults, PermissionLive } from "@lathe/permission"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
 import { snapshotLayer } from "./snapshot.js"
@@ -75,3 +75,29 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(permission))
   return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
 }
+
+const describeLogPart = (part: unknown): string =>
+  typeof part === "string"
+    ? part
+    : part instanceof Error || (typeof part === "object" && part !== null && "message" in part)
+      ? String((part as { message: unknown }).message)
+      : JSON.stringify(part)
+
+/**
+ * The CLI's logger: warnings and errors as `lathe: …` lines on stderr (never on stdout, which carries the answer or
+ * the JSON events); everything with `LATHE_LOG=debug`.
+ */
+export const cliLogger = (io: CliIO) =>
+  Logger.layer([
+    Logger.make((options) => {
+      const verbose = io.env.LATHE_LOG === "debug"
+      if (!verbose && options.logLevel !== "Warn" && options.logLevel !== "Error" && options.logLevel !== "Fatal")
+        return
+      const parts = Array.isArray(options.message) ? options.message : [options.message]
+      const text = parts
+        .filter((part) => !(typeof part === "object" && part !== null && Object.keys(part).length === 0))
+        .map(describeLogPart)
+        .join(": ")
+      io.stderr(`lathe: ${verbose ? `[${options.logLevel}] ` : ""}${text}\n`)
+    })
+  ])

@@ -49,7 +49,7 @@ describe("the bundled CLI", () => {
       assert.include(result.stdout, "alpha")
       assert.include(result.stdout, "from-bash")
       // The tools' long descriptions reached the model.
-      const tools = JSON.stringify((server.requests[0]?.body as { tools?: unknown }).tools)
+      const tools = JSON.stringify((server.requests[0]?.body as { tools?: unknown } | undefined)?.tools)
       assert.include(tools, "read")
       assert.isAbove(tools.length, 2_000)
     } finally {

@@ -45,9 +45,12 @@ export interface PermissionAsk extends PermissionRequest {
 
 /** How a person answered an ask. */
 export type PermissionReply =
-  | { readonly type: "once" }
-  | { readonly type: "always" }
-  | { readonly type: "reject"; readonly message?: string }
+  | { readonly type: "once"; readonly by?: ReplySource }
+  | { readonly type: "always"; readonly by?: ReplySource }
+  | { readonly type: "reject"; readonly message?: string; readonly by?: ReplySource }
+
+/** Who answered: the person (default), or a blanket `--yes`; recorded in the audit trail. */
+export type ReplySource = "person" | "yes"
 
 /** A rule said `deny`. The message is written for the model. */
 export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {

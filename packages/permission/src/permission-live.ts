@@ -141,7 +141,7 @@ const make = Effect.gen(function* () {
       }
       return
     }
-    yield* audit(request, open, { requestID: id, decision: answer.type, by: "reply" })
+    yield* audit(request, open, { requestID: id, decision: answer.type, by: answer.by === "yes" ? "yes" : "reply" })
     yield* publishReply(waiting, answer.type)
     yield* Deferred.succeed(waiting.deferred, undefined)
     if (answer.type === "always") {

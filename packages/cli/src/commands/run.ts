@@ -12,8 +12,8 @@ import {
   SessionStore
 } from "@lathe/core"
 import { describeAsk } from "@lathe/permission"
-import { Effect, Exit } from "effect"
-import { appLayer } from "../app.js"
+import { Effect, Exit, Layer } from "effect"
+import { appLayer, cliLogger } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer, totalsLine } from "../render.js"
 
@@ -84,11 +84,12 @@ export const runCommand: Command = async (args, io: CliIO) => {
   })
 
   const totals = emptyTotals()
+  let noTerminal = 0
   const render: (event: LatheEvent) => void =
     format === "json" ? (event) => io.stdout(`${JSON.stringify(event)}\n`) : textRenderer(io.stdout, io.stderr, totals)
 
   // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
-  const layer = appLayer(io, { onEvent: render })
+  const layer = appLayer(io, { onEvent: render }).pipe(Layer.provideMerge(cliLogger(io)))
 
   const program = Effect.gen(function* () {
     const config = yield* Config
@@ -98,7 +99,10 @@ export const runCommand: Command = async (args, io: CliIO) => {
     const bus = yield* Bus
     const permission = yield* PermissionNext
     yield* bus.listen(
-      (event) => (event.type === "permission.asked" ? answer(event, permission, io, values.yes === true) : undefined),
+      async (event) => {
+        if (event.type !== "permission.asked") return
+        if ((await answer(event, permission, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
+      },
       ["permission.asked"]
     )
     let sessionID: string
@@ -134,7 +138,9 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr(`lathe: ${info.error.message}\n`)
     return 1
   }
-  return controller.signal.aborted ? 130 : 0
+  if (controller.signal.aborted) return 130
+  // Without a terminal, a rejected ask means the task could not be done as asked: say so in the exit code.
+  return noTerminal > 0 ? 1 : 0
 }
 
 const parse = (args: ReadonlyArray<string>) =>
@@ -159,10 +165,12 @@ const answer = async (
   permission: PermissionNext["Service"],
   io: CliIO,
   yes: boolean
-): Promise<void> => {
-  const reply = (value: Parameters<PermissionNext["Service"]["reply"]>[1]) =>
-    Effect.runPromise(permission.reply(event.id, value))
-  if (yes) return reply({ type: "once" })
+): Promise<"answered" | "rejected-no-terminal"> => {
+  const reply = async (value: Parameters<PermissionNext["Service"]["reply"]>[1]) => {
+    await Effect.runPromise(permission.reply(event.id, value))
+    return "answered" as const
+  }
+  if (yes) return reply({ type: "once", by: "yes" })
   const ask: PendingAsk = {
     id: event.id,
     sessionID: event.sessionID,
@@ -177,7 +185,8 @@ const answer = async (
       `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): no terminal to ask you. ` +
         "Re-run with --yes to allow asks (deny rules still apply), or allow it in lathe.json.\n"
     )
-    return reply({ type: "reject" })
+    await reply({ type: "reject" })
+    return "rejected-no-terminal"
   }
   const rl = createInterface({ input: io.stdin, output: process.stderr })
   try {

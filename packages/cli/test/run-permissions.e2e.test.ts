@@ -1,0 +1,88 @@
+import { spawn } from "node:child_process"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import { afterEach, assert, describe, it } from "vitest"
+import { runLathe, sandbox } from "./helpers.js"
+
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+const tsx = import.meta.resolve("tsx")
+
+// Permission asks in `lathe run`, with the real permission engine: no terminal, --yes, and deny rules.
+let server: ScriptedServer | undefined
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+const setup = async (permission: unknown, command: string) => {
+  server = await startScriptedServer([
+    { steps: [{ tool: "bash", input: { command, description: "run it" } }] },
+    { steps: [{ text: "finished" }] }
+  ])
+  const box = sandbox()
+  writeFileSync(join(box.project, "a.txt"), "alpha\n")
+  // Narrowing rules (ask, deny) apply even though the project is not trusted.
+  writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ permission }))
+  return { ...box, env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }, server }
+}
+
+describe("lathe run: permission asks", () => {
+  it("without a terminal an ask is rejected, the run says how to allow it, and exits 1", async () => {
+    const { project, env } = await setup({ bash: "ask" }, "touch made-by-bash")
+    const run = await runLathe(["run", "--format", "json", "make a file"], { cwd: project, env })
+    assert.strictEqual(run.code, 1)
+    assert.include(run.stderr, "Re-run with --yes")
+    assert.isTrue(run.events.some((e) => e.type === "permission.asked"))
+    const replied = run.events.find((e) => e.type === "permission.replied")
+    assert.strictEqual(replied?.type === "permission.replied" ? replied.reply : "", "reject")
+    assert.isFalse(existsSync(join(project, "made-by-bash")))
+  })
+
+  it("--yes allows the ask, and the audit trail records that --yes decided", async () => {
+    const { project, env, dir } = await setup({ bash: "ask" }, "touch made-by-bash")
+    const run = await runLathe(["run", "--format", "json", "--yes", "make a file"], { cwd: project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.isTrue(existsSync(join(project, "made-by-bash")))
+    const audit = readFileSync(join(dir, "data", "permission", "audit.jsonl"), "utf8")
+    assert.match(audit, /"permission":"bash".*"by":"yes"/)
+  })
+
+  it("a deny rule holds even with --yes", async () => {
+    const { project, env } = await setup({ bash: { "*": "ask", "rm *": "deny" } }, "rm a.txt")
+    const run = await runLathe(["run", "--format", "json", "--yes", "delete a"], { cwd: project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.isTrue(existsSync(join(project, "a.txt")))
+    const failed = run.events.find((e) => e.type === "tool.error")
+    assert.match(failed?.type === "tool.error" && failed.state.status === "error" ? failed.state.error : "", /denied/i)
+    assert.isFalse(run.events.some((e) => e.type === "permission.asked"))
+  })
+
+  it("at a terminal the person answers: 'always' runs the command and remembers the prefix", async () => {
+    const { project, env, dir } = await setup({ bash: "ask" }, "touch made-by-bash")
+    // `script` gives the CLI a pseudo-terminal, as a person's shell would; we type the answer at the prompt.
+    const cli = [process.execPath, "--conditions=@lathe/source", "--import", tsx, bin, "run", "make a file"]
+    const child = spawn("script", ["-qec", cli.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+      cwd: project,
+      env: { ...env, TERM: "dumb" },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let output = ""
+    let answered = false
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      if (!answered && output.includes("answer: [o]nce")) {
+        answered = true
+        child.stdin.write("a\r")
+      }
+    })
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    assert.strictEqual(code, 0, output)
+    assert.include(output, "Permission needed: bash")
+    assert.include(output, "always would allow from now on: touch *")
+    assert.isTrue(existsSync(join(project, "made-by-bash")))
+    const approvals = readdirSync(join(dir, "data", "permission")).filter((file) => file !== "audit.jsonl")
+    assert.include(readFileSync(join(dir, "data", "permission", approvals[0] ?? "missing"), "utf8"), "touch *")
+  })
+})
