@@ -20,6 +20,14 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: 'Run the agent on a task once: lathe run "fix the failing test"',
     load: async () => (await import("./commands/run.js")).runCommand
   },
+  undo: {
+    summary: "Put back the files the last step of the latest session changed",
+    load: async () => (await import("./commands/undo.js")).revertCommand("undo")
+  },
+  redo: {
+    summary: "Bring back what lathe undo took away",
+    load: async () => (await import("./commands/undo.js")).revertCommand("redo")
+  },
   config: {
     summary: "Show the merged configuration, where each part came from, and any problem with it",
     load: async () => (await import("./commands/config.js")).configCommand

@@ -12,6 +12,7 @@ import type { Ruleset } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { type DoomLoopDetected, Processor } from "./processor.js"
 import { Retry } from "./retry.js"
+import { commitRevert } from "./session-revert.js"
 import { makeStepRunner, type StepRunner } from "./session-step.js"
 import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "./session-store.js"
 import { SystemPrompt } from "./system-prompt.js"
@@ -200,6 +201,8 @@ const makeSessionPrompt = Effect.gen(function* () {
     abort: AbortSignal,
     agents: Map<string, AgentInfo>
   ) {
+    // A new prompt after an undo makes the undo final: the hidden messages go.
+    yield* commitRevert(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
     const now = yield* Clock.currentTimeMillis
     const history = yield* store.messages(sessionID)
     const user: UserMessage = {
