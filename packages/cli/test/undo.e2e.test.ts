@@ -59,6 +59,29 @@ describe("lathe undo / lathe redo", () => {
     assert.isTrue(next.events.some((e) => e.type === "message.removed"))
   })
 
+  it("undoing twice walks back through two steps that changed the same file", async () => {
+    server = await startScriptedServer([
+      { steps: [{ tool: "bash", input: { command: "echo two > a.txt", description: "v2" } }] },
+      { steps: [{ tool: "bash", input: { command: "echo three > a.txt", description: "v3" } }] },
+      { steps: [{ text: "Done." }] }
+    ])
+    const box = sandbox()
+    const file = join(box.project, "a.txt")
+    writeFileSync(file, "one\n")
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+    assert.strictEqual((await runLathe(["run", "--yes", "edit twice"], { cwd: box.project, env })).code, 0)
+    assert.strictEqual(readFileSync(file, "utf8"), "three\n")
+    assert.strictEqual((await runLathe(["undo"], { cwd: box.project, env })).code, 0)
+    assert.strictEqual(readFileSync(file, "utf8"), "two\n")
+    assert.strictEqual((await runLathe(["undo"], { cwd: box.project, env })).code, 0)
+    assert.strictEqual(readFileSync(file, "utf8"), "one\n")
+    const third = await runLathe(["undo"], { cwd: box.project, env })
+    assert.strictEqual(third.code, 1)
+    assert.include(third.stderr, "Nothing to undo")
+    assert.strictEqual((await runLathe(["redo"], { cwd: box.project, env })).code, 0)
+    assert.strictEqual(readFileSync(file, "utf8"), "three\n")
+  })
+
   it("says so when there is nothing to undo", async () => {
     const box = sandbox()
     const run = await runLathe(["undo"], { cwd: box.project, env: box.env })

@@ -24,7 +24,7 @@ const patchesFrom = (messages: ReadonlyArray<MessageWithParts>, messageID: strin
     .flatMap((m) => m.parts.filter((part): part is PatchPart => part.type === "patch"))
 
 /**
- * Undoes the work tree changes of a session from `messageID` on (every step's `patch`, newest first), and hides
+ * Undoes the work tree changes of a session from `messageID` on (every step's `patch`, oldest first), and hides
  * those messages: the session's `revert` marks the point, and the next prompt drops the hidden messages for good.
  * Before the first undo the work tree is snapshotted, so {@link unrevertSession} can bring everything back.
  * Undoing again moves the point further back and keeps that first snapshot.
@@ -37,7 +37,8 @@ export const revertSession = Effect.fn("Session.revert")(function* (sessionID: s
   const messages = yield* store.messages(sessionID)
   const patches = patchesFrom(messages, messageID)
   const before = session.revert?.snapshot ?? (yield* snapshot.track)
-  const revertable: Array<SnapshotPatch> = patches.reverse().map((p) => ({ hash: p.hash, files: p.files }))
+  // Oldest first: for a file several steps changed, the earliest snapshot decides (its content before them all).
+  const revertable: Array<SnapshotPatch> = patches.map((p) => ({ hash: p.hash, files: p.files }))
   yield* snapshot.revert(revertable)
   const updated: Session = {
     ...session,

@@ -65,8 +65,8 @@ describe("session undo and redo", () => {
       assert.strictEqual(second.session.revert?.snapshot, "tree1", "the snapshot from before the first undo is kept")
       const redo = yield* unrevertSession(session.id)
       assert.isUndefined(redo.session.revert)
-      // Newest patch first, each undo re-reverting from its point; redo restores the first snapshot.
-      assert.deepStrictEqual(snapshot.calls, ["track", "revert h3", "revert h3,h2", "restore tree1"])
+      // Oldest patch first (the earliest snapshot decides a file several steps changed); redo restores the first snapshot.
+      assert.deepStrictEqual(snapshot.calls, ["track", "revert h3", "revert h2,h3", "restore tree1"])
       const nothing = yield* unrevertSession(session.id).pipe(Effect.flip)
       assert.strictEqual(nothing._tag, "NothingToRevert")
     }).pipe(Effect.provide(snapshot.layer), Effect.provide(testLayer({ root: tempRoot() })))
