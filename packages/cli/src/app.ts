@@ -4,11 +4,12 @@ import {
   type LatheEvent,
   LLM,
   Paths,
-  PermissionNext,
+  PermissionDefaults,
   type Plugin,
   type PluginEntry,
   Plugins,
   Processor,
+  Question,
   Retry,
   SessionPrompt,
   SqliteSessionStore,
@@ -43,19 +44,11 @@ const busLayer = (onEvent: ((event: LatheEvent) => void) | undefined) =>
         )
       ).pipe(Layer.provide(Bus.layer))
 
-/** The real `PermissionNext`, with the default rules first in every ruleset (agent and user rules follow and win). */
-const permissionWithDefaults = Layer.effect(
-  PermissionNext,
-  Effect.gen(function* () {
-    const live = yield* PermissionNext
-    const paths = yield* Paths
-    const base = defaults({ truncationDir: truncationDir(paths.data) })
-    return PermissionNext.of({
-      ...live,
-      ask: (request) => live.ask({ ...request, ruleset: [...base, ...request.ruleset] })
-    })
-  })
-).pipe(Layer.provide(PermissionLive))
+/** The default rules, first in every ruleset (agent rules, the user's config and approvals come after and win). */
+const permissionDefaults = Layer.effect(
+  PermissionDefaults,
+  Effect.map(Paths, (paths) => defaults({ truncationDir: truncationDir(paths.data) }))
+)
 
 /**
  * Every service of a real run: paths and config from the environment, the SQLite store in the data dir, the
@@ -67,11 +60,12 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   )
   const features = Layer.mergeAll(
     Plugins.layer([...builtinPlugins(), ...(options.plugins ?? [])]),
+    Question.layer,
     LLM.layerWith(io.env),
     Retry.layer,
     snapshotLayer
   ).pipe(Layer.provideMerge(base))
-  const permission = permissionWithDefaults.pipe(Layer.provideMerge(features))
+  const permission = Layer.mergeAll(PermissionLive, permissionDefaults).pipe(Layer.provideMerge(features))
   const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(permission))
   return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
 }

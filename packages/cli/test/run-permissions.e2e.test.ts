@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
@@ -84,5 +84,58 @@ describe("lathe run: permission asks", () => {
     assert.isTrue(existsSync(join(project, "made-by-bash")))
     const approvals = readdirSync(join(dir, "data", "permission")).filter((file) => file !== "audit.jsonl")
     assert.include(readFileSync(join(dir, "data", "permission", approvals[0] ?? "missing"), "utf8"), "touch *")
+  })
+
+  it("the question tool: allowed in the user's config, answered at the terminal, the answer reaches the model", async () => {
+    server = await startScriptedServer([
+      {
+        steps: [
+          {
+            tool: "question",
+            input: {
+              questions: [{ question: "Which database?", options: [{ label: "SQLite" }, { label: "Postgres" }] }]
+            }
+          }
+        ]
+      },
+      { steps: [{ text: "Postgres it is." }] }
+    ])
+    const box = sandbox()
+    mkdirSync(join(box.dir, "config", "lathe"), { recursive: true })
+    writeFileSync(join(box.dir, "config", "lathe", "lathe.json"), JSON.stringify({ permission: { question: "allow" } }))
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m", TERM: "dumb" }
+    const cli = [process.execPath, "--conditions=@lathe/source", "--import", tsx, bin, "run", "pick a database"]
+    const child = spawn("script", ["-qec", cli.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+      cwd: box.project,
+      env,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let output = ""
+    let answered = false
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      if (!answered && output.includes("answer with a number")) {
+        answered = true
+        child.stdin.write("2\r")
+      }
+    })
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    assert.strictEqual(code, 0, output)
+    assert.include(output, "2. Postgres")
+    assert.include(JSON.stringify(server.requests[1]?.body), "Answer: Postgres")
+  })
+
+  it("the question tool without a terminal: dismissed, and the model is told to decide", async () => {
+    server = await startScriptedServer([
+      { steps: [{ tool: "question", input: { questions: [{ question: "Which database?" }] } }] },
+      { steps: [{ text: "I chose SQLite." }] }
+    ])
+    const box = sandbox()
+    mkdirSync(join(box.dir, "config", "lathe"), { recursive: true })
+    writeFileSync(join(box.dir, "config", "lathe", "lathe.json"), JSON.stringify({ permission: { question: "allow" } }))
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+    const run = await runLathe(["run", "--format", "json", "pick"], { cwd: box.project, env })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.include(JSON.stringify(server.requests[1]?.body), "There is no terminal to ask the user")
   })
 })

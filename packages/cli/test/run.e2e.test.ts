@@ -30,6 +30,10 @@ describe("lathe run (end to end)", () => {
     const run = await runLathe(["run", "--format", "json", "what do a and b say?"], { cwd: project, env })
     assert.strictEqual(run.code, 0, run.stderr)
     assert.strictEqual(server.requests.length, 3)
+    // The default rules deny `question`, so the model is not offered that tool at all.
+    const offered = JSON.stringify((server.requests[0]?.body as { tools?: unknown } | undefined)?.tools)
+    assert.include(offered, '"name":"read"')
+    assert.notInclude(offered, '"name":"question"')
     const types = run.events.map((e) => e.type)
     assert.includeMembers(types, [
       "session.created",

@@ -109,6 +109,32 @@ export const PermissionReplied = event("permission.replied", {
   reply: Schema.Literals(["once", "always", "reject"]),
   message: Schema.optionalKey(Schema.String)
 })
+/** One question for the person, with optional choices. */
+export const QuestionItem = Schema.Struct({
+  question: Schema.String,
+  /** A short label for the question (a few words). */
+  header: Schema.optionalKey(Schema.String),
+  options: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ label: Schema.String, description: Schema.optionalKey(Schema.String) }))
+  ),
+  /** Whether several options may be chosen. */
+  multiple: Schema.optionalKey(Schema.Boolean)
+})
+export type QuestionItem = typeof QuestionItem.Type
+/** A tool asks the person questions and waits for the answers. */
+export const QuestionAsked = event("question.asked", {
+  id: Schema.String,
+  sessionID: Schema.String,
+  callID: Schema.optionalKey(Schema.String),
+  questions: Schema.Array(QuestionItem)
+})
+/** The person answered (one list of answers per question), or the questions were dismissed. */
+export const QuestionReplied = event("question.replied", {
+  id: Schema.String,
+  sessionID: Schema.String,
+  answers: Schema.optionalKey(Schema.Array(Schema.Array(Schema.String))),
+  dismissed: Schema.optionalKey(Schema.String)
+})
 /** A plugin failed at load or in a hook; it was skipped and the session goes on. */
 export const PluginError = event("plugin.error", {
   plugin: Schema.String,
@@ -144,6 +170,8 @@ export const LatheEvent = Schema.Union([
   ToolErrored,
   PermissionAsked,
   PermissionReplied,
+  QuestionAsked,
+  QuestionReplied,
   PluginError,
   Notice
 ])

@@ -20,6 +20,14 @@ export type Rule = typeof Rule.Type
 /** An ordered list of rules; the last matching rule wins. Rulesets merge by concatenation. */
 export type Ruleset = ReadonlyArray<Rule>
 
+/**
+ * The rules every ruleset starts with: the host's defaults (`defaults()` of `@lathe/permission` in the CLI). The loop
+ * puts them first, so agent rules, the user's config and remembered approvals come after and win. Empty by default.
+ */
+export const PermissionDefaults = Context.Reference<Ruleset>("@lathe/core/PermissionDefaults", {
+  defaultValue: () => []
+})
+
 /** What a tool asks for. `patterns` are matched against rules; `always` are remembered on an "always" reply. */
 export interface PermissionRequest {
   /** The permission asked for: `edit`, `bash`, `external_directory`, `doom_loop`, a tool name, … */

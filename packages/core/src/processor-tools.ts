@@ -151,6 +151,14 @@ export const runToolCall = (
             throw error && error._tag === "Fail" ? error.error : new Error("The permission ask was interrupted.")
           }
         },
+        question: async (questions) => {
+          const exit = await runPromiseExit(
+            services.question.ask({ sessionID, callID: part.callID, questions, signal: input.abort })
+          )
+          if (Exit.isSuccess(exit)) return exit.value
+          const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+          throw error && error._tag === "Fail" ? error.error : new Error("The questions were interrupted.")
+        },
         metadata: (update) => {
           live = {
             ...part,

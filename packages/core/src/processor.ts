@@ -13,6 +13,7 @@ import type { Ruleset } from "./permission-next.js"
 import { PermissionNext } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { runToolCall, type ToolRunState } from "./processor-tools.js"
+import { Question } from "./question.js"
 import { SessionStore, type StoreError } from "./session-store.js"
 import { Snapshot } from "./snapshot.js"
 import type { AnyTool } from "./tool.js"
@@ -83,7 +84,8 @@ export class Processor extends Context.Service<
         snapshot: yield* Snapshot,
         plugins: yield* Plugins,
         paths: yield* Paths,
-        config: yield* Config
+        config: yield* Config,
+        question: yield* Question
       }
       return Processor.of({ process: (input) => processStep(services, input) })
     })
@@ -99,6 +101,7 @@ export interface ProcessorServices {
   readonly plugins: Plugins["Service"]
   readonly paths: Paths["Service"]
   readonly config: Config["Service"]
+  readonly question: Question["Service"]
 }
 
 const describe = (error: unknown): string =>

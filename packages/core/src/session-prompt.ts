@@ -8,7 +8,7 @@ import { LLM, type ModelInfo, type ModelNotFound, type ProviderError, type Provi
 import type { AssistantMessage, MessageError, MessageWithParts, UserMessage } from "./message.js"
 import { emptyTokens, type Part } from "./part.js"
 import { Paths } from "./paths.js"
-import type { Ruleset } from "./permission-next.js"
+import { PermissionDefaults, type Ruleset } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { type DoomLoopDetected, Processor } from "./processor.js"
 import { Retry } from "./retry.js"
@@ -139,6 +139,7 @@ const makeSessionPrompt = Effect.gen(function* () {
   const config = yield* Config
   const plugins = yield* Plugins
   const paths = yield* Paths
+  const defaults = yield* PermissionDefaults
   const scope: Scope.Scope = yield* Effect.scope
   const runner: StepRunner = makeStepRunner({
     store,
@@ -260,7 +261,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
       ignoredTools: config.info.doom_loop?.ignored_tools ?? defaultDoomLoop.ignoredTools
     })
-    const ruleset: Ruleset = [...agent.permission, ...config.info.permission]
+    const ruleset: Ruleset = [...defaults, ...agent.permission, ...config.info.permission]
     let last: AssistantMessage | undefined
     for (let step = 1; ; step++) {
       if (abort.aborted) break

@@ -14,6 +14,7 @@ import { PermissionNext } from "./permission-next.js"
 import type { Plugin } from "./plugin.js"
 import { type PluginEntry, Plugins } from "./plugins.js"
 import { Processor } from "./processor.js"
+import { Question } from "./question.js"
 import { Retry } from "./retry.js"
 import { SessionPrompt } from "./session-prompt.js"
 import { SessionStore, type StoreError } from "./session-store.js"
@@ -23,7 +24,7 @@ import { ScriptedLLM, type ScriptedOptions, type ScriptedStep } from "./testing/
 
 export * from "./testing/scripted-llm.js"
 export * from "./testing/scripted-server.js"
-export { Bus, Config, Paths, PermissionNext, Plugins, Retry, SessionStore, Snapshot }
+export { Bus, Config, Paths, PermissionNext, Plugins, Question, Retry, SessionStore, Snapshot }
 
 /** What `testLayer` builds from. */
 export interface TestLayerOptions {
@@ -50,6 +51,7 @@ export const testLayer = (options: TestLayerOptions) => {
   )
   return Layer.mergeAll(
     Plugins.layer(options.plugins ?? []),
+    Question.layer,
     options.permission === "deny" ? PermissionNext.denyAll : PermissionNext.allowAll,
     Snapshot.disabled,
     Retry.layerTest()
@@ -65,6 +67,8 @@ export interface TestLoopOptions extends TestLayerOptions {
   readonly permissionLayer?: Layer.Layer<PermissionNext>
   /** Replaces `Snapshot.disabled` (e.g. the git layer from `@lathe/snapshot`). */
   readonly snapshotLayer?: Layer.Layer<Snapshot>
+  /** Replaces the Bus-driven `Question` service (e.g. `Question.layerTest(answer)`). */
+  readonly questionLayer?: Layer.Layer<Question>
   /** Replaces the zero-delay retry policy. */
   readonly retryLayer?: Layer.Layer<Retry>
   /** Replaces the in-memory store (e.g. `SqliteSessionStore.layerTemp()`). */
@@ -85,6 +89,7 @@ export const testLoopLayer = (options: TestLoopOptions) => {
   )
   const features = Layer.mergeAll(
     Plugins.layer(options.plugins ?? []),
+    options.questionLayer ?? Question.layer,
     options.permissionLayer ?? (options.permission === "deny" ? PermissionNext.denyAll : PermissionNext.allowAll),
     options.snapshotLayer ?? Snapshot.disabled,
     options.retryLayer ?? Retry.layerTest(),

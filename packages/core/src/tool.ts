@@ -1,6 +1,8 @@
 import { Effect, Schema } from "effect"
 import { z } from "zod"
+import type { QuestionItem } from "./events.js"
 import type { PermissionError, PermissionRequest } from "./permission-next.js"
+import type { QuestionAnswers } from "./question.js"
 import { type TruncationOptions, truncateOutput } from "./truncate.js"
 
 /** A file or image a tool hands back with its text, e.g. a screenshot. `url` may be a `data:` URL. */
@@ -36,6 +38,11 @@ export interface ToolContext {
   readonly ask: (request: PermissionRequest) => Promise<void>
   /** Publishes live progress (a new title, partial metadata) while the call runs. */
   readonly metadata: (update: { readonly title?: string; readonly metadata?: Record<string, unknown> }) => void
+  /**
+   * Asks the person questions and resolves with the answers (one list per question); rejects with
+   * `QuestionDismissed` when they are not answered. Absent where no one can be asked.
+   */
+  readonly question?: (questions: ReadonlyArray<QuestionItem>) => Promise<QuestionAnswers>
 }
 
 /**

@@ -13,6 +13,7 @@ import { createGlobTool } from "./glob.js"
 import { createGrepTool } from "./grep.js"
 import { createListTool } from "./list.js"
 import { createMultiEditTool } from "./multiedit.js"
+import { createQuestionTool } from "./question.js"
 import { createReadTool } from "./read.js"
 import type { RipgrepOption } from "./ripgrep.js"
 import { ToolState } from "./state.js"
@@ -30,6 +31,7 @@ export * from "./glob.js"
 export * from "./grep.js"
 export * from "./list.js"
 export * from "./multiedit.js"
+export * from "./question.js"
 export * from "./read.js"
 export type { RipgrepOption } from "./ripgrep.js"
 export * from "./state.js"
@@ -60,6 +62,7 @@ export const createTools = (options: ToolsOptions = {}): ReadonlyArray<AnyTool> 
     createWriteTool(state),
     createApplyPatchTool(state),
     createWebFetchTool(),
+    createQuestionTool(),
     createTodoWriteTool(state),
     createTodoReadTool(state)
   ]
@@ -87,6 +90,8 @@ export const GrepTool = createGrepTool({ ripgrep: "auto" })
 export const BashTool = createBashTool()
 /** `webfetch`. */
 export const WebFetchTool = createWebFetchTool()
+/** `question`. */
+export const QuestionTool = createQuestionTool()
 /** `todowrite` over the module-level state. */
 export const TodoWriteTool = createTodoWriteTool(shared)
 /** `todoread` over the module-level state (it sees {@link TodoWriteTool}'s lists). */

@@ -39,6 +39,7 @@ describe("the @lathe/tools plugin", () => {
       "write",
       "apply_patch",
       "webfetch",
+      "question",
       "todowrite",
       "todoread"
     ])

@@ -8,6 +8,7 @@ import {
   Paths,
   type PendingAsk,
   PermissionNext,
+  Question,
   SessionPrompt,
   SessionStore
 } from "@lathe/core"
@@ -98,12 +99,14 @@ export const runCommand: Command = async (args, io: CliIO) => {
     const paths = yield* Paths
     const bus = yield* Bus
     const permission = yield* PermissionNext
+    const question = yield* Question
     yield* bus.listen(
       async (event) => {
+        if (event.type === "question.asked") return answerQuestions(event, question, io)
         if (event.type !== "permission.asked") return
         if ((await answer(event, permission, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
       },
-      ["permission.asked"]
+      ["permission.asked", "question.asked"]
     )
     let sessionID: string
     if (values.session) sessionID = (yield* store.getSession(values.session)).id
@@ -197,6 +200,43 @@ const answer = async (
     if (lower === "r" || lower === "reject" || lower === "n" || lower === "no" || text === "")
       return reply({ type: "reject" })
     return reply({ type: "reject", message: text })
+  } finally {
+    rl.close()
+  }
+}
+
+/** Asks the person a tool's questions at the terminal (numbers pick options, anything else is the answer). */
+const answerQuestions = async (
+  event: Extract<LatheEvent, { type: "question.asked" }>,
+  question: Question["Service"],
+  io: CliIO
+): Promise<void> => {
+  if (!io.stdin || !io.stdinIsTTY) {
+    io.stderr("lathe: the model asked questions, but there is no terminal to answer them; it was told to decide.\n")
+    await Effect.runPromise(
+      question.dismiss(event.id, "There is no terminal to ask the user; decide yourself and say what you chose.")
+    )
+    return
+  }
+  const rl = createInterface({ input: io.stdin, output: process.stderr })
+  try {
+    const answers: Array<Array<string>> = []
+    for (const item of event.questions) {
+      const options = item.options ?? []
+      const lines = [
+        `\n${item.header ? `[${item.header}] ` : ""}${item.question}`,
+        ...options.map((o, i) => `  ${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ""}`),
+        options.length > 0
+          ? `  answer with ${item.multiple ? "numbers (e.g. 1,3)" : "a number"}, or type your own answer`
+          : "  type your answer"
+      ]
+      const text = (await rl.question(`${lines.join("\n")}\n> `)).trim()
+      const picks = /^\d+(\s*,\s*\d+)*$/.test(text)
+        ? text.split(",").map((n) => options[Number(n.trim()) - 1]?.label)
+        : undefined
+      answers.push(picks?.every((label) => label !== undefined) ? (picks as Array<string>) : text ? [text] : [])
+    }
+    await Effect.runPromise(question.reply(event.id, answers))
   } finally {
     rl.close()
   }
