@@ -144,6 +144,13 @@ export class LLM extends Context.Service<
           }
           return model
         }
+        // Start loading the default model's SDK on the next turn of the event loop, so it overlaps start-up's
+        // waits (git, files) instead of delaying the first request.
+        const preferred = config.info.model
+        const slash = preferred?.indexOf("/") ?? -1
+        const preferredProvider = preferred && slash > 0 ? providers.get(preferred.slice(0, slash)) : undefined
+        if (preferred && preferredProvider)
+          setImmediate(() => void load(preferredProvider, preferred.slice(slash + 1)).catch(() => undefined))
         const resolve = Effect.fn("LLM.resolve")(function* (model?: string) {
           return yield* resolveModel(config.info, providers, model)
         })

@@ -125,6 +125,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     })
   })
 
+  warmUp()
   const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
   removeInterrupt?.()
   if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
@@ -240,4 +241,12 @@ const answerQuestions = async (
   } finally {
     rl.close()
   }
+}
+
+/**
+ * Loads Node's fetch implementation (undici) on the next turn of the event loop, while start-up waits for `git`
+ * (finding the project), instead of at the first model request.
+ */
+const warmUp = (): void => {
+  setImmediate(() => void globalThis.Response)
 }
