@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ReasoningPart, StepFinishPart, TextPart } from "../src/part.js"
 import { definePlugin } from "../src/plugin.js"
+import { SessionStore } from "../src/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
 import { AskTool, allParts, BoomTool, EchoTool, runTurn, SlowTool, tempRoot, toolParts } from "./loop-helpers.js"
 
@@ -162,8 +163,19 @@ describe("Processor", () => {
 
   it.live("a stream that ends mid tool-input leaves no tool pending", () =>
     Effect.gen(function* () {
-      const turn = yield* runTurn("cut").pipe(Effect.flip)
-      assert.strictEqual(turn._tag, "ProviderError")
+      const error = yield* runTurn("cut").pipe(Effect.flip)
+      assert.strictEqual(error._tag, "ProviderError")
+      const store = yield* SessionStore
+      const [session] = yield* store.listSessions()
+      const parts = (yield* store.messages(session?.id ?? "")).flatMap((m) => m.parts)
+      const tools = parts.flatMap((p) => (p.type === "tool" ? [p.state] : []))
+      assert.strictEqual(tools.length, 1, "earlier attempts' parts were removed; the last attempt's call remains")
+      assert.deepStrictEqual(
+        tools.map((state) => (state.status === "error" ? state.error : state.status)),
+        ["aborted"]
+      )
+      const last = (yield* store.messages(session?.id ?? "")).at(-1)?.info
+      assert.strictEqual(last?.role === "assistant" ? last.error?.name : "", "ProviderError")
     }).pipe(
       Effect.provide(
         testLoopLayer({
@@ -203,4 +215,45 @@ describe("Processor", () => {
       )
     )
   )
+
+  it.live("tool.before changes a call's arguments and tool.after its result, in that order", () => {
+    const seen: Array<string> = []
+    return Effect.gen(function* () {
+      const turn = yield* runTurn("hooks")
+      const [call] = toolParts(turn)
+      assert.strictEqual(call?.state.status, "completed")
+      if (call?.state.status !== "completed") return
+      assert.deepStrictEqual(call.state.input, { text: "rewritten" })
+      assert.strictEqual(call.state.output, "echoed: rewritten [after]")
+      assert.strictEqual(call.state.metadata.audited, true)
+      assert.deepStrictEqual(seen, ["before echo", "after echo rewritten"])
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [
+            tools,
+            definePlugin({
+              name: "auditor",
+              setup: () => ({
+                "tool.before": (input, output) => {
+                  seen.push(`before ${input.tool}`)
+                  output.args = { ...output.args, text: "rewritten" }
+                },
+                "tool.after": (input, output) => {
+                  seen.push(`after ${input.tool} ${String(input.args.text)}`)
+                  output.output = `${output.output} [after]`
+                  output.metadata = { ...output.metadata, audited: true }
+                }
+              })
+            })
+          ],
+          steps: [
+            [chunks.toolCall("c1", "echo", { text: "original" }), chunks.finish(usage, "tool-calls")],
+            [chunks.text("ok"), chunks.finish(usage)]
+          ]
+        })
+      )
+    )
+  })
 })
