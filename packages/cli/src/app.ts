@@ -1,3 +1,4 @@
+import * as core from "@lathe/core"
 import {
   Bus,
   Config,
@@ -14,10 +15,12 @@ import {
   SessionPrompt,
   SqliteSessionStore,
   SystemPrompt,
+  sharePluginModules,
   truncationDir
 } from "@lathe/core"
 import { defaults, PermissionLive } from "@lathe/permission"
 import { Effect, Layer, Logger } from "effect"
+import * as zod from "zod"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
 import { snapshotLayer } from "./snapshot.js"
@@ -55,11 +58,13 @@ const permissionDefaults = Layer.effect(
  * built-in plugins, the real permission engine and snapshots, the configured providers, and the loop.
  */
 export const appLayer = (io: CliIO, options: AppOptions = {}) => {
+  // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules).
+  sharePluginModules({ "@lathe/core": core, zod })
   const base = Layer.mergeAll(Config.layerWith(io.env), busLayer(options.onEvent), SqliteSessionStore.layer).pipe(
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
   const features = Layer.mergeAll(
-    Plugins.layer([...builtinPlugins(), ...(options.plugins ?? [])]),
+    Plugins.layerFromConfig([...builtinPlugins(), ...(options.plugins ?? [])]),
     Question.layer,
     LLM.layerWith(io.env),
     Retry.layer,

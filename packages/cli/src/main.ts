@@ -28,6 +28,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Bring back what lathe undo took away",
     load: async () => (await import("./commands/undo.js")).revertCommand("redo")
   },
+  plugin: {
+    summary: "List the plugins this project loads (and why some did not), or scaffold a new one",
+    load: async () => (await import("./commands/plugin.js")).pluginCommand
+  },
   config: {
     summary: "Show the merged configuration, where each part came from, and any problem with it",
     load: async () => (await import("./commands/config.js")).configCommand

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
@@ -52,6 +52,36 @@ describe("the bundled CLI", () => {
       const tools = JSON.stringify((server.requests[0]?.body as { tools?: unknown } | undefined)?.tools)
       assert.include(tools, "read")
       assert.isAbove(tools.length, 2_000)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("loads a TypeScript plugin natively (no tsx), sharing its own @lathe/core and zod with it", async () => {
+    const box = sandbox()
+    const plugins = join(box.dir, "config", "lathe", "plugins")
+    mkdirSync(plugins, { recursive: true })
+    writeFileSync(
+      join(plugins, "marker.ts"),
+      `import { definePlugin, Tool } from "@lathe/core"
+import { z } from "zod"
+const mark: string = "TS-PLUGIN-MARK"
+export default definePlugin({
+  name: "marker",
+  setup: async () => ({
+    "system.transform": async (_input, output) => { output.system.push(mark) },
+    tools: [Tool.define("mark", { description: "marks", parameters: z.object({}), mutates: false, execute: async () => ({ title: "mark", output: mark }) })]
+  })
+})
+`
+    )
+    const server = await startScriptedServer([{ steps: [{ tool: "mark", input: {} }] }, { steps: [{ text: "ok" }] }])
+    try {
+      const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+      const result = await run(["run", "--format", "json", "mark it"], box.project, env)
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.include(JSON.stringify(server.requests[0]?.body), "TS-PLUGIN-MARK")
+      assert.include(result.stdout, '"tool":"mark"')
     } finally {
       await server.close()
     }

@@ -120,6 +120,10 @@ export const ConfigFile = z.strictObject({
   permission: PermissionConfig.optional(),
   agent: z.record(z.string(), AgentConfig).optional(),
   plugin: z.array(PluginSpec).optional(),
+  /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
+  disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
+  /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
+  plugin_timeout_ms: positiveInt().optional(),
   /** Globs or paths of extra rules files. */
   instructions: z.array(z.string(), says("an array of strings")).optional(),
   tool_output: z.strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() }).optional(),

@@ -74,10 +74,13 @@ export interface Hooks {
     input: { readonly sessionID: string; readonly messageID: string; readonly partID: string },
     output: { text: string }
   ) => void | Promise<void>
-  /** Inspect or change a tool call's arguments before it runs. */
+  /**
+   * Inspect or change a tool call's arguments before it runs, or block it: set `block` to a reason and the call fails
+   * with that reason, which the model reads.
+   */
   readonly "tool.before"?: (
     input: { readonly tool: string; readonly sessionID: string; readonly callID: string },
-    output: { args: Record<string, unknown> }
+    output: { args: Record<string, unknown>; block?: string }
   ) => void | Promise<void>
   /** Inspect or change a tool's result before the model sees it. */
   readonly "tool.after"?: (

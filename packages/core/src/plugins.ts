@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { type AgentInfo, defineAgent } from "./agent.js"
 import { Bus } from "./bus.js"
 import { Config } from "./config.js"
@@ -14,6 +14,7 @@ import {
   type PluginSetup,
   type TriggerHookName
 } from "./plugin.js"
+import { importPlugins, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
 import { SessionStore } from "./session-store.js"
 import type { AnyTool } from "./tool.js"
 
@@ -27,6 +28,9 @@ export interface PluginEntry {
   /** Options from config (`["name", { … }]`). */
   readonly options?: Readonly<Record<string, unknown>>
 }
+
+/** How long a hook may run before it is reported and skipped (config `plugin_timeout_ms`). */
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
 
 /** A plugin that loaded, as `Plugins.list` reports it. */
 export interface LoadedPlugin {
@@ -52,6 +56,8 @@ export class Plugins extends Context.Service<
   Plugins,
   {
     readonly list: ReadonlyArray<LoadedPlugin>
+    /** Plugins that could not be loaded (import or setup failed), with what to do about it. */
+    readonly failed: ReadonlyArray<PluginLoadFailure>
     /** Every plugin tool, in load order; a later tool with the same id replaces an earlier one. */
     readonly tools: ReadonlyArray<AnyTool>
     /** Every plugin agent, in load order; a later agent with the same name replaces an earlier one. */
@@ -70,22 +76,80 @@ export class Plugins extends Context.Service<
   }
 >()("@lathe/core/Plugins") {
   /** Loads the given plugins, in order. */
-  static readonly layer = (entries: ReadonlyArray<PluginEntry | Plugin>) => Layer.effect(Plugins, makePlugins(entries))
+  static readonly layer = (entries: ReadonlyArray<PluginEntry | Plugin>) =>
+    Layer.effect(Plugins, makePlugins(entries, []))
+
+  /**
+   * Loads the host's built-in plugins (minus those named in config `disabled_plugins`), then the config `plugin` list,
+   * then the files of `.lathe/plugins/` and `~/.config/lathe/plugins/`. What cannot be loaded is reported (a
+   * `plugin.error` event, and `failed`) and skipped. The config of an untrusted project has no `plugin` list (see
+   * Config), so a cloned repository cannot load code this way.
+   */
+  static readonly layerFromConfig = (builtins: ReadonlyArray<PluginEntry | Plugin>) =>
+    Layer.effect(
+      Plugins,
+      Effect.gen(function* () {
+        const config = yield* Config
+        const paths = yield* Paths
+        const disabled = new Set(config.info.disabled_plugins ?? [])
+        // Code in a cloned repository's .lathe/plugins/ runs only once the person trusts the project.
+        const references = pluginReferences(config.info.plugin, {
+          root: paths.root,
+          config: paths.config,
+          projectFolder: config.trusted
+        })
+        const skipped = config.trusted ? [] : pluginReferences([], { root: paths.root, config: "/nonexistent" })
+        if (skipped.length > 0)
+          yield* Effect.logWarning(
+            `Ignored ${skipped.length} plugin file(s) in ${paths.root}/.lathe/plugins: this project is not trusted. ` +
+              "Run `lathe trust` in it to load them."
+          )
+        const { entries, failures } = yield* Effect.promise(() => importPlugins(references, paths.config))
+        const enabled = builtins.filter((entry) =>
+          isPlugin(entry) ? !disabled.has(entry.name ?? "") : !disabled.has(entry.source ?? entry.name ?? "")
+        )
+        return yield* makePlugins([...enabled, ...entries], failures)
+      })
+    )
 }
 
-const makePlugins = Effect.fnUntraced(function* (entries: ReadonlyArray<PluginEntry | Plugin>) {
+const makePlugins = Effect.fnUntraced(function* (
+  entries: ReadonlyArray<PluginEntry | Plugin>,
+  importFailures: ReadonlyArray<PluginLoadFailure>
+) {
   const bus = yield* Bus
   const config = yield* Config
   const paths = yield* Paths
   const store = yield* SessionStore
   const run = Effect.runPromiseWith(yield* Effect.context<never>())
 
-  const report = (plugin: string, hook: string, error: unknown) =>
+  const timeoutMs = config.info.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS
+  const failed: Array<PluginLoadFailure> = [...importFailures]
+  const report = (plugin: string, hook: string, error: unknown, source?: string) =>
     Effect.gen(function* () {
       const text = `Plugin "${plugin}" failed in ${hook}: ${message(error)}`
+      if (hook === "load") failed.push({ name: plugin, source: source ?? plugin, message: text })
       yield* Effect.logWarning(text)
       yield* bus.publish({ type: "plugin.error", plugin, hook, message: text })
     })
+  for (const failure of importFailures) {
+    yield* Effect.logWarning(failure.message)
+    yield* bus.publish({ type: "plugin.error", plugin: failure.name, hook: "load", message: failure.message })
+  }
+  /** A hook call with the time limit: a hook that hangs is reported and skipped. */
+  const withLimit = <A>(name: string, hook: string, run: () => Promise<A>) =>
+    attempt(run).pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(timeoutMs),
+        orElse: () =>
+          Effect.fail(
+            new Error(
+              `it did not finish within ${timeoutMs} ms (raise plugin_timeout_ms in lathe.json if it needs longer)`
+            )
+          )
+      }),
+      Effect.catch((error) => report(name, hook, error).pipe(Effect.as(undefined)))
+    )
 
   const client: PluginContext["client"] = {
     sessions: {
@@ -129,7 +193,7 @@ const makePlugins = Effect.fnUntraced(function* (entries: ReadonlyArray<PluginEn
           ? Effect.void
           : Effect.fail(new Error("setup must return an object of hooks (return {} for none)"))
       ),
-      Effect.catch((error) => report(name, "load", error).pipe(Effect.as(undefined)))
+      Effect.catch((error) => report(name, "load", error, source).pipe(Effect.as(undefined)))
     )
     if (!hooks) continue
 
@@ -199,7 +263,7 @@ const makePlugins = Effect.fnUntraced(function* (entries: ReadonlyArray<PluginEn
           for (const { name, hooks } of loaded) {
             const fn = hooks[hook] as ((input: HookInput<K>, output: HookOutput<K>) => void | Promise<void>) | undefined
             if (!fn) continue
-            yield* attempt(async () => fn(input, output)).pipe(Effect.catch((error) => report(name, hook, error)))
+            yield* withLimit(name, hook, async () => fn(input, output))
           }
           return output
         })
@@ -207,6 +271,7 @@ const makePlugins = Effect.fnUntraced(function* (entries: ReadonlyArray<PluginEn
 
   return Plugins.of({
     list,
+    failed,
     tools: [...tools.values()],
     agents: [...agents.values()],
     has: (hook) => implemented.has(hook),

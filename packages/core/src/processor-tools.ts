@@ -118,6 +118,7 @@ export const runToolCall = (
       { args: { ...call.args } }
     )
     const args = before.args
+    if (before.block !== undefined) return yield* fail(`The ${part.tool} call was blocked by a plugin: ${before.block}`)
 
     const execute = Effect.gen(function* () {
       if (tool.mutates && state.snapshot === undefined) {
