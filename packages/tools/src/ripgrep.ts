@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process"
 import { constants } from "node:fs"
 import { access } from "node:fs/promises"
+import { availableParallelism } from "node:os"
 import { delimiter, join } from "node:path"
 
 /**
@@ -50,6 +51,13 @@ export const COMMON_FLAGS: ReadonlyArray<string> = [
   "never"
 ]
 
+/**
+ * Threads for an rg listing whose paths this process stats as they stream in: one core is left to that stat
+ * loop, so the walk and the stats overlap instead of competing (on two cores `-j1` walks as fast as rg's
+ * default and lets the stats hide behind the walk). At least 1, at most rg's own default ceiling of 12.
+ */
+export const listingThreads = (cores: number = availableParallelism()): number => Math.max(1, Math.min(12, cores - 1))
+
 /** How an rg run ended: its exit code, stderr, and how many lines `onLine` saw. */
 export interface RipgrepExit {
   readonly code: number | null
@@ -58,15 +66,17 @@ export interface RipgrepExit {
 }
 
 /**
- * Runs rg in `cwd` and feeds each stdout line to `onLine`. Resolves when rg exits; kills rg when `signal`
- * aborts (resolving with what was seen so far). Exit code 1 means "nothing found", 2 an error (see stderr).
+ * Runs rg in `cwd` and feeds each stdout record to `onLine`: a line, or with `terminator` "\0" a NUL-terminated
+ * path (what `--files --null` prints, safe for names with newlines). Resolves when rg exits; kills rg when
+ * `signal` aborts (resolving with what was seen so far). Exit code 1 means "nothing found", 2 an error (see stderr).
  */
 export const runRipgrep = (
   rg: string,
   args: ReadonlyArray<string>,
   cwd: string,
   signal: AbortSignal,
-  onLine: (line: string) => void
+  onLine: (line: string) => void,
+  terminator: "\n" | "\0" = "\n"
 ): Promise<RipgrepExit> =>
   new Promise((resolve, reject) => {
     const child = spawn(rg, [...args], { cwd, stdio: ["ignore", "pipe", "pipe"] })
@@ -82,7 +92,7 @@ export const runRipgrep = (
     let rest = ""
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
-      const parts = (rest + chunk).split("\n")
+      const parts = (rest + chunk).split(terminator)
       rest = parts.pop() ?? ""
       for (const line of parts) {
         lines++
