@@ -2,7 +2,7 @@
 // files instead of resolving and linking hundreds of modules. Workspace packages are taken from source (the
 // `@lathe/source` condition). Kept external: what finds files next to its own module at run time (the tree-sitter
 // bash grammar, the ripgrep binary). Tool descriptions, read from `.txt` files at load time, are inlined.
-import { readdirSync, readFileSync } from "node:fs"
+import { readdirSync, readFileSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
@@ -34,9 +34,13 @@ const inlineDescriptions = {
   }
 }
 
+// esbuild never deletes: without this, every rebuild's old chunks would pile up in the outdir and get published.
+const outdir = join(cli, "dist/bundle")
+rmSync(outdir, { recursive: true, force: true })
+
 const result = await build({
   entryPoints: { lathe: join(cli, "src/bin.ts") },
-  outdir: join(cli, "dist/bundle"),
+  outdir,
   bundle: true,
   splitting: true,
   format: "esm",

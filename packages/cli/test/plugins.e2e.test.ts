@@ -61,7 +61,8 @@ const project = async () => {
   return { ...box, env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }, server }
 }
 
-const systemOf = (body: unknown): string => JSON.stringify((body as { messages?: unknown } | undefined)?.messages?.[0])
+const systemOf = (body: unknown): string =>
+  JSON.stringify((body as { messages?: ReadonlyArray<unknown> } | undefined)?.messages?.[0])
 
 describe("outside plugins", () => {
   it("a trusted project's .mjs and .ts plugins add a tool and system text that reach the model", async () => {

@@ -1,0 +1,117 @@
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { ascendingId, createSession, type MessageWithParts, SessionPrompt, SessionStore } from "@lathe/core"
+import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
+import { Effect } from "effect"
+import gitContext, { createGitContextPlugin } from "../src/index.js"
+import { git, pluginContext, repo, tempDir, trackingRepo, write } from "./helpers.js"
+
+const OLD_BLOCK = "<git-context>\nBranch: stale\n</git-context>"
+const input = { sessionID: "s", agent: "build", model: { providerID: "p", modelID: "m" } }
+
+/** Runs `system.transform` of a plugin instance once and returns what it added. */
+const added = async (hooks: Awaited<ReturnType<typeof gitContext.setup>>) => {
+  const output = { system: ["base"] }
+  await hooks["system.transform"]?.(input, output)
+  return output.system.slice(1)
+}
+
+/** Stores an earlier user message holding an old `<git-context>` block and a text to keep. */
+const storeOldTurn = (sessionID: string) =>
+  Effect.gen(function* () {
+    const store = yield* SessionStore
+    const messageID = ascendingId("message")
+    yield* store.putMessage({
+      id: messageID,
+      sessionID,
+      role: "user",
+      time: { created: 1 },
+      agent: "build",
+      model: { providerID: "scripted", modelID: "model" }
+    })
+    for (const text of [OLD_BLOCK, "keep me"])
+      yield* store.putPart({ id: ascendingId("part"), sessionID, messageID, type: "text", text })
+  })
+
+describe("@lathe/git-context through the loop", () => {
+  it.live("puts branch, upstream and dirty files in the system prompt and keeps old blocks from the model", () => {
+    const root = trackingRepo()
+    return Effect.gen(function* () {
+      const session = yield* createSession({ title: "test" })
+      yield* storeOldTurn(session.id)
+      yield* (yield* SessionPrompt).prompt({
+        sessionID: session.id,
+        parts: [{ type: "text", text: "hi" }],
+        title: false
+      })
+      const [request] = yield* (yield* ScriptedLLM).requests
+      assert.strictEqual(
+        request?.system.at(-1),
+        [
+          "<git-context>",
+          "Branch: main",
+          "Upstream: origin/main (2 ahead, 1 behind)",
+          "Uncommitted changes (3 files):",
+          "M  README.md",
+          "A  staged.txt",
+          "?? src/",
+          "</git-context>"
+        ].join("\n")
+      )
+      const sent = JSON.stringify(request?.messages)
+      assert.include(sent, "keep me")
+      assert.notInclude(sent, "Branch: stale")
+      // The store still holds the old block: the hook filtered a copy.
+      const stored: ReadonlyArray<MessageWithParts> = yield* (yield* SessionStore).messages(session.id)
+      const texts = stored.flatMap((m) => m.parts).flatMap((p) => (p.type === "text" ? [p.text] : []))
+      assert.deepStrictEqual(texts.slice(0, 2), [OLD_BLOCK, "keep me"])
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root,
+          plugins: [gitContext],
+          steps: [[chunks.text("ok"), chunks.finish({ input: 1, output: 1 })]]
+        })
+      )
+    )
+  })
+})
+
+describe("system.transform", () => {
+  it("adds nothing outside a git repository", async () => {
+    assert.deepStrictEqual(await added(await gitContext.setup(pluginContext(tempDir()))), [])
+  })
+
+  it("asks git at most once per 5 s, then sees new changes", async () => {
+    const root = repo()
+    let now = 1_000_000
+    const hooks = await createGitContextPlugin({ now: () => now }).setup(pluginContext(root))
+    assert.include((await added(hooks))[0], "Working tree clean.")
+    write(root, { "new.txt": "x\n" })
+    now += 4_999
+    assert.include((await added(hooks))[0], "Working tree clean.")
+    now += 1
+    assert.include((await added(hooks))[0], "?? new.txt")
+  })
+
+  it("lists 50 dirty files of a real repository and counts the rest", async () => {
+    const root = repo()
+    write(root, Object.fromEntries(Array.from({ length: 57 }, (_, i) => [`f${String(i).padStart(2, "0")}.txt`, "x"])))
+    const [block] = await added(await gitContext.setup(pluginContext(root)))
+    assert.include(block, "Uncommitted changes (57 files):")
+    assert.include(block, "?? f49.txt")
+    assert.notInclude(block, "f50.txt")
+    assert.include(block, "…and 7 more")
+  })
+
+  it("gives up on a git that hangs, within its time limit, and adds nothing", async () => {
+    const root = repo()
+    const hook = join(tempDir(), "fsmonitor-hook")
+    writeFileSync(hook, "#!/bin/sh\nsleep 5\n", { mode: 0o755 })
+    git(root, "config", "core.fsmonitor", hook) // git status runs this hook and waits for it
+    const started = Date.now()
+    assert.deepStrictEqual(await added(await createGitContextPlugin({ timeoutMs: 300 }).setup(pluginContext(root))), [])
+    assert.isBelow(Date.now() - started, 3_000)
+  })
+})
