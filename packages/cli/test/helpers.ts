@@ -77,3 +77,43 @@ export const runLathe = (
       resolve({ code, stdout, stderr, events })
     })
   })
+
+/**
+ * Runs `lathe` at a pseudo-terminal (util-linux `script`), as from a person's shell, and types `answer` (plus Enter)
+ * once the output contains `prompt`. Resolves with everything the terminal showed and the exit code.
+ */
+export const runAtTerminal = (
+  args: ReadonlyArray<string>,
+  options: {
+    readonly cwd: string
+    readonly env: Record<string, string>
+    readonly prompt: string
+    readonly answer: string
+  }
+): Promise<{ readonly code: number | null; readonly output: string }> =>
+  new Promise((resolve, reject) => {
+    const cli = [process.execPath, "--conditions=@lathe/source", "--import", tsx, bin, ...args]
+    const child = spawn("script", ["-qec", cli.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+      cwd: options.cwd,
+      env: { ...options.env, TERM: "dumb" },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let output = ""
+    let answered = false
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      if (!answered && output.includes(options.prompt)) {
+        answered = true
+        child.stdin.write(`${options.answer}\r`)
+      }
+    })
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`lathe ${args.join(" ")} at a terminal timed out; it showed:\n${output}`))
+    }, 30_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    })
+  })

@@ -1,13 +1,8 @@
-import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
-import { runLathe, sandbox } from "./helpers.js"
-
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
+import { runAtTerminal, runLathe, sandbox } from "./helpers.js"
 
 // Permission asks in `lathe run`, with the real permission engine: no terminal, --yes, and deny rules.
 let server: ScriptedServer | undefined
@@ -61,23 +56,12 @@ describe("lathe run: permission asks", () => {
 
   it("at a terminal the person answers: 'always' runs the command and remembers the prefix", async () => {
     const { project, env, dir } = await setup({ bash: "ask" }, "touch made-by-bash")
-    // `script` gives the CLI a pseudo-terminal, as a person's shell would; we type the answer at the prompt.
-    const cli = [process.execPath, "--conditions=@lathe/source", "--import", tsx, bin, "run", "make a file"]
-    const child = spawn("script", ["-qec", cli.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+    const { code, output } = await runAtTerminal(["run", "make a file"], {
       cwd: project,
-      env: { ...env, TERM: "dumb" },
-      stdio: ["pipe", "pipe", "pipe"]
+      env,
+      prompt: "answer: [o]nce",
+      answer: "a"
     })
-    let output = ""
-    let answered = false
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8")
-      if (!answered && output.includes("answer: [o]nce")) {
-        answered = true
-        child.stdin.write("a\r")
-      }
-    })
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
     assert.strictEqual(code, 0, output)
     assert.include(output, "Permission needed: bash")
     assert.include(output, "always would allow from now on: touch *")
@@ -103,23 +87,13 @@ describe("lathe run: permission asks", () => {
     const box = sandbox()
     mkdirSync(join(box.dir, "config", "lathe"), { recursive: true })
     writeFileSync(join(box.dir, "config", "lathe", "lathe.json"), JSON.stringify({ permission: { question: "allow" } }))
-    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m", TERM: "dumb" }
-    const cli = [process.execPath, "--conditions=@lathe/source", "--import", tsx, bin, "run", "pick a database"]
-    const child = spawn("script", ["-qec", cli.map((arg) => `'${arg}'`).join(" "), "/dev/null"], {
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+    const { code, output } = await runAtTerminal(["run", "pick a database"], {
       cwd: box.project,
       env,
-      stdio: ["pipe", "pipe", "pipe"]
+      prompt: "answer with a number",
+      answer: "2"
     })
-    let output = ""
-    let answered = false
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8")
-      if (!answered && output.includes("answer with a number")) {
-        answered = true
-        child.stdin.write("2\r")
-      }
-    })
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
     assert.strictEqual(code, 0, output)
     assert.include(output, "2. Postgres")
     assert.include(JSON.stringify(server.requests[1]?.body), "Answer: Postgres")
