@@ -109,6 +109,20 @@ describe("outside plugins", () => {
     assert.include(list.stdout, '✗ Plugin "@acme/not-installed"')
   })
 
+  it("a built-in plugin can be turned off in config", async () => {
+    const box = sandbox()
+    mkdirSync(join(box.dir, "config", "lathe"), { recursive: true })
+    const before = await runLathe(["plugin", "list"], { cwd: box.project, env: box.env })
+    assert.include(before.stdout, "@lathe/tools  (@lathe/tools)")
+    writeFileSync(
+      join(box.dir, "config", "lathe", "lathe.json"),
+      JSON.stringify({ disabled_plugins: ["@lathe/tools"] })
+    )
+    const after = await runLathe(["plugin", "list"], { cwd: box.project, env: box.env })
+    assert.strictEqual(after.code, 0, after.stderr)
+    assert.notInclude(after.stdout, "@lathe/tools")
+  })
+
   it("lathe plugin init scaffolds a package with a plugin, a test and a README", async () => {
     const box = sandbox()
     const run = await runLathe(["plugin", "init", "lathe-plugin-demo"], { cwd: box.dir, env: box.env })
@@ -116,5 +130,14 @@ describe("outside plugins", () => {
     assert.include(run.stdout, "src/index.ts, test/index.test.ts, README.md")
     const again = await runLathe(["plugin", "init", "lathe-plugin-demo"], { cwd: box.dir, env: box.env })
     assert.strictEqual(again.code, 1)
+    // The scaffold's plugin loads as it is: reference it from a trusted project and list what it adds.
+    writeFileSync(
+      join(box.project, "lathe.json"),
+      JSON.stringify({ plugin: [join(box.dir, "lathe-plugin-demo", "src", "index.ts")] })
+    )
+    assert.strictEqual((await runLathe(["trust"], { cwd: box.project, env: box.env })).code, 0)
+    const list = await runLathe(["plugin", "list"], { cwd: box.project, env: box.env })
+    assert.strictEqual(list.code, 0, list.stdout + list.stderr)
+    assert.match(list.stdout, /lathe-plugin-demo .*\n {2}hooks: {2}system\.transform\n {2}tools: {2}word_count/)
   })
 })
