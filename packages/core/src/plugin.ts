@@ -3,6 +3,7 @@ import type { ConfigInfo } from "./config.js"
 import type { LatheEvent } from "./events.js"
 import type { ModelInfo } from "./llm.js"
 import type { MessageWithParts, Session } from "./message.js"
+import type { Ruleset } from "./permission-next.js"
 import type { AnyTool } from "./tool.js"
 
 /** A logger for plugins; lines carry the plugin's name. */
@@ -31,6 +32,15 @@ export interface PluginContext {
   readonly projectID: string
   /** The merged configuration (read-only; use the `config` hook to see it once at load). */
   readonly config: ConfigInfo
+  /**
+   * Whether the person trusts this project (`lathe trust`). Until then, what the project's files define may only
+   * narrow what Lathe does: load prompts or rules from the project with that in mind.
+   */
+  readonly trusted: boolean
+  /** Lathe's config dir (`~/.config/lathe`), for the person's own files (agents, skills). */
+  readonly configDir: string
+  /** The person's home directory. */
+  readonly home: string
   /** The options given with the plugin in config: `"plugin": [["my-plugin", { "level": 2 }]]`. */
   readonly options: Readonly<Record<string, unknown>>
   readonly log: PluginLogger
@@ -54,8 +64,14 @@ export interface Hooks {
   readonly event?: (input: { readonly event: LatheEvent }, output: Record<string, never>) => void | Promise<void>
   /** The merged config, once at load. */
   readonly config?: (input: { readonly config: ConfigInfo }, output: Record<string, never>) => void | Promise<void>
-  /** Change the system prompt of a step. */
-  readonly "system.transform"?: (input: StepInput, output: { system: string[] }) => void | Promise<void>
+  /**
+   * Change the system prompt of a step. `permission` is the step's effective ruleset (defaults, agent, config):
+   * evaluate it with `evaluate` from `@lathe/core` to leave out what the agent may not use.
+   */
+  readonly "system.transform"?: (
+    input: StepInput & { readonly permission: Ruleset },
+    output: { system: string[] }
+  ) => void | Promise<void>
   /** Change the history sent to the model in a step (what is stored stays as it was). */
   readonly "messages.transform"?: (input: StepInput, output: { messages: MessageWithParts[] }) => void | Promise<void>
   /** Change sampling parameters, provider options and headers of a step. */

@@ -183,6 +183,9 @@ const makePlugins = Effect.fnUntraced(function* (
       root: paths.root,
       projectID: paths.projectID,
       config: config.info,
+      trusted: config.trusted,
+      configDir: paths.config,
+      home: paths.home,
       options: entry.options ?? {},
       log: { info: log("info"), warn: log("warn"), error: log("error") },
       client

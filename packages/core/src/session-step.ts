@@ -95,7 +95,7 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
     const transformed = yield* plugins.trigger("messages.transform", stepInput, { messages: [...history] })
     const systemMessages = input.system
       ? [...input.system]
-      : [...(yield* system.build({ sessionID, agent: input.agent, model: input.model }))]
+      : [...(yield* system.build({ sessionID, agent: input.agent, model: input.model, ruleset: input.ruleset }))]
     if (input.lastStep) systemMessages.push(lastStepPrompt)
     const params = yield* plugins.trigger(
       "chat.params",

@@ -6,6 +6,7 @@ import type { AgentInfo } from "./agent.js"
 import { Config } from "./config.js"
 import type { ModelInfo } from "./llm.js"
 import { Paths } from "./paths.js"
+import type { Ruleset } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { basePrompt } from "./prompts.js"
 
@@ -14,6 +15,8 @@ export interface SystemPromptInput {
   readonly sessionID: string
   readonly agent: AgentInfo
   readonly model: ModelInfo
+  /** The step's effective ruleset (passed to the `system.transform` hook); empty when not given. */
+  readonly ruleset?: Ruleset
 }
 
 /**
@@ -143,7 +146,8 @@ export class SystemPrompt extends Context.Service<
           {
             sessionID: input.sessionID,
             agent: input.agent.name,
-            model: { providerID: input.model.providerID, modelID: input.model.modelID }
+            model: { providerID: input.model.providerID, modelID: input.model.modelID },
+            permission: input.ruleset ?? []
           },
           { system }
         )
