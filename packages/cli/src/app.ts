@@ -66,6 +66,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   const features = Layer.mergeAll(
     Plugins.layerFromConfig([...builtinPlugins(), ...(options.plugins ?? [])]),
     Question.layer,
+    Subagents.layer,
     LLM.layerWith(io.env),
     Retry.layer,
     snapshotLayer

@@ -47,6 +47,11 @@ export interface PermissionAsk extends PermissionRequest {
   readonly callID?: string
   /** The effective ruleset for this ask (defaults, agent, user config, session), in order. */
   readonly ruleset: Ruleset
+  /**
+   * Rulesets that must also allow: a subagent's asks carry its parents' rulesets, so it can never do what a parent
+   * could not. Each check takes the strictest verdict (deny, then ask, then allow) over `ruleset` and these.
+   */
+  readonly constraints?: ReadonlyArray<Ruleset>
   /** Aborting cancels a pending ask with `PermissionRejected`; nothing waits forever. */
   readonly signal?: AbortSignal
 }

@@ -1,10 +1,11 @@
 import { Clock, Effect, Exit, type Semaphore } from "effect"
-import type { Part, ToolPart } from "./part.js"
+import type { Part, Tokens, ToolPart } from "./part.js"
 import type { PermissionError, PermissionRequest } from "./permission-next.js"
 import type { ProcessorInput, ProcessorServices } from "./processor.js"
 import { DoomLoopDetected } from "./processor.js"
 import type { StoreError } from "./session-store.js"
 import type { TruncationOptions } from "./truncate.js"
+import { addTokens } from "./usage.js"
 
 /** What the tool calls of one step share. */
 export interface ToolRunState {
@@ -15,6 +16,8 @@ export interface ToolRunState {
   blocked: boolean
   /** Set when the person stopped a doom loop. */
   doom: DoomLoopDetected | undefined
+  /** What the step's subagents used, added to the step's message. */
+  children: { tokens: Tokens; cost: number }
   /** Mutating tools run one at a time (and the lazy snapshot is taken once, under this lock). */
   readonly lock: Semaphore.Semaphore
   readonly truncation: TruncationOptions
@@ -87,6 +90,7 @@ export const runToolCall = (
         messageID: input.assistant.id,
         callID: part.callID,
         ruleset: input.ruleset,
+        ...(input.constraints && input.constraints.length > 0 ? { constraints: input.constraints } : {}),
         signal: input.abort
       })
 
@@ -151,6 +155,28 @@ export const runToolCall = (
             const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
             throw error && error._tag === "Fail" ? error.error : new Error("The permission ask was interrupted.")
           }
+        },
+        subagent: async (request) => {
+          const exit = await runPromiseExit(
+            services.subagents.run({
+              parentSessionID: sessionID,
+              agent: request.agent,
+              description: request.description,
+              prompt: request.prompt,
+              ...(request.sessionID ? { sessionID: request.sessionID } : {}),
+              abort: input.abort,
+              constraints: [...(input.constraints ?? []), input.ruleset]
+            })
+          )
+          if (Exit.isFailure(exit)) {
+            const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+            throw error && error._tag === "Fail" ? error.error : new Error("The subagent was interrupted.")
+          }
+          state.children = {
+            tokens: addTokens(state.children.tokens, exit.value.tokens),
+            cost: state.children.cost + exit.value.cost
+          }
+          return exit.value
         },
         question: async (questions) => {
           const exit = await runPromiseExit(

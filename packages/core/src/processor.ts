@@ -7,7 +7,7 @@ import { toolEventType } from "./events.js"
 import { ascendingId } from "./id.js"
 import { type LLMEvent, type ModelInfo, ProviderError } from "./llm.js"
 import type { AssistantMessage } from "./message.js"
-import type { Part, ReasoningPart, TextPart, ToolPart } from "./part.js"
+import { emptyTokens, type Part, type ReasoningPart, type TextPart, type ToolPart } from "./part.js"
 import { Paths } from "./paths.js"
 import type { Ruleset } from "./permission-next.js"
 import { PermissionNext } from "./permission-next.js"
@@ -16,6 +16,7 @@ import { runToolCall, type ToolRunState } from "./processor-tools.js"
 import { Question } from "./question.js"
 import { SessionStore, type StoreError } from "./session-store.js"
 import { Snapshot } from "./snapshot.js"
+import { Subagents } from "./subagents.js"
 import type { AnyTool } from "./tool.js"
 import { truncationDir } from "./truncate.js"
 import { addTokens, isOverflow, stepCost, tokensFromUsage } from "./usage.js"
@@ -40,6 +41,8 @@ export interface ProcessorInput {
   readonly step: number
   /** The turn's doom-loop guard; it sees every call of the turn in order. */
   readonly guard: DoomLoopGuard
+  /** Rulesets of the sessions above this one (a subagent's parents): every ask must pass them too. */
+  readonly constraints?: ReadonlyArray<Ruleset>
 }
 
 /** How a step ended. */
@@ -85,7 +88,8 @@ export class Processor extends Context.Service<
         plugins: yield* Plugins,
         paths: yield* Paths,
         config: yield* Config,
-        question: yield* Question
+        question: yield* Question,
+        subagents: yield* Subagents
       }
       return Processor.of({ process: (input) => processStep(services, input) })
     })
@@ -102,6 +106,7 @@ export interface ProcessorServices {
   readonly paths: Paths["Service"]
   readonly config: Config["Service"]
   readonly question: Question["Service"]
+  readonly subagents: Subagents["Service"]
 }
 
 const describe = (error: unknown): string =>
@@ -154,6 +159,7 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
     snapshot: undefined,
     blocked: false,
     doom: undefined,
+    children: { tokens: emptyTokens(), cost: 0 },
     lock: yield* Semaphore.make(1),
     truncation: {
       dir: truncationDir(services.paths.data),
@@ -416,6 +422,13 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
     })
   }
   if (aborted) message = { ...message, error: { name: "Aborted", message: "The turn was aborted." } }
+  // Subagents' tokens and cost roll up into the message whose tool calls ran them.
+  if (toolState.children.cost > 0 || toolState.children.tokens.input + toolState.children.tokens.output > 0)
+    message = {
+      ...message,
+      tokens: addTokens(message.tokens, toolState.children.tokens),
+      cost: message.cost + toolState.children.cost
+    }
   message = { ...message, time: { ...message.time, completed: end } }
   yield* store.putMessage(message)
   yield* bus.publish({ type: "message.updated", message })

@@ -5,19 +5,21 @@ import { Config } from "./config.js"
 import { DoomLoopGuard, defaultDoomLoop } from "./doom-loop.js"
 import { ascendingId } from "./id.js"
 import { LLM, type ModelInfo, type ModelNotFound, type ProviderError, type ProviderNotConfigured } from "./llm.js"
-import type { AssistantMessage, MessageError, MessageWithParts, UserMessage } from "./message.js"
+import type { AssistantMessage, MessageError, MessageWithParts, Session, UserMessage } from "./message.js"
 import { emptyTokens, type Part } from "./part.js"
 import { Paths } from "./paths.js"
 import { PermissionDefaults, type Ruleset } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { type DoomLoopDetected, Processor } from "./processor.js"
 import { Retry } from "./retry.js"
+import { DEFAULT_SESSION_TITLE } from "./session.js"
 import { commitRevert } from "./session-revert.js"
 import { makeStepRunner, type StepRunner } from "./session-step.js"
 import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "./session-store.js"
+import { SubagentFailed, type SubagentRequest, type SubagentResult, Subagents } from "./subagents.js"
 import { SystemPrompt } from "./system-prompt.js"
 import type { AnyTool } from "./tool.js"
-import { isOverflow } from "./usage.js"
+import { addTokens, isOverflow } from "./usage.js"
 
 /** A piece of a prompt as a person gives it. */
 export type PromptPart =
@@ -36,6 +38,12 @@ export interface PromptInput {
   readonly abort?: AbortSignal
   /** Name the session with the hidden `title` agent after its first message (default true). */
   readonly title?: boolean
+  /** Let an agent of mode `subagent` take the prompt (the task tool, or the person naming it with `@name`). */
+  readonly allowSubagents?: boolean
+  /** Rules appended after the agent's and the config's (the task tool denies recursion this way). */
+  readonly extraRules?: Ruleset
+  /** Rulesets of the sessions above (a subagent's parents): every ask must pass them too. */
+  readonly constraints?: ReadonlyArray<Ruleset>
 }
 
 /** No agent of that name exists (or it is hidden, or a subagent only). */
@@ -139,6 +147,7 @@ const makeSessionPrompt = Effect.gen(function* () {
   const config = yield* Config
   const plugins = yield* Plugins
   const paths = yield* Paths
+  const subagents = yield* Subagents
   const defaults = yield* PermissionDefaults
   const scope: Scope.Scope = yield* Effect.scope
   const runner: StepRunner = makeStepRunner({
@@ -163,8 +172,9 @@ const makeSessionPrompt = Effect.gen(function* () {
     const agents = resolveAgents(plugins.agents, config.info.agent)
     const agentName = input.agent ?? session.agent ?? config.info.default_agent ?? "build"
     const agent = agents.get(agentName)
-    if (!agent || agent.hidden || agent.mode === "subagent") {
-      const names = [...agents.values()].filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
+    const usable = (a: AgentInfo) => !a.hidden && (input.allowSubagents ? a.mode !== "primary" : a.mode !== "subagent")
+    if (!agent || !usable(agent)) {
+      const names = [...agents.values()].filter(usable).map((a) => a.name)
       return yield* new AgentNotFound({
         agent: agentName,
         message: `No agent "${agentName}" can take a prompt. Available agents: ${names.sort().join(", ")}.`
@@ -239,7 +249,9 @@ const makeSessionPrompt = Effect.gen(function* () {
     const promptText = input.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
     const firstText = input.parts.find((part) => part.type === "text")?.text.trim() ?? ""
     const titled =
-      history.length === 0 && firstText ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title } : {}
+      history.length === 0 && firstText && session.title === DEFAULT_SESSION_TITLE
+        ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title }
+        : {}
     const updated = { ...session, ...titled, agent: agent.name, time: { ...session.time, updated: now } }
     yield* store.putSession(updated)
     yield* bus.publish({ type: "session.updated", session: updated })
@@ -261,7 +273,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
       ignoredTools: config.info.doom_loop?.ignored_tools ?? defaultDoomLoop.ignoredTools
     })
-    const ruleset: Ruleset = [...defaults, ...agent.permission, ...config.info.permission]
+    const ruleset: Ruleset = [...defaults, ...agent.permission, ...config.info.permission, ...(input.extraRules ?? [])]
     let last: AssistantMessage | undefined
     for (let step = 1; ; step++) {
       if (abort.aborted) break
@@ -279,7 +291,18 @@ const makeSessionPrompt = Effect.gen(function* () {
         tokens: emptyTokens(),
         cost: 0
       }
-      const output = yield* runner.step({ assistant, agent, model, tools, abort, ruleset, step, guard, lastStep })
+      const output = yield* runner.step({
+        assistant,
+        agent,
+        model,
+        tools,
+        abort,
+        ruleset,
+        step,
+        guard,
+        lastStep,
+        ...(input.constraints ? { constraints: input.constraints } : {})
+      })
       last = output.message
       if (output.result === "stop" || lastStep) break
       if (output.result === "compact") {
@@ -292,6 +315,93 @@ const makeSessionPrompt = Effect.gen(function* () {
   })
 
   const cancel = (sessionID: string) => Effect.sync(() => running.get(sessionID)?.abort())
+
+  yield* subagents.register((request) => runChild(request))
+
+  /** Runs a subagent in a child session (new, or continued by id) and sums up what this run of it did. */
+  const runChild = (request: SubagentRequest) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      let sessionID = request.sessionID
+      if (sessionID) {
+        const existing = yield* store.getSession(sessionID).pipe(Effect.option)
+        if (existing._tag === "None" || existing.value.parentID !== request.parentSessionID)
+          return yield* new SubagentFailed({
+            agent: request.agent,
+            message: `Session ${sessionID} is not a subagent session of this session; omit session_id to start one.`
+          })
+      } else {
+        const child: Session = {
+          id: ascendingId("session"),
+          projectID: paths.projectID,
+          directory: paths.directory,
+          parentID: request.parentSessionID,
+          title: `${request.description} (@${request.agent} subagent)`,
+          agent: request.agent,
+          time: { created: now, updated: now }
+        }
+        yield* store.putSession(child)
+        yield* bus.publish({ type: "session.created", session: child })
+        sessionID = child.id
+      }
+      const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
+      yield* prompt({
+        sessionID,
+        parts: [{ type: "text", text: request.prompt }],
+        agent: request.agent,
+        abort: request.abort,
+        title: false,
+        allowSubagents: true,
+        constraints: request.constraints,
+        // No recursion and no todo list of its own: the caller plans.
+        extraRules: ["task", "todowrite", "todoread"].map((permission) => ({
+          permission,
+          pattern: "*",
+          action: "deny" as const,
+          source: "subagent (no recursion)"
+        }))
+      })
+      const fresh = (yield* store.messages(sessionID)).filter((m) => !before.has(m.info.id))
+      const answers = fresh.flatMap((m) => (m.info.role === "assistant" ? [m] : []))
+      const last = answers.findLast((m) => m.parts.some((p) => p.type === "text" && p.text.trim()))
+      let tokens = emptyTokens()
+      let cost = 0
+      for (const answer of answers) {
+        if (answer.info.role !== "assistant") continue
+        tokens = addTokens(tokens, answer.info.tokens)
+        cost += answer.info.cost
+      }
+      return {
+        sessionID,
+        text: last?.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n") ?? "",
+        calls: fresh.flatMap((m) =>
+          m.parts.flatMap((p) =>
+            p.type === "tool" && (p.state.status === "completed" || p.state.status === "error")
+              ? [
+                  {
+                    tool: p.tool,
+                    title: p.state.status === "completed" ? p.state.title : p.state.error,
+                    status: p.state.status
+                  }
+                ]
+              : []
+          )
+        ),
+        tokens,
+        cost
+      } satisfies SubagentResult
+    }).pipe(
+      Effect.catch((error: { readonly _tag: string; readonly message: string }) =>
+        error._tag === "SubagentFailed"
+          ? Effect.fail(error as SubagentFailed)
+          : Effect.fail(
+              new SubagentFailed({
+                agent: request.agent,
+                message: `The ${request.agent} subagent failed: ${error.message}`
+              })
+            )
+      )
+    )
 
   return SessionPrompt.of({ prompt, cancel })
 })

@@ -46,6 +46,8 @@ export interface StepInput {
   readonly lastStep: boolean
   /** System messages to use instead of the agent's (the hidden agents). */
   readonly system?: ReadonlyArray<string>
+  /** Rulesets of the sessions above (a subagent's parents). */
+  readonly constraints?: ReadonlyArray<Ruleset>
   /** Narrows the stored history before it is converted (the summariser leaves out the turn in progress). */
   readonly history?: (messages: ReadonlyArray<MessageWithParts>) => ReadonlyArray<MessageWithParts>
 }
@@ -179,7 +181,8 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
           abort: input.abort,
           ruleset: input.ruleset,
           step: input.step,
-          guard: input.guard
+          guard: input.guard,
+          ...(input.constraints ? { constraints: input.constraints } : {})
         })
       )
       if (Exit.isSuccess(exit)) return exit.value

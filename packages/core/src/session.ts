@@ -5,6 +5,9 @@ import type { Session } from "./message.js"
 import { Paths } from "./paths.js"
 import { SessionStore } from "./session-store.js"
 
+/** The title of a session nobody has named yet; its first prompt names it. */
+export const DEFAULT_SESSION_TITLE = "New session"
+
 /** What a new session starts with. */
 export interface NewSession {
   readonly title?: string
@@ -23,7 +26,7 @@ export const createSession = Effect.fn("Session.create")(function* (options: New
     id: ascendingId("session"),
     projectID: paths.projectID,
     directory: paths.directory,
-    title: options.title ?? "New session",
+    title: options.title ?? DEFAULT_SESSION_TITLE,
     time: { created: now, updated: now },
     ...(options.parentID ? { parentID: options.parentID } : {}),
     ...(options.agent ? { agent: options.agent } : {})

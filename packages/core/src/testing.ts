@@ -19,6 +19,7 @@ import { Retry } from "./retry.js"
 import { SessionPrompt } from "./session-prompt.js"
 import { SessionStore, type StoreError } from "./session-store.js"
 import { Snapshot } from "./snapshot.js"
+import { Subagents } from "./subagents.js"
 import { SystemPrompt } from "./system-prompt.js"
 import { ScriptedLLM, type ScriptedOptions, type ScriptedStep } from "./testing/scripted-llm.js"
 
@@ -90,6 +91,7 @@ export const testLoopLayer = (options: TestLoopOptions) => {
   const features = Layer.mergeAll(
     Plugins.layer(options.plugins ?? []),
     options.questionLayer ?? Question.layer,
+    Subagents.layer,
     options.permissionLayer ?? (options.permission === "deny" ? PermissionNext.denyAll : PermissionNext.allowAll),
     options.snapshotLayer ?? Snapshot.disabled,
     options.retryLayer ?? Retry.layerTest(),

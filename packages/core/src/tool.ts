@@ -3,6 +3,7 @@ import { z } from "zod"
 import type { QuestionItem } from "./events.js"
 import type { PermissionError, PermissionRequest } from "./permission-next.js"
 import type { QuestionAnswers } from "./question.js"
+import type { SubagentResult } from "./subagents.js"
 import { type TruncationOptions, truncateOutput } from "./truncate.js"
 
 /** A file or image a tool hands back with its text, e.g. a screenshot. `url` may be a `data:` URL. */
@@ -43,6 +44,18 @@ export interface ToolContext {
    * `QuestionDismissed` when they are not answered. Absent where no one can be asked.
    */
   readonly question?: (questions: ReadonlyArray<QuestionItem>) => Promise<QuestionAnswers>
+  /**
+   * Runs a subagent in a child session and resolves with what it did (its last text, its calls, tokens and cost,
+   * which roll up into this call's message). The child can never do what this session could not. Absent where
+   * subagents cannot run.
+   */
+  readonly subagent?: (request: {
+    readonly agent: string
+    readonly description: string
+    readonly prompt: string
+    /** Continue this earlier child session. */
+    readonly sessionID?: string
+  }) => Promise<SubagentResult>
 }
 
 /**

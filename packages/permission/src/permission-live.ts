@@ -29,6 +29,11 @@ interface Waiting {
   readonly deferred: Deferred.Deferred<void, PermissionError>
 }
 
+const severity = { deny: 2, ask: 1, allow: 0 } as const
+/** The strictest of several verdicts on one check (a subagent under its parents' rules). */
+const strictest = (verdicts: ReadonlyArray<Verdict>): Verdict =>
+  verdicts.reduce((worst, next) => (severity[next.action] > severity[worst.action] ? next : worst))
+
 const newID = () => `per_${randomBytes(8).toString("hex")}`
 
 const cancelled = (request: PermissionAsk, patterns: ReadonlyArray<string>) =>
@@ -166,7 +171,8 @@ const make = Effect.gen(function* () {
 
   const ask = Effect.fn("PermissionNext.ask")(function* (request: PermissionAsk) {
     const checks = checksOf(request, context, request.permission === "bash" ? yield* parser : undefined)
-    const verdicts = checks.map((check) => verdictOf(check, request.ruleset, approvals, paths.home))
+    const rulesets = [request.ruleset, ...(request.constraints ?? [])]
+    const verdicts = checks.map((check) => strictest(rulesets.map((rs) => verdictOf(check, rs, approvals, paths.home))))
     const deny = verdicts.find((verdict) => verdict.action === "deny")
     if (deny) {
       yield* audit(request, [deny])

@@ -52,6 +52,43 @@ describe("PermissionLive: rules", () => {
   )
 })
 
+describe("PermissionLive: a subagent under its parents' rules (constraints)", () => {
+  const child = [rule("*", "*", "allow")]
+  it.effect("a parent's deny wins over the child's allow, per command of a line", () =>
+    Effect.gen(function* () {
+      const permission = yield* PermissionNext
+      // The child alone would allow everything; the parent denies bash.
+      const parent = [rule("*", "*", "allow"), rule("bash", "*", "deny")]
+      const error = yield* Effect.flip(permission.ask(bashAsk("ls", { ruleset: child, constraints: [parent] })))
+      assert.strictEqual(error._tag, "PermissionDenied")
+      // A parent that denies only rm: the rm inside a list is still caught.
+      const narrow = [rule("*", "*", "allow"), rule("bash", "rm *", "deny")]
+      const inList = yield* Effect.flip(
+        permission.ask(bashAsk("ls && rm x", { ruleset: child, constraints: [narrow] }))
+      )
+      assert.strictEqual(inList._tag === "PermissionDenied" ? inList.pattern : "", "rm x")
+      // Allowed by both: no ask at all.
+      yield* permission.ask(bashAsk("ls", { ruleset: child, constraints: [narrow] }))
+      assert.deepStrictEqual(yield* permission.pending, [])
+    }).pipe(Effect.provide(permissionLayer(tempRoot())))
+  )
+
+  it.effect("a parent's ask turns the child's allow into an ask", () =>
+    Effect.gen(function* () {
+      const permission = yield* PermissionNext
+      const parent = [rule("*", "*", "allow"), rule("edit", "*", "ask")]
+      const asking = yield* permission
+        .ask({ sessionID: "ses_1", permission: "edit", patterns: ["a.ts"], ruleset: child, constraints: [parent] })
+        .pipe(Effect.forkChild)
+      yield* Effect.yieldNow
+      const [pending] = yield* permission.pending
+      assert.strictEqual(pending?.permission, "edit")
+      yield* permission.reply(pending?.id ?? "", { type: "once" })
+      yield* Fiber.join(asking)
+    }).pipe(Effect.provide(permissionLayer(tempRoot())))
+  )
+})
+
 describe("PermissionLive: asks", () => {
   it.effect("once: publishes permission.asked, lists it as pending, and succeeds on the reply", () =>
     Effect.gen(function* () {

@@ -1,0 +1,71 @@
+import { type AnyTool, Tool } from "@lathe/core"
+import { z } from "zod"
+
+/** `task` arguments. */
+export const TaskInput = z.object({
+  description: z.string().min(1).max(80).describe("A short (3-6 words) description of the task"),
+  prompt: z.string().min(1).describe("The full task for the subagent: what to do, what to return"),
+  subagent_type: z.string().min(1).describe("The subagent to run (see the list in this tool's description)"),
+  session_id: z.string().optional().describe("Continue an earlier task's session (from its <task_metadata>)")
+})
+/** `task` arguments, parsed. */
+export type TaskInput = z.infer<typeof TaskInput>
+
+/** A subagent as the task tool's description lists it. */
+export interface SubagentListing {
+  readonly name: string
+  readonly description?: string
+}
+
+const describe = (subagents: ReadonlyArray<SubagentListing>): string =>
+  `Runs a subagent on a task in its own session and returns its final answer. Use it for work that needs many
+tool calls whose details you do not need (searching a large codebase, researching a question), or to run
+independent pieces of work in parallel: several task calls in one step run at the same time.
+
+- The subagent starts with no context: the prompt must say everything it needs, and what to return.
+- The result is the subagent's last message plus <task_metadata> with its session_id; pass session_id to continue
+  that same subagent later. The user does not see the subagent's answer: summarise it for them.
+- A subagent can never do more than you may; it cannot start tasks of its own or use the todo list.
+
+Subagents:
+${subagents.map((s) => `- ${s.name}${s.description ? `: ${s.description}` : ""}`).join("\n")}`
+
+/**
+ * Builds the `task` tool: asks the `task` permission for the subagent, then runs it in a child session through the
+ * host (`ctx.subagent`), whose tokens and cost roll up into the caller's message.
+ */
+export const createTaskTool = (subagents: ReadonlyArray<SubagentListing>): AnyTool =>
+  Tool.define("task", {
+    description: describe(subagents),
+    parameters: TaskInput,
+    // The subagent's own steps snapshot what they change; the call itself may run in parallel with others.
+    mutates: false,
+    execute: async (input, ctx) => {
+      if (!ctx.subagent) throw new Error("This Lathe host cannot run subagents; do the task yourself.")
+      await ctx.ask({
+        permission: "task",
+        patterns: [input.subagent_type],
+        metadata: { description: input.description, prompt: input.prompt }
+      })
+      const result = await ctx.subagent({
+        agent: input.subagent_type,
+        description: input.description,
+        prompt: input.prompt,
+        ...(input.session_id ? { sessionID: input.session_id } : {})
+      })
+      const calls =
+        result.calls.length === 0
+          ? "The subagent made no tool calls."
+          : `The subagent's tool calls: ${result.calls.map((c) => `${c.tool} ${c.title} (${c.status})`).join("; ")}.`
+      return {
+        title: `${input.description} (@${input.subagent_type})`,
+        output: `${result.text || "(the subagent gave no final answer)"}\n\n${calls}\n\n<task_metadata>\nsession_id: ${result.sessionID}\n</task_metadata>`,
+        metadata: {
+          sessionID: result.sessionID,
+          calls: result.calls.length,
+          tokens: result.tokens,
+          cost: result.cost
+        }
+      }
+    }
+  })

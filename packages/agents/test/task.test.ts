@@ -1,0 +1,160 @@
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { createSession, definePlugin, type LLMRequest, SessionPrompt, SessionStore, Tool } from "@lathe/core"
+import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
+import { Effect } from "effect"
+import { z } from "zod"
+import { createTaskTool } from "../src/task.js"
+
+const root = () => mkdtempSync(join(tmpdir(), "lathe-task-"))
+const usage = { input: 100, output: 10 }
+
+const lookup = Tool.define("lookup", {
+  description: "Looks a word up",
+  parameters: z.object({ word: z.string() }),
+  mutates: false,
+  execute: async ({ word }, ctx) => {
+    if (word === "slow")
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 10_000)
+        ctx.abort.addEventListener("abort", () => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    return { title: word, output: `${word} means ${word.length} letters` }
+  }
+})
+const plugin = definePlugin({
+  name: "test",
+  setup: () => ({ tools: [createTaskTool([{ name: "scout", description: "looks things up" }]), lookup] })
+})
+const config = { agent: { scout: { mode: "subagent" as const, description: "looks things up" } } }
+
+const text = (request: LLMRequest) => JSON.stringify(request.messages)
+/** One responder for every call, by content: parent and children may call in any order. */
+const respond = (request: LLMRequest) => {
+  const isChild = !Object.hasOwn(request.tools, "task")
+  const all = text(request)
+  if (!isChild) {
+    if (all.includes("<task_metadata>")) return [chunks.text("Parent done."), chunks.finish(usage)]
+    return [
+      chunks.toolCall("t1", "task", { description: "look up alpha", prompt: "look up alpha", subagent_type: "scout" }),
+      chunks.toolCall("t2", "task", { description: "look up beta", prompt: "look up beta", subagent_type: "scout" }),
+      chunks.finish(usage, "tool-calls")
+    ]
+  }
+  const word = all.includes("look up alpha") ? "alpha" : all.includes("look up beta") ? "beta" : "slow"
+  if (all.includes(`${word} means`)) return [chunks.text(`${word}: found`), chunks.finish({ input: 50, output: 5 })]
+  return [chunks.toolCall(`c-${word}`, "lookup", { word }), chunks.finish({ input: 50, output: 5 }, "tool-calls")]
+}
+
+const turn = (prompt: string, abort?: AbortSignal) =>
+  Effect.gen(function* () {
+    const session = yield* createSession()
+    const result = yield* (yield* SessionPrompt).prompt({
+      sessionID: session.id,
+      parts: [{ type: "text", text: prompt }],
+      title: false,
+      ...(abort ? { abort } : {})
+    })
+    return { session, result }
+  })
+
+describe("the task tool", () => {
+  it.live("two tasks in one step run in parallel child sessions; results, metadata and cost come back", () =>
+    Effect.gen(function* () {
+      const { session, result } = yield* turn("research")
+      const store = yield* SessionStore
+      const children = yield* store.listSessions({ parentID: session.id })
+      assert.deepStrictEqual(children.map((c) => c.title).sort(), [
+        "look up alpha (@scout subagent)",
+        "look up beta (@scout subagent)"
+      ])
+      const parent = yield* store.messages(session.id)
+      const calls = parent.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" && p.tool === "task" ? [p] : [])))
+      const outputs = calls.map((c) => (c.state.status === "completed" ? c.state.output : c.state.status))
+      assert.include(outputs[0], "alpha: found")
+      assert.include(outputs[0], "The subagent's tool calls: lookup alpha (completed).")
+      assert.match(outputs[0] ?? "", /<task_metadata>\nsession_id: ses_\w+\n<\/task_metadata>/)
+      assert.include(outputs[1], "beta: found")
+      // The children's cost (2 × 2 steps × 50 in / 5 out) rolled up into the parent step that called them.
+      const first = parent.find((m) => m.info.role === "assistant")?.info
+      assert.strictEqual(first?.role === "assistant" ? first.tokens.input : 0, 100 + 4 * 50)
+      // No recursion: children are not offered the task tool.
+      const requests = yield* (yield* ScriptedLLM).requests
+      const childRequests = requests.filter((r) => !Object.hasOwn(r.tools, "task"))
+      assert.strictEqual(childRequests.length, 4)
+      assert.deepStrictEqual(Object.keys(childRequests[0]?.tools ?? {}), ["lookup"])
+      assert.strictEqual(result.info.role === "assistant" ? result.info.finish : "", "stop")
+    }).pipe(Effect.provide(testLoopLayer({ root: root(), plugins: [plugin], config, steps: Array(7).fill(respond) })))
+  )
+
+  it.live("aborting the parent aborts a running child", () =>
+    Effect.gen(function* () {
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 300)
+      const { session } = yield* turn("slow one", controller.signal)
+      const store = yield* SessionStore
+      const [child] = yield* store.listSessions({ parentID: session.id })
+      const childParts = (yield* store.messages(child?.id ?? "")).flatMap((m) => m.parts)
+      const lookupCall = childParts.find((p) => p.type === "tool" && p.tool === "lookup")
+      assert.strictEqual(
+        lookupCall?.type === "tool" && lookupCall.state.status === "error" ? lookupCall.state.error : "",
+        "aborted"
+      )
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config,
+          steps: [
+            [
+              chunks.toolCall("t1", "task", { description: "slow", prompt: "look up slow", subagent_type: "scout" }),
+              chunks.finish(usage, "tool-calls")
+            ],
+            [chunks.toolCall("c1", "lookup", { word: "slow" }), chunks.finish(usage, "tool-calls")]
+          ]
+        })
+      )
+    )
+  )
+
+  it.live("an unknown or primary-only agent is an error the model reads; a foreign session_id is refused", () =>
+    Effect.gen(function* () {
+      const { session } = yield* turn("bad")
+      const store = yield* SessionStore
+      const calls = (yield* store.messages(session.id)).flatMap((m) =>
+        m.parts.flatMap((p) =>
+          p.type === "tool" && p.tool === "task" && p.state.status === "error" ? [p.state.error] : []
+        )
+      )
+      assert.match(calls[0] ?? "", /No agent "build" can take a prompt\. Available agents: scout\./)
+      assert.include(calls[1], "is not a subagent session of this session")
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config,
+          steps: [
+            [
+              chunks.toolCall("t1", "task", { description: "x", prompt: "x", subagent_type: "build" }),
+              chunks.toolCall("t2", "task", {
+                description: "y",
+                prompt: "y",
+                subagent_type: "scout",
+                session_id: "ses_other"
+              }),
+              chunks.finish(usage, "tool-calls")
+            ],
+            [chunks.text("ok"), chunks.finish(usage)]
+          ]
+        })
+      )
+    )
+  )
+})
