@@ -14,6 +14,7 @@ import {
   Retry,
   SessionPrompt,
   SqliteSessionStore,
+  Subagents,
   SystemPrompt,
   sharePluginModules,
   truncationDir

@@ -28,6 +28,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Bring back what lathe undo took away",
     load: async () => (await import("./commands/undo.js")).revertCommand("redo")
   },
+  agents: {
+    summary: "List the agents of this project (name, mode, where defined)",
+    load: async () => (await import("./commands/agents.js")).agentsCommand
+  },
   plugin: {
     summary: "List the plugins this project loads (and why some did not), or scaffold a new one",
     load: async () => (await import("./commands/plugin.js")).pluginCommand

@@ -96,7 +96,7 @@ describe("Plugins host limits", () => {
       const plugins = yield* Plugins
       const output = yield* plugins.trigger(
         "system.transform",
-        { sessionID: "s", agent: "build", model: { providerID: "p", modelID: "m" } },
+        { sessionID: "s", agent: "build", model: { providerID: "p", modelID: "m" }, permission: [] },
         { system: [] }
       )
       assert.deepStrictEqual(output.system, ["fast"])

@@ -13,7 +13,7 @@ import { Tool } from "../src/tool.js"
 
 const root = () => mkdtempSync(join(tmpdir(), "lathe-plugins-"))
 
-const stepInput = { sessionID: "ses_1", agent: "build", model: { providerID: "p", modelID: "m" } }
+const stepInput = { sessionID: "ses_1", agent: "build", model: { providerID: "p", modelID: "m" }, permission: [] }
 
 describe("Plugins.trigger", () => {
   it.effect("runs hooks in load order, sequentially, on one output object", () => {

@@ -8,7 +8,9 @@ import {
   Paths,
   type PendingAsk,
   PermissionNext,
+  Plugins,
   Question,
+  resolveAgents,
   SessionPrompt,
   SessionStore
 } from "@lathe/core"
@@ -115,10 +117,15 @@ export const runCommand: Command = async (args, io: CliIO) => {
       sessionID = latest?.id ?? (yield* createSession(values.agent ? { agent: values.agent } : {})).id
     } else sessionID = (yield* createSession(values.agent ? { agent: values.agent } : {})).id
     const prompt = yield* SessionPrompt
+    // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it).
+    const direct = /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(message)
+    const plugins = yield* Plugins
+    const named = direct ? resolveAgents(plugins.agents, config.info.agent).get(direct[1] ?? "") : undefined
+    const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
     return yield* prompt.prompt({
       sessionID,
-      parts: [{ type: "text", text: message }],
-      ...(values.agent ? { agent: values.agent } : {}),
+      parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }],
+      ...(subagent ? { agent: subagent, allowSubagents: true } : values.agent ? { agent: values.agent } : {}),
       ...(values.model ? { model: values.model } : {}),
       abort: controller.signal,
       title: false

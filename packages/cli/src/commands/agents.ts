@@ -1,0 +1,49 @@
+import { Config, Plugins, resolveAgents } from "@lathe/core"
+import { Effect, Exit, Layer } from "effect"
+import { appLayer, cliLogger } from "../app.js"
+import type { CliIO, Command } from "../io.js"
+
+/** `lathe agents`: every agent this project can use, its mode and where it was defined. */
+export const agentsCommand: Command = async (args, io: CliIO) => {
+  if (args.includes("-h") || args.includes("--help")) {
+    io.stdout(
+      'Usage: lathe agents [--json]\n\nLists the agents of this project: name, mode (primary, subagent or all), where it was\ndefined, and its description. Run one with `lathe run --agent <name>`, or a subagent with `lathe run "@<name> …"`.\n'
+    )
+    return 0
+  }
+  const program = Effect.gen(function* () {
+    const plugins = yield* Plugins
+    const config = yield* Config
+    return [...resolveAgents(plugins.agents, config.info.agent).values()].filter((agent) => !agent.hidden)
+  })
+  const exit = await Effect.runPromiseExit(
+    program.pipe(Effect.scoped, Effect.provide(appLayer(io).pipe(Layer.provideMerge(cliLogger(io)))))
+  )
+  if (Exit.isFailure(exit)) {
+    const reason = exit.cause.reasons[0]
+    const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
+    io.stderr(`lathe agents: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 1
+  }
+  const agents = exit.value
+  if (args.includes("--json")) {
+    io.stdout(
+      `${JSON.stringify(
+        agents.map((a) => ({ name: a.name, mode: a.mode, source: a.source, description: a.description ?? "" })),
+        null,
+        2
+      )}\n`
+    )
+    return 0
+  }
+  const width = Math.max(...agents.map((a) => a.name.length), 4)
+  io.stdout(
+    `${agents
+      .map(
+        (a) =>
+          `${a.name.padEnd(width)}  ${a.mode.padEnd(8)}  ${a.source}${a.description ? `\n${" ".repeat(width + 2)}${a.description}` : ""}`
+      )
+      .join("\n")}\n`
+  )
+  return 0
+}
