@@ -1,5 +1,11 @@
+import agents from "@lathe/agents"
 import type { PluginEntry } from "@lathe/core"
+import skills from "@lathe/skills"
 import tools from "@lathe/tools"
 
-/** The plugins every run loads, in order: the built-in tools. */
-export const builtinPlugins = (): Array<PluginEntry> => [{ plugin: tools, source: "@lathe/tools" }]
+/** The plugins every run loads, in order: the built-in tools, the agents and the task tool, then skills. */
+export const builtinPlugins = (): Array<PluginEntry> => [
+  { plugin: tools, source: "@lathe/tools" },
+  { plugin: agents, source: "@lathe/agents" },
+  { plugin: skills, source: "@lathe/skills" }
+]

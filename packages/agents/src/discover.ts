@@ -1,0 +1,100 @@
+import { readdir, readFile } from "node:fs/promises"
+import { basename, join } from "node:path"
+import type { AgentDefinition, PluginContext } from "@lathe/core"
+import { parseAgentFile } from "./markdown.js"
+
+/** A folder agent files are read from. */
+export interface AgentDirectory {
+  readonly path: string
+  /** `global` folders are the person's own; `project` folders are read only when the project is trusted. */
+  readonly scope: "global" | "project"
+}
+
+/** An agent read from a markdown file. */
+export interface MarkdownAgent {
+  readonly definition: AgentDefinition
+  /** The file it came from (absolute). */
+  readonly path: string
+}
+
+/** What the discovery needs from the plugin context. */
+export type DiscoveryContext = Pick<PluginContext, "root" | "configDir" | "trusted" | "log">
+
+/**
+ * The folders agent files come from, lowest precedence first: the person's `~/.config/lathe/agents/`, then the
+ * project's compatibility folders (`.claude/agents/`, `.opencode/agents/`, `.opencode/agent/`), then the project's
+ * own `.lathe/agents/`. When two files define the same name, the later one wins: project over global, and Lathe's
+ * own folder over the compatibility ones.
+ */
+export const agentDirectories = (ctx: Pick<PluginContext, "root" | "configDir">): ReadonlyArray<AgentDirectory> => [
+  { path: join(ctx.configDir, "agents"), scope: "global" },
+  { path: join(ctx.root, ".claude", "agents"), scope: "project" },
+  { path: join(ctx.root, ".opencode", "agents"), scope: "project" },
+  { path: join(ctx.root, ".opencode", "agent"), scope: "project" },
+  { path: join(ctx.root, ".lathe", "agents"), scope: "project" }
+]
+
+const errorCode = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined
+
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** The `*.md` files of a folder, sorted by name; none when the folder does not exist. */
+const markdownFiles = async (dir: string, log: DiscoveryContext["log"]): Promise<ReadonlyArray<string>> => {
+  try {
+    const names = await readdir(dir)
+    return names
+      .filter((name) => name.endsWith(".md"))
+      .sort()
+      .map((name) => join(dir, name))
+  } catch (error) {
+    const code = errorCode(error)
+    if (code !== "ENOENT" && code !== "ENOTDIR") log.warn(`Could not read agent folder ${dir}: ${reason(error)}`)
+    return []
+  }
+}
+
+/**
+ * Reads every agent file, one definition per name (the later file wins, see {@link agentDirectories}; a later file
+ * with `disable: true` removes the name's earlier definition). A file
+ * that cannot be read or parsed is reported with `ctx.log.warn` (its path and the field at fault) and skipped; the
+ * others still load. In an untrusted project the project folders are not read, and one warning says how to trust
+ * it when they hold agent files.
+ */
+export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<ReadonlyArray<MarkdownAgent>> => {
+  const agents = new Map<string, MarkdownAgent>()
+  const ignored: Array<string> = []
+  for (const dir of agentDirectories(ctx)) {
+    const files = await markdownFiles(dir.path, ctx.log)
+    if (dir.scope === "project" && !ctx.trusted) {
+      ignored.push(...files)
+      continue
+    }
+    for (const path of files) {
+      const text = await readFile(path, "utf8").catch((error: unknown) => error)
+      if (typeof text !== "string") {
+        ctx.log.warn(`Ignored agent file ${path}: it could not be read (${reason(text)}).`, { path })
+        continue
+      }
+      const parsed = parseAgentFile(basename(path, ".md"), text)
+      if (!parsed.ok) {
+        ctx.log.warn(`Ignored agent file ${path}: ${parsed.error}. Fix the file; the other agents are loaded.`, {
+          path
+        })
+        continue
+      }
+      const name = basename(path, ".md")
+      agents.delete(name) // a later file replaces (or, with `disable: true`, removes) an earlier one
+      if (parsed.agent) agents.set(name, { definition: parsed.agent, path })
+    }
+  }
+  if (ignored.length > 0)
+    ctx.log.warn(
+      `Ignored ${ignored.length} agent file(s) in ${ctx.root} because this project is not trusted: ` +
+        `${ignored.join(", ")}. Run \`lathe trust\` in ${ctx.root} to load them.`,
+      { files: ignored }
+    )
+  return [...agents.values()]
+}
