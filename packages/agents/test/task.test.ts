@@ -16,6 +16,8 @@ const lookup = Tool.define("lookup", {
   parameters: z.object({ word: z.string() }),
   mutates: false,
   execute: async ({ word }, ctx) => {
+    // alpha answers later than beta, so two parallel tasks finish in the other order than they started.
+    if (word === "alpha") await new Promise((resolve) => setTimeout(resolve, 150))
     if (word === "slow")
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 10_000)
@@ -90,6 +92,90 @@ describe("the task tool", () => {
       assert.deepStrictEqual(Object.keys(childRequests[0]?.tools ?? {}), ["lookup"])
       assert.strictEqual(result.info.role === "assistant" ? result.info.finish : "", "stop")
     }).pipe(Effect.provide(testLoopLayer({ root: root(), plugins: [plugin], config, steps: Array(7).fill(respond) })))
+  )
+
+  it.live("a slow first task and a fast second one: each result goes back to its own call", () =>
+    Effect.gen(function* () {
+      const { session } = yield* turn("research")
+      const store = yield* SessionStore
+      const calls = (yield* store.messages(session.id)).flatMap((m) =>
+        m.parts.flatMap((p) => (p.type === "tool" && p.tool === "task" && p.state.status === "completed" ? [p] : []))
+      )
+      assert.deepStrictEqual(
+        calls.map((c) => [c.callID, c.state.status === "completed" ? c.state.output.split("\n")[0] : ""]),
+        [
+          ["t1", "alpha: found"],
+          ["t2", "beta: found"]
+        ]
+      )
+      // beta's child finished first: its last answer completed before alpha's.
+      const children = yield* store.listSessions({ parentID: session.id })
+      const finished = (title: string) =>
+        Effect.gen(function* () {
+          const child = children.find((c) => c.title.startsWith(title))
+          const last = (yield* store.messages(child?.id ?? "")).findLast((m) => m.info.role === "assistant")?.info
+          return last?.role === "assistant" ? (last.time.completed ?? 0) : 0
+        })
+      assert.isBelow(yield* finished("look up beta"), yield* finished("look up alpha"))
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config,
+          steps: Array(7).fill(respond)
+        })
+      )
+    )
+  )
+
+  it.live("session_id continues an earlier child session", () =>
+    Effect.gen(function* () {
+      const first = yield* turn("start")
+      const store = yield* SessionStore
+      const [child] = yield* store.listSessions({ parentID: first.session.id })
+      const prompt = yield* SessionPrompt
+      yield* prompt.prompt({
+        sessionID: first.session.id,
+        parts: [{ type: "text", text: `continue ${child?.id}` }],
+        title: false
+      })
+      const again = yield* store.listSessions({ parentID: first.session.id })
+      assert.strictEqual(again.length, 1, "no second child session")
+      const users = (yield* store.messages(child?.id ?? "")).filter((m) => m.info.role === "user")
+      assert.strictEqual(users.length, 2)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config,
+          steps: Array(8).fill((request: LLMRequest) => {
+            const all = text(request)
+            const isChild = !Object.hasOwn(request.tools, "task")
+            if (isChild) return [chunks.text("child answer"), chunks.finish(usage)]
+            const resume = /continue (ses_\w+)/.exec(all)
+            const done = (all.match(/<task_metadata>/g) ?? []).length
+            if (resume && done < 2)
+              return [
+                chunks.toolCall("t2", "task", {
+                  description: "again",
+                  prompt: "more",
+                  subagent_type: "scout",
+                  session_id: resume[1]
+                }),
+                chunks.finish(usage, "tool-calls")
+              ]
+            if (!resume && done === 0)
+              return [
+                chunks.toolCall("t1", "task", { description: "first", prompt: "first", subagent_type: "scout" }),
+                chunks.finish(usage, "tool-calls")
+              ]
+            return [chunks.text("ok"), chunks.finish(usage)]
+          })
+        })
+      )
+    )
   )
 
   it.live("aborting the parent aborts a running child", () =>
