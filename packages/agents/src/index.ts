@@ -22,7 +22,8 @@ const agentsPlugin = definePlugin({
   name: "@lathe/agents",
   setup: async (ctx) => {
     const agents = new Map(builtinAgents.map((agent) => [agent.name, agent]))
-    for (const { definition } of await loadMarkdownAgents(ctx)) agents.set(definition.name, definition)
+    for (const { definition, path } of await loadMarkdownAgents(ctx))
+      agents.set(definition.name, { ...definition, source: path })
     // The task tool lists the subagents it can start: these, plus subagents defined in lathe.json.
     const subagents = new Map<string, { name: string; description?: string }>()
     for (const agent of agents.values())

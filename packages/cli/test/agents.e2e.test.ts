@@ -77,11 +77,19 @@ describe("agents end to end", () => {
   })
 
   it("lathe agents lists the built-in agents with their modes; @explore runs the subagent directly", async () => {
-    const { project, env, server } = await setup([{ steps: [{ text: "Found it." }] }])
+    const { project, env, server, dir } = await setup([{ steps: [{ text: "Found it." }] }])
     const list = await runLathe(["agents"], { cwd: project, env })
     assert.strictEqual(list.code, 0, list.stderr)
     for (const line of [/^build +primary/m, /^plan +primary/m, /^explore +subagent/m, /^general +subagent/m])
       assert.match(list.stdout, line)
+    // A markdown agent shows the file it came from.
+    mkdirSync(join(dir, "config", "lathe", "agents"), { recursive: true })
+    writeFileSync(
+      join(dir, "config", "lathe", "agents", "docs.md"),
+      "---\ndescription: Writes docs\nmode: subagent\n---\nYou write docs."
+    )
+    const withFile = await runLathe(["agents"], { cwd: project, env })
+    assert.match(withFile.stdout, /^docs +subagent +\/.*config\/lathe\/agents\/docs\.md\n +Writes docs/m)
     const run = await runLathe(["run", "--format", "json", "@explore where is x defined?"], { cwd: project, env })
     assert.strictEqual(run.code, 0, run.stderr)
     const started = run.events.find((e) => e.type === "message.updated" && e.message.role === "user")

@@ -40,7 +40,9 @@ export const AgentDefinition = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   topP: z.number().min(0).max(1).optional(),
   maxSteps: z.number().int().positive().optional(),
-  tools: z.record(z.string(), z.boolean()).optional()
+  tools: z.record(z.string(), z.boolean()).optional(),
+  /** Where the definition came from (a file path), shown by `lathe agents`; defaults to the plugin's name. */
+  source: z.string().optional()
 })
 /** An agent as an author writes it. */
 export type AgentDefinition = z.input<typeof AgentDefinition>
@@ -62,7 +64,7 @@ export const defineAgent = (definition: AgentDefinition, source = "plugin"): Age
     hidden: d.hidden ?? false,
     permission: permissionRules(d.permission, `agent ${d.name}`),
     tools: d.tools ?? {},
-    source,
+    source: d.source ?? source,
     ...(d.description !== undefined ? { description: d.description } : {}),
     ...(d.prompt !== undefined ? { prompt: d.prompt } : {}),
     ...(d.model !== undefined ? { model: d.model } : {}),
