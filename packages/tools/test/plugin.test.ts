@@ -6,6 +6,9 @@ import { harness, run, runError } from "./helpers.js"
 const pluginContext = (root: string, options: Record<string, unknown> = {}): PluginContext => ({
   directory: root,
   root,
+  trusted: true,
+  configDir: root,
+  home: root,
   projectID: "prj_test",
   config: {} as PluginContext["config"],
   options,

@@ -72,6 +72,9 @@ export const runTurn = (text: string) =>
 export const pluginContext = (root: string, options: Readonly<Record<string, unknown>> = {}): PluginContext => ({
   directory: root,
   root,
+  trusted: true,
+  configDir: root,
+  home: root,
   projectID: "test",
   config: {} as ConfigInfo,
   options,

@@ -8,7 +8,7 @@ import gitContext, { createGitContextPlugin } from "../src/index.js"
 import { git, pluginContext, repo, tempDir, trackingRepo, write } from "./helpers.js"
 
 const OLD_BLOCK = "<git-context>\nBranch: stale\n</git-context>"
-const input = { sessionID: "s", agent: "build", model: { providerID: "p", modelID: "m" } }
+const input = { sessionID: "s", agent: "build", model: { providerID: "p", modelID: "m" }, permission: [] }
 
 /** Runs `system.transform` of a plugin instance once and returns what it added. */
 const added = async (hooks: Awaited<ReturnType<typeof gitContext.setup>>) => {

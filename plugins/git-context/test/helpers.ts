@@ -59,6 +59,9 @@ export const trackingRepo = (): string => {
 export const pluginContext = (root: string): PluginContext => ({
   directory: root,
   root,
+  trusted: true,
+  configDir: root,
+  home: root,
   projectID: "test",
   config: {} as ConfigInfo,
   options: {},
