@@ -2,9 +2,18 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { createSession, definePlugin, type LLMRequest, SessionPrompt, SessionStore, Tool } from "@lathe/core"
+import {
+  createSession,
+  definePlugin,
+  type LLMRequest,
+  PermissionNext,
+  rejected,
+  SessionPrompt,
+  SessionStore,
+  Tool
+} from "@lathe/core"
 import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { z } from "zod"
 import { createTaskTool } from "../src/task.js"
 
@@ -177,6 +186,36 @@ describe("the task tool", () => {
       )
     )
   )
+
+  it.live("each task asks the task permission with the subagent's name; a rejection leaves the child unstarted", () => {
+    const asked: Array<string> = []
+    return Effect.gen(function* () {
+      const { session } = yield* turn("research")
+      assert.deepStrictEqual(asked, ["task:scout", "task:scout"])
+      const store = yield* SessionStore
+      assert.deepStrictEqual(yield* store.listSessions({ parentID: session.id }), [])
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config,
+          permissionLayer: Layer.succeed(
+            PermissionNext,
+            PermissionNext.of({
+              ask: (request) => {
+                asked.push(`${request.permission}:${request.patterns.join(",")}`)
+                return Effect.fail(rejected(request.permission, request.patterns))
+              },
+              reply: () => Effect.void,
+              pending: Effect.succeed([])
+            })
+          ),
+          steps: Array(3).fill(respond)
+        })
+      )
+    )
+  })
 
   it.live("aborting the parent aborts a running child", () =>
     Effect.gen(function* () {
