@@ -31,6 +31,9 @@ export const totalsLine = (totals: Totals): string =>
  */
 export const textRenderer = (out: (text: string) => void, err: (text: string) => void, totals: Totals) => {
   const textParts = new Set<string>()
+  // Subagents run in child sessions: their calls are shown indented under the task, their text is not streamed
+  // (the task's result carries their answer to the model).
+  const children = new Set<string>()
   let atLineStart = true
   const write = (text: string) => {
     if (text.length === 0) return
@@ -43,7 +46,11 @@ export const textRenderer = (out: (text: string) => void, err: (text: string) =>
   }
   return (event: LatheEvent): void => {
     switch (event.type) {
+      case "session.created":
+        if (event.session.parentID !== undefined) children.add(event.session.id)
+        return
       case "part.updated":
+        if (children.has(event.part.sessionID)) return
         if (event.part.type === "text" && !event.part.synthetic) textParts.add(event.part.id)
         if (event.part.type === "text" && event.part.time?.end !== undefined && !atLineStart) write("\n")
         return
@@ -57,7 +64,8 @@ export const textRenderer = (out: (text: string) => void, err: (text: string) =>
         const title = state.status === "completed" ? state.title : ""
         const status = state.status === "completed" ? "✓" : "✗"
         const failure = state.status === "error" ? `: ${state.error.split("\n")[0]}` : ""
-        line(`${status} ${event.tool}${title ? ` ${title}` : ""} (${duration(time)})${failure}`)
+        const indent = children.has(event.sessionID) ? "    " : ""
+        line(`${indent}${status} ${event.tool}${title ? ` ${title}` : ""} (${duration(time)})${failure}`)
         return
       }
       case "step.finished":
