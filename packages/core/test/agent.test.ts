@@ -13,7 +13,7 @@ describe("agents", () => {
         temperature: 0.1,
         permission: [{ permission: "bash", pattern: "*", action: "deny", source: "config" }]
       },
-      build: { disable: true },
+      build: { disable: true, permission: [] },
       helper: { mode: "subagent", description: "Helps", permission: [] }
     })
     assert.isFalse(agents.has("build"))
