@@ -57,7 +57,7 @@ const help = () =>
     "Usage: lathe <command> [options]",
     "",
     "Commands:",
-    ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`),
+    ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(12)} ${command.summary}`),
     "",
     "Options:",
     "  -h, --help     Show help (also: lathe <command> --help)",
