@@ -292,6 +292,9 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
             unknown
           >
           const pending: ToolPart = { ...part, state: { status: "pending", input: args, raw: JSON.stringify(args) } }
+          // A tool the provider runs itself (e.g. its web search): it is running now; its result arrives in the stream.
+          if (event.providerExecuted === true)
+            return yield* save({ ...pending, state: { status: "running", input: args, time: { start: yield* now } } })
           yield* save(pending)
           const count = input.guard.record(event.toolName, args)
           const fiber = yield* runToolCall(services, input, toolState, {
@@ -305,35 +308,26 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
           fibers.push(fiber)
           return
         }
-        case "tool-result": {
-          // Only provider-executed tools produce results here (Lathe's tools have no `execute` on the ai side).
-          const part = get<ToolPart>(tools.get(event.toolCallId))
-          if (!part || part.state.status === "completed" || part.state.status === "error") return
-          const start = part.state.status === "running" ? part.state.time.start : yield* now
-          return yield* save({
-            ...part,
-            state: {
-              status: "completed",
-              input: part.state.input,
-              output: typeof event.output === "string" ? event.output : JSON.stringify(event.output),
-              title: part.tool,
-              metadata: { providerExecuted: true },
-              time: { start, end: yield* now }
-            }
-          })
-        }
+        case "tool-result":
         case "tool-error": {
+          // Only provider-executed tools end here (Lathe's own tools have no `execute` on the ai side).
           const part = get<ToolPart>(tools.get(event.toolCallId))
           if (!part || part.state.status === "completed" || part.state.status === "error") return
-          const start = part.state.status === "running" ? part.state.time.start : yield* now
+          const time = { start: part.state.status === "running" ? part.state.time.start : yield* now, end: yield* now }
+          const input = part.state.input
           return yield* save({
             ...part,
-            state: {
-              status: "error",
-              input: part.state.input,
-              error: describe(event.error),
-              time: { start, end: yield* now }
-            }
+            state:
+              event.type === "tool-result"
+                ? {
+                    status: "completed",
+                    input,
+                    output: typeof event.output === "string" ? event.output : JSON.stringify(event.output),
+                    title: part.tool,
+                    metadata: { providerExecuted: true },
+                    time
+                  }
+                : { status: "error", input, error: describe(event.error), time }
           })
         }
         case "finish-step": {
@@ -434,7 +428,11 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
   yield* bus.publish({ type: "message.updated", message })
   yield* store.flush
 
-  const toolParts = [...parts.values()].filter((part): part is ToolPart => part.type === "tool")
+  // Calls Lathe ran itself; a provider-executed call's result is already in the step, so it needs no next step.
+  const toolParts = [...parts.values()].filter(
+    (part): part is ToolPart =>
+      part.type === "tool" && !(part.state.status === "completed" && part.state.metadata.providerExecuted === true)
+  )
   const toolsCompleted = toolParts.some((part) => part.state.status === "completed")
   if (streamed._tag === "Failure") return yield* Effect.failCause(streamed.cause)
   if (toolState.doom) return yield* toolState.doom

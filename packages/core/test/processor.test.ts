@@ -256,4 +256,36 @@ describe("Processor", () => {
       )
     )
   })
+
+  it.live("a provider-executed tool is not run by Lathe: its call and result come from the stream", () =>
+    Effect.gen(function* () {
+      const turn = yield* runTurn("search the web")
+      const [call] = toolParts(turn)
+      assert.strictEqual(call?.tool, "web_search")
+      assert.strictEqual(call?.state.status, "completed")
+      if (call?.state.status !== "completed") return
+      assert.strictEqual(call.state.output, '{"hits":["lathe.dev"]}')
+      assert.deepStrictEqual(call.state.metadata, { providerExecuted: true })
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          steps: [
+            [
+              {
+                type: "tool-call",
+                toolCallId: "ws1",
+                toolName: "web_search",
+                input: JSON.stringify({ query: "lathe" }),
+                providerExecuted: true
+              },
+              { type: "tool-result", toolCallId: "ws1", toolName: "web_search", result: { hits: ["lathe.dev"] } },
+              chunks.text("Found it."),
+              chunks.finish(usage)
+            ]
+          ]
+        })
+      )
+    )
+  )
 })
