@@ -20,7 +20,7 @@ import {
   truncationDir
 } from "@lathe/core"
 import { defaults, PermissionLive } from "@lathe/permission"
-import { Effect, Layer, Logger } from "effect"
+import { type Cause, Effect, Exit, Layer, Logger, type Scope } from "effect"
 import * as zod from "zod"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
@@ -102,3 +102,26 @@ export const cliLogger = (io: CliIO) =>
       io.stderr(`lathe: ${verbose ? `[${options.logLevel}] ` : ""}${text}\n`)
     })
   ])
+
+/** The text to print for a failed command: the typed error's message, else the defect's, else "interrupted". */
+export const failureText = (cause: Cause.Cause<unknown>): string => {
+  const reason = cause.reasons[0]
+  const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
+  return typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
+    ? error.message
+    : String(error)
+}
+
+/** Every service a real run provides. */
+export type AppServices = Layer.Success<ReturnType<typeof appLayer>>
+
+/** Runs a command's program on a real run's services and the CLI logger; a failure comes back as its text. */
+export const runOnApp = async <A, E>(
+  io: CliIO,
+  program: Effect.Effect<A, E, AppServices | Scope.Scope>
+): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }> => {
+  const exit = await Effect.runPromiseExit(
+    program.pipe(Effect.scoped, Effect.provide(appLayer(io).pipe(Layer.provideMerge(cliLogger(io)))))
+  )
+  return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
+}

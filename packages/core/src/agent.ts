@@ -1,6 +1,7 @@
 import { z } from "zod"
 import { type PermissionConfig, permissionRules } from "./config-schema.js"
 import type { Ruleset } from "./permission-next.js"
+import { compilePattern } from "./wildcard.js"
 
 /** Where an agent can be chosen: as the main agent, as a subagent of the task tool, or both. */
 export type AgentMode = "primary" | "subagent" | "all"
@@ -163,14 +164,6 @@ export const resolveAgents = (
 /** Whether an agent offers a tool: its `tools` map, wildcards allowed, the last matching key wins; default on. */
 export const agentAllowsTool = (agent: AgentInfo, toolID: string): boolean => {
   let allowed = true
-  for (const [pattern, on] of Object.entries(agent.tools)) {
-    const regex = new RegExp(
-      `^${pattern
-        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-        .replace(/\*/g, ".*")
-        .replace(/\?/g, ".")}$`
-    )
-    if (regex.test(toolID)) allowed = on
-  }
+  for (const [pattern, on] of Object.entries(agent.tools)) if (compilePattern(pattern)(toolID)) allowed = on
   return allowed
 }

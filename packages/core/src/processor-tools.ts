@@ -139,6 +139,13 @@ export const runToolCall = (
       yield* call.save({ ...part, state: { status: "running", input: args, time: { start } } })
       const context = yield* Effect.context<never>()
       const runPromiseExit = Effect.runPromiseExitWith(context)
+      /** Runs an effect for a tool's Promise API: its value, or its typed failure thrown as is. */
+      const settle = async <A, E>(effect: Effect.Effect<A, E>, interrupted: string): Promise<A> => {
+        const exit = await runPromiseExit(effect)
+        if (Exit.isSuccess(exit)) return exit.value
+        const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+        throw error && error._tag === "Fail" ? error.error : new Error(interrupted)
+      }
       let live: ToolPart = part
       return yield* tool.run(args, {
         sessionID,
@@ -149,15 +156,9 @@ export const runToolCall = (
         root: services.paths.root,
         abort: input.abort,
         truncation: state.truncation,
-        ask: async (request) => {
-          const exit = await runPromiseExit(ask(request))
-          if (Exit.isFailure(exit)) {
-            const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-            throw error && error._tag === "Fail" ? error.error : new Error("The permission ask was interrupted.")
-          }
-        },
+        ask: (request) => settle(ask(request), "The permission ask was interrupted."),
         subagent: async (request) => {
-          const exit = await runPromiseExit(
+          const result = await settle(
             services.subagents.run({
               parentSessionID: sessionID,
               agent: request.agent,
@@ -166,26 +167,20 @@ export const runToolCall = (
               ...(request.sessionID ? { sessionID: request.sessionID } : {}),
               abort: input.abort,
               constraints: [...(input.constraints ?? []), input.ruleset]
-            })
+            }),
+            "The subagent was interrupted."
           )
-          if (Exit.isFailure(exit)) {
-            const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-            throw error && error._tag === "Fail" ? error.error : new Error("The subagent was interrupted.")
-          }
           state.children = {
-            tokens: addTokens(state.children.tokens, exit.value.tokens),
-            cost: state.children.cost + exit.value.cost
+            tokens: addTokens(state.children.tokens, result.tokens),
+            cost: state.children.cost + result.cost
           }
-          return exit.value
+          return result
         },
-        question: async (questions) => {
-          const exit = await runPromiseExit(
-            services.question.ask({ sessionID, callID: part.callID, questions, signal: input.abort })
-          )
-          if (Exit.isSuccess(exit)) return exit.value
-          const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-          throw error && error._tag === "Fail" ? error.error : new Error("The questions were interrupted.")
-        },
+        question: (questions) =>
+          settle(
+            services.question.ask({ sessionID, callID: part.callID, questions, signal: input.abort }),
+            "The questions were interrupted."
+          ),
         metadata: (update) => {
           live = {
             ...part,

@@ -20,6 +20,7 @@ import { SubagentFailed, type SubagentRequest, type SubagentResult, Subagents } 
 import { SystemPrompt } from "./system-prompt.js"
 import type { AnyTool } from "./tool.js"
 import { addTokens, isOverflow } from "./usage.js"
+import { compilePattern } from "./wildcard.js"
 
 /** A piece of a prompt as a person gives it. */
 export type PromptPart =
@@ -106,7 +107,7 @@ export const offeredTools = (
   for (const tool of tools) {
     if (!agentAllowsTool(agent, tool.id)) continue
     const permission = toolPermission(tool.id)
-    const last = ruleset.findLast((rule) => rule.permission === permission || rule.permission === "*")
+    const last = ruleset.findLast((rule) => compilePattern(rule.permission)(permission))
     if (last && last.pattern === "*" && last.action === "deny") continue
     offered[tool.id] = tool
   }
@@ -274,11 +275,13 @@ const makeSessionPrompt = Effect.gen(function* () {
       ignoredTools: config.info.doom_loop?.ignored_tools ?? defaultDoomLoop.ignoredTools
     })
     const ruleset: Ruleset = [...defaults, ...agent.permission, ...config.info.permission, ...(input.extraRules ?? [])]
+    // The tools on offer are fixed for the turn: decided once, not every step.
+    const turnTools = offeredTools(plugins.tools, agent, ruleset)
     let last: AssistantMessage | undefined
     for (let step = 1; ; step++) {
       if (abort.aborted) break
       const lastStep = agent.maxSteps !== undefined && step >= agent.maxSteps
-      const tools = lastStep ? {} : offeredTools(plugins.tools, agent, ruleset)
+      const tools = lastStep ? {} : turnTools
       const assistant: AssistantMessage = {
         id: ascendingId("message"),
         sessionID,

@@ -1,6 +1,6 @@
 import { Config, Plugins, resolveAgents } from "@lathe/core"
-import { Effect, Exit, Layer } from "effect"
-import { appLayer, cliLogger } from "../app.js"
+import { Effect } from "effect"
+import { runOnApp } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
 /** `lathe agents`: every agent this project can use, its mode and where it was defined. */
@@ -16,16 +16,12 @@ export const agentsCommand: Command = async (args, io: CliIO) => {
     const config = yield* Config
     return [...resolveAgents(plugins.agents, config.info.agent).values()].filter((agent) => !agent.hidden)
   })
-  const exit = await Effect.runPromiseExit(
-    program.pipe(Effect.scoped, Effect.provide(appLayer(io).pipe(Layer.provideMerge(cliLogger(io)))))
-  )
-  if (Exit.isFailure(exit)) {
-    const reason = exit.cause.reasons[0]
-    const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
-    io.stderr(`lathe agents: ${error instanceof Error ? error.message : String(error)}\n`)
+  const result = await runOnApp(io, program)
+  if (!result.ok) {
+    io.stderr(`lathe agents: ${result.message}\n`)
     return 1
   }
-  const agents = exit.value
+  const agents = result.value
   if (args.includes("--json")) {
     io.stdout(
       `${JSON.stringify(

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Config, Plugins } from "@lathe/core"
-import { Effect, Exit, Layer } from "effect"
-import { appLayer, cliLogger } from "../app.js"
+import { Effect } from "effect"
+import { runOnApp } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
 const usage = `Usage: lathe plugin <list | init <name>> [options]
@@ -24,16 +24,12 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
     const config = yield* Config
     return { plugins, config }
   })
-  const exit = await Effect.runPromiseExit(
-    program.pipe(Effect.scoped, Effect.provide(appLayer(io).pipe(Layer.provideMerge(cliLogger(io)))))
-  )
-  if (Exit.isFailure(exit)) {
-    const reason = exit.cause.reasons[0]
-    const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
-    io.stderr(`lathe plugin list: ${error instanceof Error ? error.message : String(error)}\n`)
+  const result = await runOnApp(io, program)
+  if (!result.ok) {
+    io.stderr(`lathe plugin list: ${result.message}\n`)
     return 1
   }
-  const { plugins, config } = exit.value
+  const { plugins, config } = result.value
   if (json) {
     io.stdout(`${JSON.stringify({ loaded: plugins.list, failed: plugins.failed }, null, 2)}\n`)
     return plugins.failed.length > 0 ? 1 : 0

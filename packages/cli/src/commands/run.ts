@@ -16,7 +16,7 @@ import {
 } from "@lathe/core"
 import { describeAsk } from "@lathe/permission"
 import { Effect, Exit, Layer } from "effect"
-import { appLayer, cliLogger } from "../app.js"
+import { appLayer, cliLogger, failureText } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer, totalsLine } from "../render.js"
 
@@ -137,10 +137,8 @@ export const runCommand: Command = async (args, io: CliIO) => {
   removeInterrupt?.()
   if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
   if (Exit.isFailure(exit)) {
-    const reason = exit.cause.reasons[0]
-    const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
     if (controller.signal.aborted) return 130
-    io.stderr(`lathe: ${errorText(error)}\n`)
+    io.stderr(`lathe: ${failureText(exit.cause)}\n`)
     return 1
   }
   const info = exit.value.info

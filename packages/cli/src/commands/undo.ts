@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util"
 import { Paths, type RevertResult, SessionStore, undoLastStep, unrevertSession } from "@lathe/core"
-import { Effect, Exit, Layer } from "effect"
-import { appLayer, cliLogger } from "../app.js"
+import { Effect } from "effect"
+import { runOnApp } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
 const usage = (verb: "undo" | "redo") =>
@@ -45,18 +45,12 @@ export const revertCommand =
       if (!sessionID) return undefined
       return yield* verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
     })
-    const exit = await Effect.runPromiseExit(
-      program.pipe(Effect.scoped, Effect.provide(appLayer(io).pipe(Layer.provideMerge(cliLogger(io)))))
-    )
-    if (Exit.isFailure(exit)) {
-      const reason = exit.cause.reasons[0]
-      const error = reason?._tag === "Fail" ? reason.error : reason?._tag === "Die" ? reason.defect : "interrupted"
-      io.stderr(
-        `lathe ${verb}: ${typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)}\n`
-      )
+    const outcome = await runOnApp(io, program)
+    if (!outcome.ok) {
+      io.stderr(`lathe ${verb}: ${outcome.message}\n`)
       return 1
     }
-    const result: RevertResult | undefined = exit.value
+    const result: RevertResult | undefined = outcome.value
     if (!result) {
       io.stderr(`lathe ${verb}: this project has no session yet.\n`)
       return 1
