@@ -3,6 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import {
+  Bus,
   createSession,
   definePlugin,
   type LLMRequest,
@@ -100,6 +101,28 @@ describe("the task tool", () => {
       assert.strictEqual(childRequests.length, 4)
       assert.deepStrictEqual(Object.keys(childRequests[0]?.tools ?? {}), ["lookup"])
       assert.strictEqual(result.info.role === "assistant" ? result.info.finish : "", "stop")
+    }).pipe(Effect.provide(testLoopLayer({ root: root(), plugins: [plugin], config, steps: Array(7).fill(respond) })))
+  )
+
+  it.live("each child session is announced with the task call that started it", () =>
+    Effect.gen(function* () {
+      const created: Array<{ title: string; callID: string | undefined }> = []
+      yield* (yield* Bus).listen(
+        (event) => {
+          if (event.type === "session.created" && event.session.parentID !== undefined)
+            created.push({ title: event.session.title, callID: event.callID })
+        },
+        ["session.created"]
+      )
+      yield* turn("research")
+      yield* Effect.sleep("20 millis") // the listener runs on its own fiber
+      assert.deepStrictEqual(
+        created.sort((a, b) => a.title.localeCompare(b.title)),
+        [
+          { title: "look up alpha (@scout subagent)", callID: "t1" },
+          { title: "look up beta (@scout subagent)", callID: "t2" }
+        ]
+      )
     }).pipe(Effect.provide(testLoopLayer({ root: root(), plugins: [plugin], config, steps: Array(7).fill(respond) })))
   )
 

@@ -25,8 +25,11 @@ export const SessionStatus = Schema.Union([
 ])
 export type SessionStatus = typeof SessionStatus.Type
 
-/** A session was created (a new conversation, or a child session of the task tool). */
-export const SessionCreated = event("session.created", { session: Session })
+/**
+ * A session was created (a new conversation, or a child session of the task tool; then `callID` is the parent
+ * session's tool call that started it).
+ */
+export const SessionCreated = event("session.created", { session: Session, callID: Schema.optionalKey(Schema.String) })
 /** A session's title, summary, time or revert state changed. */
 export const SessionUpdated = event("session.updated", { session: Session })
 /** A session was deleted with its messages. */

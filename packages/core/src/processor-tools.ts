@@ -161,6 +161,7 @@ export const runToolCall = (
           const result = await settle(
             services.subagents.run({
               parentSessionID: sessionID,
+              callID: part.callID,
               agent: request.agent,
               description: request.description,
               prompt: request.prompt,

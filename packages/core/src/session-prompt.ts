@@ -53,11 +53,29 @@ export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNot
   message: Schema.String
 }) {}
 
+/** A compaction the person asked for. */
+export interface CompactRequest {
+  readonly sessionID: string
+  /** `provider/model` to summarise with (default: the session agent's, else the configured model). */
+  readonly model?: string
+  readonly abort?: AbortSignal
+}
+
 /** The session is already running a turn. */
 export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
   sessionID: Schema.String,
   message: Schema.String
 }) {}
+
+/** Every way a requested compaction can fail. */
+export type CompactError =
+  | SessionNotFound
+  | SessionBusy
+  | StoreError
+  | ProviderError
+  | ProviderNotConfigured
+  | ModelNotFound
+  | DoomLoopDetected
 
 /** Every way a turn can fail. */
 export type PromptError =
@@ -84,6 +102,11 @@ export class SessionPrompt extends Context.Service<
     readonly prompt: (input: PromptInput) => Effect.Effect<MessageWithParts, PromptError>
     /** Aborts the session's running turn, if any. */
     readonly cancel: (sessionID: string) => Effect.Effect<void>
+    /**
+     * Summarises the session's whole history now (the person asked for it): the model then sees the summary
+     * instead of the older messages. Fails with SessionBusy while a turn runs.
+     */
+    readonly compact: (input: CompactRequest) => Effect.Effect<void, CompactError>
   }
 >()("@lathe/core/SessionPrompt") {
   /** The real loop. */
@@ -344,7 +367,11 @@ const makeSessionPrompt = Effect.gen(function* () {
           time: { created: now, updated: now }
         }
         yield* store.putSession(child)
-        yield* bus.publish({ type: "session.created", session: child })
+        yield* bus.publish({
+          type: "session.created",
+          session: child,
+          ...(request.callID ? { callID: request.callID } : {})
+        })
         sessionID = child.id
       }
       const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
@@ -406,5 +433,42 @@ const makeSessionPrompt = Effect.gen(function* () {
       )
     )
 
-  return SessionPrompt.of({ prompt, cancel })
+  const compact = Effect.fn("SessionPrompt.compact")(function* (request: CompactRequest) {
+    const session = yield* store.getSession(request.sessionID)
+    if (running.has(session.id))
+      return yield* new SessionBusy({
+        sessionID: session.id,
+        message: `Session ${session.id} is working on a prompt; compact it when the turn has ended.`
+      })
+    const agents = resolveAgents(plugins.agents, config.info.agent)
+    const agent = agents.get(session.agent ?? config.info.default_agent ?? "build")
+    const model = yield* llm.resolve(request.model ?? agent?.model)
+    const controller = new AbortController()
+    const onAbort = () => controller.abort()
+    request.abort?.addEventListener("abort", onAbort, { once: true })
+    running.set(session.id, controller)
+    yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "busy" } })
+    // keepFrom is newer than every message: the whole history is summarised.
+    yield* runner
+      .compact({
+        sessionID: session.id,
+        keepFrom: ascendingId("message"),
+        model,
+        agents,
+        abort: controller.signal,
+        auto: false
+      })
+      .pipe(
+        Effect.ensuring(
+          Effect.gen(function* () {
+            running.delete(session.id)
+            request.abort?.removeEventListener("abort", onAbort)
+            yield* store.flush.pipe(Effect.ignore)
+            yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "idle" } })
+          })
+        )
+      )
+  })
+
+  return SessionPrompt.of({ prompt, cancel, compact })
 })

@@ -243,9 +243,9 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
     const hasOlder = visibleHistory(messages).some((m) => m.info.id < input.keepFrom)
     const keepFrom = hasOlder ? input.keepFrom : undefined
     const freed = yield* pruneToolOutputs(store, bus, messages, keepFrom)
-    // Pruning alone is enough when it brings the last step's context back under the limit.
+    // Automatic compaction: pruning alone is enough when it brings the last step's context back under the limit.
     const lastTokens = messages.findLast((m) => m.info.role === "assistant" && !m.info.summary)?.info
-    if (lastTokens?.role === "assistant") {
+    if (input.auto && lastTokens?.role === "assistant") {
       const used = contextUsed(lastTokens.tokens) - freed
       const tokens = { ...emptyTokens(), input: Math.max(0, used) }
       if (freed > 0 && !isOverflow(tokens, input.model)) return

@@ -5,6 +5,8 @@ import type { Ruleset } from "./permission-next.js"
 /** Work handed to a subagent: it runs in a child session of `parentSessionID`. */
 export interface SubagentRequest {
   readonly parentSessionID: string
+  /** The tool call (in the parent session) that asked for the subagent, so UIs can nest the child under it. */
+  readonly callID?: string
   readonly agent: string
   /** A few words for the child session's title. */
   readonly description: string

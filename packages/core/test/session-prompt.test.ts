@@ -277,6 +277,38 @@ describe("SessionPrompt", () => {
     )
   )
 
+  it.live("compact on request summarises the whole history; the next turn sees only the summary", () =>
+    Effect.gen(function* () {
+      const first = yield* runTurn("first task")
+      const prompt = yield* SessionPrompt
+      yield* prompt.compact({ sessionID: first.sessionID })
+      yield* prompt.prompt({ sessionID: first.sessionID, parts: [{ type: "text", text: "second task" }], title: false })
+      const requests = yield* (yield* ScriptedLLM).requests
+      assert.strictEqual(requests.length, 3)
+      assert.include(requests[1]?.system[0] ?? "", "You summarise a coding session")
+      assert.include(JSON.stringify(requests[1]?.messages), "first task")
+      const third = JSON.stringify(requests[2]?.messages)
+      assert.include(third, "Summary: the first task")
+      assert.include(third, "second task")
+      assert.notInclude(third, "first answer")
+      const messages = yield* (yield* SessionStore).messages(first.sessionID)
+      const marker = messages.flatMap((m) => m.parts).find((p) => p.type === "compaction")
+      assert.strictEqual(marker?.type === "compaction" ? marker.auto : undefined, false)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          steps: [
+            [chunks.text("first answer"), chunks.finish({ input: 100, output: 20 })],
+            [chunks.text("Summary: the first task"), chunks.finish({ input: 300, output: 50 })],
+            [chunks.text("continued"), chunks.finish({ input: 200, output: 10 })]
+          ]
+        })
+      )
+    )
+  )
+
   it.live("compaction of a single overflowing turn repeats the request after the summary", () =>
     Effect.gen(function* () {
       const turn = yield* runTurn("the only task")
