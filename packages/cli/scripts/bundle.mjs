@@ -2,7 +2,10 @@
 // files instead of resolving and linking hundreds of modules. Workspace packages are taken from source (the
 // `@lathe/source` condition). Kept external: what finds files next to its own module at run time (the tree-sitter
 // bash grammar, the ripgrep binary). Tool descriptions, read from `.txt` files at load time, are inlined.
-import { readdirSync, readFileSync, rmSync } from "node:fs"
+// The interactive UI (Ink 8 + React 19 + yoga-layout, whose wasm ships inlined as base64 behind a top-level await)
+// is imported lazily, so it lands in chunks of its own: React in its production build, Ink's DevTools hook stubbed.
+// Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
+import { readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
@@ -34,12 +37,28 @@ const inlineDescriptions = {
   }
 }
 
-// esbuild never deletes: without this, every rebuild's old chunks would pile up in the outdir and get published.
-const outdir = join(cli, "dist/bundle")
-rmSync(outdir, { recursive: true, force: true })
+/**
+ * Replaces Ink's React DevTools bridge (`ink/build/devtools.js`, loaded only when DEV=true and the optional peer
+ * `react-devtools-core` resolves) with an empty module. Stubbed rather than external: the build needs no
+ * `react-devtools-core`, and the shipped CLI never opens a socket to a DevTools server because some unrelated tool
+ * set DEV=true and a copy of `react-devtools-core` happens to be resolvable from where the CLI is installed.
+ */
+const stubInkDevtools = {
+  name: "stub-ink-devtools",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]ink[\\/]build[\\/]devtools\.js$/ }, () => ({
+      contents: "// React DevTools are not part of the bundled CLI.\n",
+      loader: "js"
+    }))
+  }
+}
 
-const result = await build({
-  entryPoints: { lathe: join(cli, "src/bin.ts") },
+/**
+ * The esbuild options of the CLI bundle for the given entry points and output directory (ESM, code splitting,
+ * workspace packages from source). Exported so tests can bundle other entries exactly as the CLI is bundled.
+ */
+export const bundleOptions = ({ entryPoints, outdir }) => ({
+  entryPoints,
   outdir,
   bundle: true,
   splitting: true,
@@ -50,15 +69,36 @@ const result = await build({
   // Prefer ES modules: some packages (jsonc-parser) ship a UMD "main" whose require() calls esbuild cannot follow.
   mainFields: ["module", "main"],
   external: ["web-tree-sitter", "tree-sitter-bash", "@vscode/ripgrep"],
+  // React (and any bundled code that asks) takes its production build: NODE_ENV is fixed when bundling.
+  define: { "process.env.NODE_ENV": JSON.stringify("production") },
   // CommonJS dependencies inside an ESM bundle may call require() for Node built-ins.
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions],
+  plugins: [inlineDescriptions, stubInkDevtools],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,
   logLevel: "warning"
 })
-const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0)
-process.stderr.write(`bundle: ${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB\n`)
+
+/** Whether node runs this file as its script (`node scripts/bundle.mjs`), not as an imported module. */
+const isMain = () => {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
+  } catch {
+    return false
+  }
+}
+
+if (isMain()) {
+  // esbuild never deletes: without this, every rebuild's old chunks would pile up in the outdir and get published.
+  const outdir = join(cli, "dist/bundle")
+  rmSync(outdir, { recursive: true, force: true })
+
+  const result = await build(bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir }))
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0)
+  process.stderr.write(
+    `bundle: ${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB\n`
+  )
+}

@@ -50,11 +50,15 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
   }
 }
 
+/** The options of `lathe` itself (the interactive session). */
+const INTERACTIVE_FLAGS = new Set(["-c", "--continue", "-s", "--session", "--agent", "-m", "--model"])
+
 const help = () =>
   [
     "lathe — a coding agent for the terminal",
     "",
-    "Usage: lathe <command> [options]",
+    "Usage: lathe [--continue | --session <id>] [--agent <name>] [--model <p/m>]   the interactive session",
+    "       lathe <command> [options]",
     "",
     "Commands:",
     ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(12)} ${command.summary}`),
@@ -70,7 +74,12 @@ const help = () =>
 /** Runs the CLI with `argv` (without `node` and the script) and returns the exit code. */
 export const main = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
   const [first, ...rest] = argv
-  if (first === undefined || first === "-h" || first === "--help" || first === "help") {
+  // No command (or only the session options): the interactive session.
+  if (first === undefined || (first.startsWith("-") && INTERACTIVE_FLAGS.has(first.split("=")[0] ?? ""))) {
+    const { interactiveCommand } = await import("./commands/interactive.js")
+    return interactiveCommand(argv, io)
+  }
+  if (first === "-h" || first === "--help" || first === "help") {
     io.stdout(help())
     return 0
   }

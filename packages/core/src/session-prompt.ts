@@ -24,7 +24,8 @@ import { compilePattern } from "./wildcard.js"
 
 /** A piece of a prompt as a person gives it. */
 export type PromptPart =
-  | { readonly type: "text"; readonly text: string }
+  /** `synthetic` text is context Lathe added for the person (an attached file's contents); UIs do not show it. */
+  | { readonly type: "text"; readonly text: string; readonly synthetic?: boolean }
   | { readonly type: "file"; readonly url: string; readonly mime: string; readonly filename?: string }
 
 /** One prompt to a session. */
@@ -253,7 +254,14 @@ const makeSessionPrompt = Effect.gen(function* () {
     for (const promptPart of input.parts) {
       const part: Part =
         promptPart.type === "text"
-          ? { id: ascendingId("part"), sessionID, messageID: user.id, type: "text", text: promptPart.text }
+          ? {
+              id: ascendingId("part"),
+              sessionID,
+              messageID: user.id,
+              type: "text",
+              text: promptPart.text,
+              ...(promptPart.synthetic ? { synthetic: true } : {})
+            }
           : {
               id: ascendingId("part"),
               sessionID,

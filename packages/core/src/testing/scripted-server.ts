@@ -32,6 +32,8 @@ export interface StreamReply {
   readonly finish?: string
   /** Defaults to 10 input and 5 output tokens. */
   readonly usage?: ServerUsage
+  /** Waits this long between chunks (a slow model; a client that aborts closes the stream early). */
+  readonly delayMs?: number
 }
 
 /** An HTTP error reply: status, headers (such as `retry-after`) and a JSON body. */
@@ -140,12 +142,29 @@ const play = (res: ServerResponse, reply: ScriptedReply, index: number, model: s
     return
   }
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
-  for (const chunk of stepChunks(reply.steps, index, model)) sse(res, chunk)
+  const chunks = stepChunks(reply.steps, index, model)
+  if (reply.type !== "cut" && reply.delayMs !== undefined && reply.delayMs > 0) {
+    const delay = reply.delayMs
+    const next = (i: number) => {
+      if (res.destroyed || res.writableEnded) return
+      const chunk = chunks[i]
+      if (chunk === undefined) return finishReply(res, reply, index, model)
+      sse(res, chunk)
+      setTimeout(() => next(i + 1), delay)
+    }
+    next(0)
+    return
+  }
+  for (const chunk of chunks) sse(res, chunk)
   if (reply.type === "cut") {
     // Let the chunks leave before the reset, so the client sees a stream that started and then broke.
     setTimeout(() => res.socket?.destroy(), 5)
     return
   }
+  finishReply(res, reply, index, model)
+}
+
+const finishReply = (res: ServerResponse, reply: StreamReply, index: number, model: string) => {
   const finish = reply.finish ?? (reply.steps.some((s) => "tool" in s) ? "tool_calls" : "stop")
   const usage = reply.usage ?? { input: 10, output: 5 }
   sse(res, { id: `chatcmpl-${index}`, model, choices: [{ index: 0, delta: {}, finish_reason: finish }] })

@@ -1,0 +1,180 @@
+import { createInterface } from "node:readline"
+import { parseArgs } from "node:util"
+import type { CliIO, Command } from "../io.js"
+import { emptyTotals, textRenderer } from "../render.js"
+import { Controller, type ControllerOptions } from "../tui/controller.js"
+import { colorEnabled, createStyle } from "../tui/style.js"
+
+const usage = `Usage: lathe [options]
+
+Opens an interactive session on this directory's project: type a task, watch the agent work, answer its permission
+asks, interrupt with Esc, undo with /undo. Type / for the commands and /help for the keys.
+
+Options:
+  -c, --continue       Resume the most recent session of this project
+  -s, --session <id>   Resume this session
+  --agent <name>       Start with this primary agent (Tab cycles them)
+  -m, --model <p/m>    Use this model, as provider/model
+  -h, --help           Show this help (lathe --help lists the other commands)
+
+Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
+an answer to the pending ask, and the output has no escape codes.
+`
+
+/** Whether the full-screen UI can run: both ends are terminals and the terminal is not dumb. */
+export const canDrawScreen = (io: CliIO): boolean => io.isTTY && io.stdinIsTTY === true && io.env.TERM !== "dumb"
+
+/** `lathe` with no command: the interactive session (full screen, or plain lines without a terminal). */
+export const interactiveCommand: Command = async (args, io) => {
+  let values: ReturnType<typeof parse>["values"]
+  try {
+    values = parse(args).values
+  } catch (error) {
+    io.stderr(
+      `lathe: ${error instanceof Error ? error.message : String(error)}\nRun \`lathe --help\` for the commands.\n`
+    )
+    return 2
+  }
+  if (values.help) {
+    io.stdout(usage)
+    return 0
+  }
+  if (values.session && values.continue) {
+    io.stderr("lathe: use either --session or --continue, not both.\n")
+    return 2
+  }
+  const options: ControllerOptions = {
+    ...(values.agent ? { agent: values.agent } : {}),
+    ...(values.model ? { model: values.model } : {}),
+    ...(values.session ? { session: values.session } : {}),
+    ...(values.continue ? { continue: true } : {})
+  }
+  return canDrawScreen(io) ? screenMode(io, options) : lineMode(io, options)
+}
+
+const parse = (args: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...args],
+    allowPositionals: false,
+    options: {
+      agent: { type: "string" },
+      model: { type: "string", short: "m" },
+      session: { type: "string", short: "s" },
+      continue: { type: "boolean", short: "c" },
+      help: { type: "boolean", short: "h" }
+    },
+    strict: true
+  })
+
+/** The full-screen Ink UI in the alternate screen. */
+const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
+  const [{ render }, { createElement }, { App }] = await Promise.all([
+    import("ink"),
+    import("react"),
+    import("../tui/app.js")
+  ])
+  const controller = await Controller.start(io, options)
+  const style = createStyle(colorEnabled(io.env, true))
+  let exit: () => void = () => undefined
+  const done = new Promise<void>((resolve) => {
+    exit = resolve
+  })
+  // Ctrl-C is a key here (twice quits), not a signal.
+  const removeInterrupt = io.onInterrupt?.(() => exit())
+  const instance = render(createElement(App, { controller, style, onExit: () => exit() }), {
+    exitOnCtrlC: false,
+    patchConsole: false,
+    alternateScreen: true,
+    interactive: true,
+    maxFps: 60
+  })
+  // A render error unmounts Ink (it shows the error); the session ends then too.
+  const crashed = instance.waitUntilExit().then(
+    () => 0,
+    () => 1
+  )
+  const code = await Promise.race([done.then(() => 0), crashed])
+  instance.unmount()
+  removeInterrupt?.()
+  await controller.dispose()
+  const session = controller.session
+  if (session) io.stdout(`Session ${session.id} — resume with: lathe --session ${session.id}\n`)
+  return code
+}
+
+/** Plain lines: each input line is a prompt or command; asks are answered by the next line; no escape codes. */
+const lineMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
+  const style = createStyle(false)
+  void style
+  const controller = await Controller.start(io, options)
+  const totals = emptyTotals()
+  const render = textRenderer(io.stdout, io.stdout, totals)
+  controller.onEvents((event) => {
+    render(event)
+    if (event.type === "permission.asked")
+      io.stdout(
+        `\nPermission needed: ${event.permission} ${event.patterns.join(", ")}\n` +
+          "Answer with once, always, or reject (anything else rejects with your words as the reason).\n"
+      )
+    if (event.type === "question.asked")
+      for (const item of event.questions)
+        io.stdout(
+          `\nQuestion: ${item.question}\n${(item.options ?? []).map((o, i) => `  ${i + 1}. ${o.label}\n`).join("")}Answer on one line.\n`
+        )
+  })
+  controller.onNotes((note) => io.stdout(`\n[${note.title}]\n${note.lines.map((l) => `  ${l}\n`).join("")}`))
+  for (const item of controller.transcript.timeline)
+    if (item.kind === "local") io.stdout(`[${item.title}]\n${item.lines.map((l) => `  ${l}\n`).join("")}`)
+  if (controller.session) io.stdout(`Resumed session ${controller.session.id}: ${controller.session.title}\n`)
+  const input = io.stdin
+  if (!input) return 0
+  const rl = createInterface({ input, terminal: false })
+  const removeInterrupt = io.onInterrupt?.(() => {
+    if (!controller.interrupt()) rl.close()
+  })
+  const lines = rl[Symbol.asyncIterator]()
+  const nextLine = async () => {
+    const next = await lines.next()
+    return next.done ? undefined : next.value
+  }
+  /** Answers asks from the next input lines while `work` runs (a prompt's turn). */
+  const answerAsksDuring = async (work: Promise<void>) => {
+    let settled = false
+    void work.finally(() => {
+      settled = true
+    })
+    while (!settled) {
+      const ask = controller.transcript.permissions[0]
+      const question = controller.transcript.questions[0]
+      if (!ask && !question) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        continue
+      }
+      const line = await nextLine()
+      if (ask) {
+        const word = (line ?? "").trim().toLowerCase()
+        const reply =
+          word === "once" || word === "o" || word === "y" || word === "yes"
+            ? "once"
+            : word === "always" || word === "a"
+              ? "always"
+              : "reject"
+        const reason = reply === "reject" && word && word !== "reject" && word !== "r" ? line?.trim() : undefined
+        await controller.replyPermission(ask.id, reply, reason)
+      } else if (question)
+        await controller.replyQuestion(
+          question.id,
+          line === undefined ? undefined : question.questions.map(() => [line.trim()])
+        )
+    }
+    await work
+  }
+  for (let line = await nextLine(); line !== undefined; line = await nextLine()) {
+    if (/^\/(exit|quit)\s*$/.test(line.trim())) break
+    await answerAsksDuring(controller.submit(line))
+  }
+  await controller.idle()
+  removeInterrupt?.()
+  await controller.dispose()
+  return 0
+}

@@ -1,0 +1,201 @@
+import type { Part } from "@lathe/core"
+import { renderMarkdown } from "./markdown.js"
+import { type Style, sanitize } from "./style.js"
+import { renderTool } from "./tool-view.js"
+import type { LocalItem, MessageEntry, TimelineItem, Transcript } from "./transcript.js"
+import { wrapText } from "./wrap.js"
+
+/** How the transcript is drawn right now. */
+export interface ViewOptions {
+  readonly width: number
+  readonly style: Style
+  /** Show reasoning in full (else one dimmed line per reasoning part). */
+  readonly expandReasoning: boolean
+  readonly now: number
+  readonly frame: number
+}
+
+interface Cached {
+  readonly dep: unknown
+  readonly key: string
+  readonly lines: ReadonlyArray<string>
+}
+
+/** At most this many rendered parts are kept; the visible ones are always among the most recent. */
+const CACHE_LIMIT = 2_000
+
+/**
+ * Renders the transcript to lines, only as far back as the viewport needs, caching each part's lines by the part
+ * object (parts are replaced, never mutated, when they change) and the view settings. Drawing a frame of a 2,000-message
+ * session therefore costs the visible messages, not the whole history.
+ */
+export class TranscriptView {
+  private readonly cache = new Map<string, Cached>()
+
+  /**
+   * The `height` lines ending `scroll` lines above the bottom, and how many lines lie above them (so the caller
+   * knows whether it can scroll further).
+   */
+  window(
+    transcript: Transcript,
+    options: ViewOptions,
+    height: number,
+    scroll: number
+  ): { readonly lines: ReadonlyArray<string>; readonly more: boolean } {
+    const want = height + scroll
+    const chunks: Array<ReadonlyArray<string>> = []
+    let count = 0
+    let index = transcript.timeline.length - 1
+    for (; index >= 0 && count < want; index--) {
+      const item = transcript.timeline[index]
+      if (!item) continue
+      const lines = this.item(transcript, item, options)
+      if (lines.length === 0) continue
+      chunks.push(lines)
+      count += lines.length + 1 // a blank line between items
+    }
+    const all: Array<string> = []
+    for (let i = chunks.length - 1; i >= 0; i--) {
+      if (all.length > 0) all.push("")
+      all.push(...(chunks[i] ?? []))
+    }
+    const end = Math.max(0, all.length - scroll)
+    const start = Math.max(0, end - height)
+    return { lines: all.slice(start, end), more: start > 0 || index >= 0 }
+  }
+
+  /** The lines of one timeline item. */
+  item(transcript: Transcript, item: TimelineItem, options: ViewOptions): ReadonlyArray<string> {
+    if (item.kind === "local") return this.cached(item.id, item, options, () => renderLocal(item, options))
+    const message = transcript.message(item.id)
+    if (!message) return []
+    const revert = transcript.session?.revert
+    if (revert && message.info.id >= revert.messageID) return []
+    return this.message(transcript, message, options)
+  }
+
+  private message(transcript: Transcript, message: MessageEntry, options: ViewOptions): ReadonlyArray<string> {
+    const { style, width } = options
+    const info = message.info
+    if (info.role === "user") {
+      return this.cached(info.id, message, options, () => renderUser(message, options))
+    }
+    if (info.summary) {
+      const text = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n")
+      return [style.dim(`≡ summary of the earlier conversation (${text.split("\n").length} lines)`)]
+    }
+    const lines: Array<string> = []
+    for (const part of message.parts) lines.push(...this.part(transcript, part, options))
+    if (info.error) {
+      lines.push(
+        info.error.name === "Aborted"
+          ? style.yellow("■ interrupted")
+          : style.red(wrapText(`✗ ${sanitize(info.error.message)}`, width).join("\n"))
+      )
+    }
+    return lines.flatMap((line) => line.split("\n"))
+  }
+
+  private part(transcript: Transcript, part: Part, options: ViewOptions): ReadonlyArray<string> {
+    const { style, width } = options
+    switch (part.type) {
+      case "text":
+        if (part.synthetic || part.text.trim() === "") return []
+        return this.cached(part.id, part, options, () => renderMarkdown(sanitize(part.text), width, style))
+      case "reasoning": {
+        if (part.text.trim() === "") return []
+        const flag = options.expandReasoning
+        return this.cached(`${part.id}:${flag}`, part, options, () => {
+          const text = sanitize(part.text).trim()
+          if (!flag) {
+            const first = text.split("\n")[0] ?? ""
+            const lines = text.split("\n").length
+            return wrapText(`∴ ${first}${lines > 1 ? ` (+${lines - 1} lines, ctrl+r to show)` : ""}`, width)
+              .slice(0, 1)
+              .map((l) => style.dim(style.italic(l)))
+          }
+          return wrapText(`∴ ${text}`, width).map((l) => style.dim(style.italic(l)))
+        })
+      }
+      case "tool": {
+        const child = part.tool === "task" ? transcript.child(part.callID) : undefined
+        const waiting =
+          transcript.permissions.some((a) => a.callID === part.callID) ||
+          transcript.questions.some((q) => q.callID === part.callID)
+        const live = part.state.status === "running" || part.state.status === "pending"
+        const dep = `${child?.version ?? ""}:${waiting}:${live ? `${options.frame}:${Math.floor(options.now / 100)}` : ""}`
+        return this.cached(`${part.id}:${dep}`, part, options, () =>
+          renderTool(part, {
+            width,
+            style,
+            now: options.now,
+            frame: options.frame,
+            waiting,
+            ...(child ? { child: child.messages } : {})
+          })
+        )
+      }
+      case "patch":
+        return part.files.length === 0
+          ? []
+          : wrapText(
+              `± ${part.files.length} file${part.files.length === 1 ? "" : "s"} changed: ${part.files.join(", ")}`,
+              width
+            ).map((l) => style.dim(l))
+      case "retry":
+        return wrapText(`↻ attempt ${part.attempt} failed: ${sanitize(part.message)}`, width).map((l) =>
+          style.yellow(l)
+        )
+      case "subtask":
+        return [style.dim(`→ @${part.agent}: ${sanitize(part.description)}`)]
+      default:
+        return []
+    }
+  }
+
+  private cached(key: string, dep: unknown, options: ViewOptions, render: () => ReadonlyArray<string>) {
+    const fullKey = `${key}@${options.width}:${options.style.color}`
+    const hit = this.cache.get(fullKey)
+    if (hit && hit.dep === dep) {
+      // Most recently used last, so eviction drops the oldest.
+      this.cache.delete(fullKey)
+      this.cache.set(fullKey, hit)
+      return hit.lines
+    }
+    const lines = render()
+    this.cache.delete(fullKey)
+    this.cache.set(fullKey, { dep, key: fullKey, lines })
+    if (this.cache.size > CACHE_LIMIT) {
+      const oldest = this.cache.keys().next().value
+      if (oldest !== undefined) this.cache.delete(oldest)
+    }
+    return lines
+  }
+}
+
+const renderUser = (message: MessageEntry, options: ViewOptions): ReadonlyArray<string> => {
+  const { style, width } = options
+  const lines: Array<string> = []
+  for (const part of message.parts) {
+    if (part.type === "text" && !part.synthetic) {
+      const wrapped = wrapText(sanitize(part.text), width - 2)
+      wrapped.forEach((line, i) => {
+        lines.push(`${i === 0 ? style.bold(style.cyan("›")) : " "} ${style.bold(line)}`)
+      })
+    } else if (part.type === "file") lines.push(style.dim(`  + ${sanitize(part.filename ?? part.url)}`))
+    else if (part.type === "agent") lines.push(style.dim(`  @${part.name}`))
+    else if (part.type === "compaction")
+      lines.push(style.dim(`── history summarised${part.auto ? " (the context was full)" : ""} ──`))
+  }
+  return lines
+}
+
+const renderLocal = (item: LocalItem, options: ViewOptions): ReadonlyArray<string> => {
+  const { style, width } = options
+  const color = item.level === "error" ? style.red : item.level === "warn" ? style.yellow : style.magenta
+  const title = `${item.running ? "… " : ""}${sanitize(item.title)}`
+  return [
+    color(style.bold(title)),
+    ...item.lines.flatMap((line) => wrapText(sanitize(line), width - 2).map((l) => `  ${style.dim(l)}`))
+  ]
+}

@@ -1,0 +1,688 @@
+import { readFile, stat, writeFile } from "node:fs/promises"
+import { join, relative } from "node:path"
+import { pathToFileURL } from "node:url"
+import {
+  type AgentInfo,
+  Config,
+  createSession,
+  type LatheEvent,
+  LLM,
+  type MessageWithParts,
+  Paths,
+  PermissionNext,
+  Plugins,
+  type PromptPart,
+  Question,
+  type RevertResult,
+  resolveAgents,
+  type Session,
+  SessionPrompt,
+  SessionStore,
+  undoLastStep,
+  unrevertSession
+} from "@lathe/core"
+import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { type AppServices, appLayer, failureText } from "../app.js"
+import type { CliIO } from "../io.js"
+import { type CustomCommand, expandTemplate, loadCustomCommands } from "./custom-commands.js"
+import { PromptHistory } from "./history.js"
+import { listFiles, mentionedFiles } from "./mentions.js"
+import { availableModels } from "./models.js"
+import { runShell } from "./shell.js"
+import { Transcript } from "./transcript.js"
+
+/** How `lathe` (interactive) starts. */
+export interface ControllerOptions {
+  readonly agent?: string
+  readonly model?: string
+  /** Resume this session. */
+  readonly session?: string
+  /** Resume the project's most recent session. */
+  readonly continue?: boolean
+}
+
+/** A built-in slash command. */
+export interface SlashCommand {
+  readonly name: string
+  readonly description: string
+  readonly custom?: CustomCommand
+}
+
+export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [
+  { name: "undo", description: "Put back the files the last step changed (and hide it from the model)" },
+  { name: "redo", description: "Bring back what /undo took away" },
+  { name: "new", description: "Start a new session" },
+  { name: "sessions", description: "Pick an earlier session of this project and resume it" },
+  { name: "agents", description: "Switch the primary agent (Tab cycles them)" },
+  { name: "models", description: "Switch the model for this session" },
+  { name: "compact", description: "Summarise the history now to free the model's context" },
+  { name: "cost", description: "Tokens and cost of this session, per step" },
+  { name: "export", description: "Write this session to a markdown file" },
+  { name: "init", description: "Have the agent write an AGENTS.md for this project" },
+  { name: "help", description: "Keys and commands" },
+  { name: "exit", description: "Quit Lathe" }
+]
+
+const INIT_PROMPT = `Write an AGENTS.md file at the root of this project for coding agents that will work here. Explore first
+(README, package manifests, build and test scripts, the source layout, existing agent rules such as CLAUDE.md or
+.cursorrules), then write a concise file (about 20–40 lines): how to build, test and lint (the exact commands, and how to
+run one test), the layout of the code, the conventions a newcomer would get wrong. If AGENTS.md exists, improve it.`
+
+/** Text files attached by @mention are cut at this size. */
+const ATTACH_LIMIT = 100_000
+
+const FILE_MIME: Readonly<Record<string, string>> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  pdf: "application/pdf"
+}
+
+/**
+ * The interactive session, without any UI: owns the app's services, the transcript built from Bus events, the
+ * prompt queue, interrupts, permission and question replies, and every slash command. The Ink app (and the plain line
+ * mode) render `transcript` and call these methods; `subscribe` tells them when to draw.
+ */
+export class Controller {
+  transcript: Transcript
+  agent: string
+  model: string | undefined
+  /** The resolved model's context window, for the footer. */
+  contextLimit = 0
+  modelLabel = ""
+  busy = false
+  readonly queue: Array<string> = []
+  history: PromptHistory | undefined
+  files: ReadonlyArray<string> = []
+  customCommands: ReadonlyArray<CustomCommand> = []
+  primaryAgents: ReadonlyArray<string> = []
+  root = ""
+  private sessionID: string | undefined
+  private abort: AbortController | undefined
+  private readonly listeners = new Set<() => void>()
+  private readonly eventListeners = new Set<(event: LatheEvent) => void>()
+  private readonly noteListeners = new Set<
+    (note: { level: string; title: string; lines: ReadonlyArray<string> }) => void
+  >()
+  /** Increases on every change (React's useSyncExternalStore snapshot). */
+  revision = 0
+  private pendingShell: Array<string> = []
+  private agentInfos: ReadonlyArray<AgentInfo> = []
+
+  private constructor(
+    private readonly io: CliIO,
+    private readonly runtime: ManagedRuntime.ManagedRuntime<AppServices, unknown>,
+    private readonly options: ControllerOptions
+  ) {
+    this.transcript = new Transcript("")
+    this.agent = options.agent ?? "build"
+    this.model = options.model
+  }
+
+  /** Builds the services, loads history and the session to resume. Never throws for bad config: says so instead. */
+  static async start(io: CliIO, options: ControllerOptions = {}): Promise<Controller> {
+    let self: Controller | undefined
+    const events: Array<LatheEvent> = []
+    const logger = Logger.layer([
+      Logger.make((log) => {
+        if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
+        const parts = Array.isArray(log.message) ? log.message : [log.message]
+        const text = parts.map((p) => (typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)))
+        self?.note("warn", "log", [text.join(": ")])
+      })
+    ])
+    const layer = appLayer(io, {
+      onEvent: (event) => (self ? self.onEvent(event) : events.push(event))
+    }).pipe(Layer.provideMerge(logger))
+    const runtime = ManagedRuntime.make(layer)
+    self = new Controller(io, runtime, options)
+    for (const event of events) self.onEvent(event)
+    await self.init()
+    return self
+  }
+
+  private async init(): Promise<void> {
+    const setup = await this.run(
+      Effect.gen(function* () {
+        const config = yield* Config
+        const paths = yield* Paths
+        const plugins = yield* Plugins
+        return { config, paths, agents: resolveAgents(plugins.agents, config.info.agent) }
+      })
+    )
+    if (!setup.ok) {
+      this.note("error", "Lathe could not start", setup.message.split("\n"))
+      return
+    }
+    const { config, paths, agents } = setup.value
+    this.root = paths.root
+    this.agentInfos = [...agents.values()]
+    this.primaryAgents = this.agentInfos.filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
+    if (!this.options.agent) this.agent = config.info.default_agent ?? "build"
+    for (const notice of config.notices) this.note("warn", "config", [notice])
+    const [history, commands] = await Promise.all([
+      PromptHistory.load(paths.data, paths.projectID),
+      loadCustomCommands(paths.root, paths.config)
+    ])
+    this.history = history
+    this.customCommands = commands.commands
+    for (const problem of commands.problems) this.note("warn", "custom command", [problem])
+    void listFiles(paths.root).then((files) => {
+      this.files = files
+    })
+    if (this.options.session || this.options.continue) await this.resume(this.options.session)
+    await this.resolveModel()
+    this.changed()
+  }
+
+  /** Calls `listener` after every change; returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Calls `listener` with every Bus event of the app (the plain line mode renders from these). */
+  onEvents(listener: (event: LatheEvent) => void): () => void {
+    this.eventListeners.add(listener)
+    return () => this.eventListeners.delete(listener)
+  }
+
+  /** Calls `listener` with every note the controller adds (command answers, shell output, warnings). */
+  onNotes(listener: (note: { level: string; title: string; lines: ReadonlyArray<string> }) => void): () => void {
+    this.noteListeners.add(listener)
+    return () => this.noteListeners.delete(listener)
+  }
+
+  private changed(): void {
+    this.revision++
+    for (const listener of this.listeners) listener()
+  }
+
+  /** Resolves when no turn runs and nothing is queued. */
+  async idle(): Promise<void> {
+    while (this.busy || this.queue.length > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+
+  private onEvent(event: LatheEvent): void {
+    for (const listener of this.eventListeners) listener(event)
+    if (event.type === "notice" || event.type === "plugin.error" || this.transcript.rootID !== "") {
+      if (this.transcript.apply(event)) this.changed()
+    }
+  }
+
+  /** Runs an effect on the app's services; a failure comes back as its message. */
+  run<A, E>(
+    effect: Effect.Effect<A, E, AppServices>
+  ): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }> {
+    return this.runtime
+      .runPromiseExit(effect)
+      .then((exit) =>
+        exit._tag === "Success" ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
+      )
+  }
+
+  /** Adds a local note to the transcript. */
+  note(level: "info" | "warn" | "error", title: string, lines: ReadonlyArray<string>): string {
+    const id = this.transcript.addLocal({ level, title, lines })
+    for (const listener of this.noteListeners) listener({ level, title, lines })
+    this.changed()
+    return id
+  }
+
+  /** The session in view (undefined until the first prompt of a new session). */
+  get session(): Session | undefined {
+    return this.transcript.session
+  }
+
+  // ── prompts ──────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** Handles what the person typed: a slash command, a `!shell` command, or a prompt (queued while busy). */
+  async submit(raw: string): Promise<void> {
+    const text = raw.trim()
+    if (!text) return
+    await this.history?.add(raw.trimEnd()).catch(() => undefined)
+    this.history?.reset()
+    if (text.startsWith("/") && !text.startsWith("//")) return this.command(text)
+    if (text.startsWith("!")) return this.shell(text.slice(1).trim())
+    if (this.busy) {
+      this.queue.push(raw)
+      this.changed()
+      return
+    }
+    await this.prompt(raw)
+  }
+
+  /** Sends one prompt and runs the turn; afterwards, the next queued prompt. */
+  async prompt(text: string, override: { readonly agent?: string; readonly model?: string } = {}): Promise<void> {
+    this.busy = true
+    this.changed()
+    try {
+      const sessionID = await this.ensureSession()
+      if (!sessionID) return
+      const parts = await this.promptParts(text)
+      const abort = new AbortController()
+      this.abort = abort
+      const agent = override.agent ?? this.agent
+      const model = override.model ?? this.model
+      const direct = /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(text.trim())
+      const sub = direct
+        ? this.agentInfos.find((a) => a.name === direct[1] && a.mode !== "primary" && !a.hidden)
+        : undefined
+      const result = await this.run(
+        Effect.flatMap(SessionPrompt, (prompt) =>
+          prompt.prompt({
+            sessionID,
+            parts,
+            ...(sub ? { agent: sub.name, allowSubagents: true } : { agent }),
+            ...(model ? { model } : {}),
+            abort: abort.signal
+          })
+        )
+      )
+      if (!result.ok && !abort.signal.aborted) this.note("error", "error", result.message.split("\n"))
+    } finally {
+      this.abort = undefined
+      this.busy = false
+      this.changed()
+    }
+    const next = this.queue.shift()
+    if (next !== undefined) await this.prompt(next)
+  }
+
+  private async ensureSession(): Promise<string | undefined> {
+    if (this.sessionID) return this.sessionID
+    const created = await this.run(createSession({ agent: this.agent }))
+    if (!created.ok) {
+      this.note("error", "could not create a session", [created.message])
+      return undefined
+    }
+    this.sessionID = created.value.id
+    this.transcript = new Transcript(created.value.id)
+    this.transcript.session = created.value
+    return created.value.id
+  }
+
+  /** The prompt's parts: its text, each @mentioned file (text inlined, images and PDFs attached), shell context. */
+  private async promptParts(text: string): Promise<Array<PromptPart>> {
+    const parts: Array<PromptPart> = [{ type: "text", text }]
+    for (const context of this.pendingShell.splice(0)) parts.push({ type: "text", text: context, synthetic: true })
+    for (const path of await mentionedFiles(text, this.root).catch(() => [] as ReadonlyArray<string>)) {
+      const absolute = join(this.root, path)
+      const extension = path.split(".").pop()?.toLowerCase() ?? ""
+      const url = pathToFileURL(absolute).href
+      const binary = FILE_MIME[extension]
+      if (binary) {
+        const data = await readFile(absolute)
+        parts.push({
+          type: "file",
+          mime: binary,
+          url: `data:${binary};base64,${data.toString("base64")}`,
+          filename: path
+        })
+        continue
+      }
+      const info = await stat(absolute)
+      if (info.isDirectory()) continue
+      const buffer = await readFile(absolute)
+      if (buffer.subarray(0, 8000).includes(0)) {
+        this.note("warn", `@${path}`, ["Not attached: it is a binary file. Ask the agent to inspect it instead."])
+        continue
+      }
+      const content = buffer.toString("utf8")
+      const cut = content.length > ATTACH_LIMIT
+      parts.push({ type: "file", mime: "text/plain", url, filename: path })
+      parts.push({
+        type: "text",
+        synthetic: true,
+        text: `The user attached ${path}${cut ? ` (first ${ATTACH_LIMIT} characters of ${content.length})` : ""}:\n<file path="${path}">\n${cut ? content.slice(0, ATTACH_LIMIT) : content}\n</file>`
+      })
+    }
+    return parts
+  }
+
+  /** Esc: interrupts the running turn. Returns whether there was one. */
+  interrupt(): boolean {
+    if (!this.abort) return false
+    this.abort.abort()
+    this.queue.length = 0
+    this.note("warn", "interrupted", ["The turn was interrupted; queued prompts were dropped."])
+    return true
+  }
+
+  /** Whether a tool that changes files or runs commands is executing right now (Esc then asks twice). */
+  writing(): boolean {
+    return this.transcript
+      .messages()
+      .some((m) =>
+        m.parts.some(
+          (p) =>
+            p.type === "tool" &&
+            p.state.status === "running" &&
+            ["edit", "write", "multiedit", "apply_patch", "patch", "bash"].includes(p.tool)
+        )
+      )
+  }
+
+  /** Answers the permission ask `id`. */
+  async replyPermission(id: string, reply: "once" | "always" | "reject", message?: string): Promise<void> {
+    await this.run(
+      Effect.flatMap(PermissionNext, (permission) =>
+        permission.reply(id, reply === "reject" ? { type: "reject", ...(message ? { message } : {}) } : { type: reply })
+      )
+    )
+  }
+
+  /** Answers the question `id` (one list of answers per question), or dismisses it. */
+  async replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined): Promise<void> {
+    await this.run(
+      Effect.flatMap(Question, (question) =>
+        answers
+          ? question.reply(
+              id,
+              answers.map((a) => [...a])
+            )
+          : question.dismiss(id, "The user dismissed the questions.")
+      )
+    )
+  }
+
+  // ── shell ────────────────────────────────────────────────────────────────────────────────────────────────────
+
+  /** `!cmd`: runs a command in the project as the person (no permission ask), shows its output, and tells the model. */
+  async shell(command: string): Promise<void> {
+    if (!command) return
+    const id = this.transcript.addLocal({ level: "info", title: `$ ${command}`, lines: [], running: true })
+    this.changed()
+    const result = await runShell(command, this.root || this.io.cwd, this.io.env, (output) => {
+      this.transcript.updateLocal(id, { lines: output.split("\n").slice(-12) })
+      this.changed()
+    })
+    const lines = result.output.replace(/\n$/, "").split("\n")
+    this.transcript.updateLocal(id, {
+      running: false,
+      level: result.code === 0 ? "info" : "warn",
+      lines: [
+        ...(lines.length > 40 ? [`… ${lines.length - 40} more lines`, ...lines.slice(-40)] : lines),
+        `(exit ${result.code})`
+      ]
+    })
+    const final = this.transcript.timeline.find((item) => item.kind === "local" && item.id === id)
+    if (final?.kind === "local") for (const listener of this.noteListeners) listener(final)
+    this.pendingShell.push(
+      `The user ran a shell command themselves: \`${command}\` (exit ${result.code}). Output:\n${result.output.slice(-20_000)}`
+    )
+    this.changed()
+  }
+
+  // ── slash commands ───────────────────────────────────────────────────────────────────────────────────────────
+
+  /** Every command the palette lists: built-ins, then the project's and the user's custom commands. */
+  commands(): ReadonlyArray<SlashCommand> {
+    return [
+      ...BUILTIN_COMMANDS,
+      ...this.customCommands
+        .filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name))
+        .map((custom) => ({ name: custom.name, description: custom.description, custom }))
+    ]
+  }
+
+  /** Runs `/name args`. Pickers (`/sessions`, `/agents`, `/models` without an argument) are the UI's to open. */
+  async command(text: string): Promise<void> {
+    const head = text.slice(1).split(/\s+/)[0] ?? ""
+    const args = text.slice(1 + head.length).trim()
+    switch (head) {
+      case "undo":
+      case "redo":
+        return this.revert(head)
+      case "new":
+        return this.newSession()
+      case "compact":
+        return this.compact()
+      case "cost":
+        return this.cost()
+      case "export":
+        return this.export(args)
+      case "init":
+        return this.submitPrompt(INIT_PROMPT)
+      case "agents":
+      case "agent":
+        if (args) this.setAgent(args)
+        return
+      case "models":
+      case "model":
+        if (args) await this.setModel(args)
+        return
+      case "sessions":
+        if (args) await this.switchSession(args)
+        return
+      case "help":
+        this.note("info", "/help", helpLines(this.commands()))
+        return
+      default: {
+        const custom = this.customCommands.find((c) => c.name === head)
+        if (!custom) {
+          this.note("warn", `/${head}`, [`No command /${head}. Type / to see the commands, or /help.`])
+          return
+        }
+        return this.submitPrompt(expandTemplate(custom.template, args), {
+          ...(custom.agent ? { agent: custom.agent } : {}),
+          ...(custom.model ? { model: custom.model } : {})
+        })
+      }
+    }
+  }
+
+  private async submitPrompt(text: string, override: { readonly agent?: string; readonly model?: string } = {}) {
+    if (this.busy) {
+      this.note("warn", "busy", ["Wait for the running turn to end (or press Esc to interrupt it)."])
+      return
+    }
+    await this.prompt(text, override)
+  }
+
+  private async revert(verb: "undo" | "redo"): Promise<void> {
+    const sessionID = this.sessionID
+    if (!sessionID) return void this.note("warn", `/${verb}`, ["Nothing to do: this session has no steps yet."])
+    if (this.busy) return void this.note("warn", `/${verb}`, ["Wait for the turn to end (or press Esc) first."])
+    const result = await this.run<RevertResult, unknown>(
+      verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
+    )
+    if (!result.ok) return void this.note("warn", `/${verb}`, [result.message])
+    const { files } = result.value
+    this.note(
+      "info",
+      verb === "undo" ? "/undo" : "/redo",
+      files.length === 0
+        ? ["The step changed no files."]
+        : [
+            `${verb === "undo" ? "Restored" : "Re-applied"} ${files.length} file${files.length === 1 ? "" : "s"}:`,
+            ...files.map((f) => `  ${f}`)
+          ]
+    )
+  }
+
+  /** Starts a new, empty session (created with the first prompt). */
+  newSession(): void {
+    if (this.busy) return void this.note("warn", "/new", ["Wait for the turn to end (or press Esc) first."])
+    this.sessionID = undefined
+    this.transcript = new Transcript("")
+    this.changed()
+  }
+
+  /** The project's sessions, newest first. */
+  async sessions(): Promise<ReadonlyArray<Session>> {
+    const result = await this.run(
+      Effect.gen(function* () {
+        const paths = yield* Paths
+        return yield* (yield* SessionStore).listSessions({ projectID: paths.projectID, parentID: null, limit: 200 })
+      })
+    )
+    return result.ok ? result.value : []
+  }
+
+  /** Resumes a session by id (or the most recent one): loads its history and its subagents' sessions. */
+  async switchSession(id: string): Promise<void> {
+    if (this.busy) return void this.note("warn", "/sessions", ["Wait for the turn to end (or press Esc) first."])
+    await this.resume(id)
+    this.changed()
+  }
+
+  private async resume(id: string | undefined): Promise<void> {
+    const loaded = await this.run(
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const paths = yield* Paths
+        const session = id
+          ? yield* store.getSession(id)
+          : (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
+        if (!session) return undefined
+        const messages = yield* store.messages(session.id)
+        const children = new Map<string, ReadonlyArray<MessageWithParts>>()
+        for (const child of yield* store.listSessions({ parentID: session.id }))
+          children.set(child.id, yield* store.messages(child.id))
+        return { session, messages, children }
+      })
+    )
+    if (!loaded.ok) return void this.note("error", "resume", [loaded.message])
+    if (!loaded.value) return void this.note("info", "resume", ["This project has no session yet; starting a new one."])
+    const { session, messages, children } = loaded.value
+    this.sessionID = session.id
+    this.transcript = new Transcript(session.id)
+    this.transcript.session = session
+    this.transcript.load(messages, children)
+    if (session.agent && !this.options.agent && this.primaryAgents.includes(session.agent)) this.agent = session.agent
+  }
+
+  /** Switches the primary agent. */
+  setAgent(name: string): void {
+    if (!this.primaryAgents.includes(name)) {
+      this.note("warn", "/agents", [`No primary agent "${name}". Primary agents: ${this.primaryAgents.join(", ")}.`])
+      return
+    }
+    this.agent = name
+    const model = this.agentInfos.find((a) => a.name === name)?.model
+    if (model && !this.options.model) this.model = model
+    void this.resolveModel()
+    this.changed()
+  }
+
+  /** Tab: the next primary agent. */
+  cycleAgent(): void {
+    const list = this.primaryAgents
+    if (list.length === 0) return
+    this.setAgent(list[(list.indexOf(this.agent) + 1) % list.length] ?? this.agent)
+  }
+
+  /** Models to pick from. */
+  async models(): Promise<ReadonlyArray<string>> {
+    const result = await this.run(Effect.map(Config, (config) => config.info))
+    return result.ok ? availableModels(result.value, this.io.env, this.agentInfos) : []
+  }
+
+  /** Switches the model (checked against the configured providers first). */
+  async setModel(model: string): Promise<void> {
+    const check = await this.run(Effect.flatMap(LLM, (llm) => llm.resolve(model)))
+    if (!check.ok) return void this.note("warn", "/models", check.message.split("\n"))
+    this.model = model
+    await this.resolveModel()
+    this.changed()
+  }
+
+  private async resolveModel(): Promise<void> {
+    const agentModel = this.agentInfos.find((a) => a.name === this.agent)?.model
+    const resolved = await this.run(Effect.flatMap(LLM, (llm) => llm.resolve(this.model ?? agentModel)))
+    if (!resolved.ok) {
+      if (this.modelLabel === "") this.note("error", "no model", resolved.message.split("\n"))
+      this.modelLabel = "no model"
+      return
+    }
+    this.modelLabel = `${resolved.value.providerID}/${resolved.value.modelID}`
+    this.contextLimit = resolved.value.limit.context
+  }
+
+  private async compact(): Promise<void> {
+    const sessionID = this.sessionID
+    if (!sessionID) return void this.note("warn", "/compact", ["Nothing to compact yet."])
+    if (this.busy) return void this.note("warn", "/compact", ["Wait for the turn to end (or press Esc) first."])
+    this.busy = true
+    this.changed()
+    const abort = new AbortController()
+    this.abort = abort
+    const result = await this.run(
+      Effect.flatMap(SessionPrompt, (prompt) =>
+        prompt.compact({ sessionID, abort: abort.signal, ...(this.model ? { model: this.model } : {}) })
+      )
+    )
+    this.abort = undefined
+    this.busy = false
+    if (!result.ok) this.note("warn", "/compact", [result.message])
+    this.changed()
+  }
+
+  private cost(): void {
+    const { tokens, cost } = this.transcript.totals()
+    const n = (v: number) => v.toLocaleString("en-US")
+    const rows = this.transcript.steps.map(
+      (s) =>
+        `step ${String(s.step).padStart(3)}  in ${n(s.tokens.input).padStart(9)}  out ${n(s.tokens.output).padStart(7)}  ` +
+        `cache r/w ${n(s.tokens.cache.read)}/${n(s.tokens.cache.write)}  $${s.cost.toFixed(4)}`
+    )
+    this.note("info", "/cost", [
+      ...(rows.length > 0
+        ? rows
+        : ["No steps in this run of Lathe yet (steps of a resumed session count in the total)."]),
+      `total: in ${n(tokens.input)}, out ${n(tokens.output)}, reasoning ${n(tokens.reasoning)}, cache read ` +
+        `${n(tokens.cache.read)}, cache write ${n(tokens.cache.write)} · $${cost.toFixed(4)}`
+    ])
+  }
+
+  private async export(target: string): Promise<void> {
+    const session = this.transcript.session
+    if (!session) return void this.note("warn", "/export", ["Nothing to export yet."])
+    const path = target ? join(this.io.cwd, target) : join(this.io.cwd, `lathe-${session.id}.md`)
+    await writeFile(path, exportMarkdown(session, this.transcript))
+    this.note("info", "/export", [`Wrote ${relative(this.io.cwd, path) || path}`])
+  }
+
+  /** Stops the services. */
+  async dispose(): Promise<void> {
+    this.abort?.abort()
+    await this.runtime.dispose()
+  }
+}
+
+const helpLines = (commands: ReadonlyArray<SlashCommand>): ReadonlyArray<string> => [
+  "Keys: Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab next agent · Esc interrupt",
+  "      PgUp/PgDn scroll · Ctrl+R show reasoning · Ctrl+C clear, twice to quit · @path attach a file",
+  "      !cmd run a shell command · / commands",
+  ...commands.map((c) => `/${c.name.padEnd(12)} ${c.description}`)
+]
+
+/** The session as markdown: each user prompt, each answer, each tool call with its title and status. */
+export const exportMarkdown = (session: Session, transcript: Transcript): string => {
+  const out = [`# ${session.title}`, "", `Session ${session.id} · ${new Date(session.time.created).toISOString()}`, ""]
+  for (const message of transcript.messages()) {
+    if (message.info.role === "user") {
+      const text = message.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n")
+      if (text) out.push("## User", "", text, "")
+      continue
+    }
+    out.push(
+      `## Assistant (${message.info.agent} · ${message.info.model.providerID}/${message.info.model.modelID})`,
+      ""
+    )
+    for (const part of message.parts) {
+      if (part.type === "text" && !part.synthetic && part.text.trim()) out.push(part.text.trim(), "")
+      if (part.type === "tool") {
+        const state = part.state
+        const title = state.status === "completed" ? state.title : JSON.stringify(state.input)
+        out.push(`- \`${part.tool}\` ${title} — ${state.status}${state.status === "error" ? `: ${state.error}` : ""}`)
+      }
+    }
+    if (message.info.error) out.push("", `> Error: ${message.info.error.message}`)
+    out.push("")
+  }
+  return `${out.join("\n").trimEnd()}\n`
+}

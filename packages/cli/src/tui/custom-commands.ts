@@ -1,0 +1,164 @@
+import type { Dirent } from "node:fs"
+import { readdir, readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { isMap, parseDocument } from "yaml"
+import { z } from "zod"
+
+/** A prompt template written as a markdown file, run as `/name arguments`. */
+export interface CustomCommand {
+  /** The file name without .md; subfolders joined with ":" (frontend/component.md → frontend:component). */
+  readonly name: string
+  /** Front matter `description`, else the first line of the body, cut to 80 chars. */
+  readonly description: string
+  /** The agent to run the prompt with (front matter `agent`). */
+  readonly agent?: string
+  /** The `provider/model` to run the prompt with (front matter `model`). */
+  readonly model?: string
+  /** The body: the prompt, with `$ARGUMENTS` and `$1`…`$9` placeholders. */
+  readonly template: string
+  /** The file path. */
+  readonly source: string
+}
+
+/**
+ * The front matter of a command file. Unknown keys (Claude Code's `allowed-tools`, `argument-hint`, …) are accepted
+ * and ignored, so `.claude/commands` files load unchanged.
+ */
+const CommandFrontMatter = z.looseObject({
+  description: z.string().optional(),
+  agent: z.string().optional(),
+  model: z.string().optional()
+})
+
+const DESCRIPTION_LIMIT = 80
+
+/** Every `.md` file under `directory` as [path, path relative to directory], sorted; a missing directory is empty. */
+const markdownFiles = async (directory: string): Promise<ReadonlyArray<readonly [string, string]>> => {
+  const found: Array<readonly [string, string]> = []
+  const visit = async (relativeDir: string): Promise<void> => {
+    const entries: Array<Dirent> = await readdir(join(directory, relativeDir), { withFileTypes: true }).catch(() => [])
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const entry of entries) {
+      const relativePath = relativeDir === "" ? entry.name : `${relativeDir}/${entry.name}`
+      if (entry.isDirectory()) await visit(relativePath)
+      else if (entry.isFile() && entry.name.endsWith(".md")) found.push([join(directory, relativePath), relativePath])
+    }
+  }
+  await visit("")
+  return found
+}
+
+const OPENING = /^\uFEFF?---[ \t]*\r?\n/
+const CLOSING = /^---[ \t]*\r?$/m
+
+/** A command from one file's text, or what is wrong with the file (a sentence that says how to fix it). */
+const parseCommand = (source: string, name: string, text: string): CustomCommand | string => {
+  let body = text.replace(/^\uFEFF/, "")
+  let data: Record<string, unknown> = {}
+  const opening = OPENING.exec(text)
+  if (opening) {
+    const rest = text.slice(opening[0].length)
+    const closing = CLOSING.exec(rest)
+    if (!closing) return 'the front matter opened with "---" is never closed: add a line "---" after it'
+    const document = parseDocument(rest.slice(0, closing.index))
+    const error = document.errors[0]
+    if (error) return `the front matter is not valid YAML (${error.message.split("\n")[0]}): fix it or remove it`
+    const contents = document.contents
+    if (contents !== null && !isMap(contents)) {
+      return "the front matter must be `key: value` lines (description, agent, model)"
+    }
+    data = (document.toJS() as Record<string, unknown> | null) ?? {}
+    body = rest.slice(closing.index + closing[0].length).replace(/^\n/, "")
+  }
+  const parsed = CommandFrontMatter.safeParse(data)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    return `front matter ${issue?.path.map(String).join(".") || "field"}: ${issue?.message ?? "invalid"}; write it as a quoted string`
+  }
+  const template = body.trim()
+  const firstLine = (template.split("\n")[0] ?? "").replace(/^#+\s*/, "").trim()
+  const fallback = firstLine.length > DESCRIPTION_LIMIT ? `${firstLine.slice(0, DESCRIPTION_LIMIT - 1)}…` : firstLine
+  const { description, agent, model } = parsed.data
+  return {
+    name,
+    description: description?.trim() || fallback,
+    ...(agent !== undefined ? { agent } : {}),
+    ...(model !== undefined ? { model } : {}),
+    template,
+    source
+  }
+}
+
+/** Loads `<root>/.lathe/commands/**\/*.md`, then `<root>/.claude/commands/**\/*.md` (compatibility), then
+ * `<configDir>/commands/**\/*.md` (the user's own); the first definition of a name wins. A file with broken front
+ * matter is reported in `problems` (path + what is wrong + how to fix), never thrown. */
+export const loadCustomCommands = async (
+  root: string,
+  configDir: string
+): Promise<{ readonly commands: ReadonlyArray<CustomCommand>; readonly problems: ReadonlyArray<string> }> => {
+  const commands = new Map<string, CustomCommand>()
+  const problems: Array<string> = []
+  const directories = [join(root, ".lathe", "commands"), join(root, ".claude", "commands"), join(configDir, "commands")]
+  for (const directory of directories) {
+    for (const [source, relativePath] of await markdownFiles(directory)) {
+      const name = relativePath.slice(0, -".md".length).split("/").join(":")
+      if (commands.has(name)) continue
+      if (/\s/.test(name) || name === "") {
+        problems.push(`${source}: a command name cannot contain spaces; rename the file (e.g. with "-" for spaces)`)
+        continue
+      }
+      const text = await readFile(source, "utf8").catch((error: Error) => error)
+      if (text instanceof Error) {
+        problems.push(`${source}: cannot be read (${text.message}); check its permissions`)
+        continue
+      }
+      const command = parseCommand(source, name, text)
+      if (typeof command === "string") problems.push(`${source}: ${command}`)
+      else commands.set(name, command)
+    }
+  }
+  return { commands: [...commands.values()], problems }
+}
+
+/** Splits arguments like a shell: whitespace separates, single and double quotes group, backslash escapes. */
+const splitArguments = (args: string): ReadonlyArray<string> => {
+  const words: Array<string> = []
+  let word = ""
+  let started = false
+  let quote: "'" | '"' | undefined
+  for (let i = 0; i < args.length; i++) {
+    const c = args[i] ?? ""
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined
+      else if (c === "\\" && quote === '"' && (args[i + 1] === '"' || args[i + 1] === "\\")) word += args[++i]
+      else word += c
+    } else if (c === "'" || c === '"') {
+      quote = c
+      started = true
+    } else if (c === "\\" && i + 1 < args.length) {
+      word += args[++i]
+      started = true
+    } else if (/\s/.test(c)) {
+      if (started) words.push(word)
+      word = ""
+      started = false
+    } else {
+      word += c
+      started = true
+    }
+  }
+  if (started) words.push(word)
+  return words
+}
+
+/** Fills a template: `$ARGUMENTS` → all arguments, `$1`…`$9` → positional arguments (shell-like split, quotes
+ * respected; a missing one becomes ""); when the template has neither and arguments were given, they are appended
+ * after a blank line. */
+export const expandTemplate = (template: string, args: string): string => {
+  const all = args.trim()
+  if (!/\$ARGUMENTS|\$[1-9]/.test(template)) return all === "" ? template : `${template}\n\n${all}`
+  const positional = splitArguments(all)
+  return template.replace(/\$ARGUMENTS|\$([1-9])/g, (_, digit: string | undefined) =>
+    digit === undefined ? all : (positional[Number(digit) - 1] ?? "")
+  )
+}
