@@ -59,6 +59,8 @@ describe("stripAnsi and displayWidth", () => {
     expect(displayWidth("中文")).toBe(4)
     expect(displayWidth("🎉a")).toBe(3)
     expect(displayWidth(on.bold("中"))).toBe(2)
+    expect(displayWidth("cafe\u0301 1\ufe0f\u20e3")).toBe(7)
+    expect(displayWidth("👩‍👩‍👧 ok")).toBe(5)
   })
 })
 

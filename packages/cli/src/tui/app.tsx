@@ -25,8 +25,10 @@ export const TranscriptPane = (props: {
   readonly scroll: number
   readonly expandReasoning: boolean
   readonly frame: number
+  /** Told the scroll actually used, when it is less than asked (the top was reached). */
+  readonly onScroll?: (scroll: number) => void
 }) => {
-  const { lines, more } = props.view.window(
+  const { lines, scroll } = props.view.window(
     props.transcript,
     {
       width: props.width,
@@ -38,10 +40,10 @@ export const TranscriptPane = (props: {
     props.height,
     props.scroll
   )
-  const top = props.scroll > 0 ? props.style.dim(`↑ ${props.scroll} lines below · PgDn/End to follow`) : undefined
-  const shown = top ? [top, ...lines.slice(1)] : lines
+  if (scroll < props.scroll) props.onScroll?.(scroll)
+  const below = scroll > 0 ? props.style.dim(`↓ ${scroll} more lines below · PgDn to follow`) : undefined
+  const shown = below ? [...lines.slice(0, -1), below] : lines
   const padding = Array.from({ length: Math.max(0, props.height - shown.length) }, () => "")
-  void more
   return <Lines lines={[...padding, ...shown]} />
 }
 
@@ -441,6 +443,9 @@ export const App = ({
         scroll={scroll}
         expandReasoning={expandReasoning}
         frame={frame}
+        onScroll={(clamped) => {
+          ui.scroll = clamped
+        }}
       />
       <Lines lines={bottom.slice(-(rows - 3))} />
     </Box>

@@ -33,15 +33,15 @@ export class TranscriptView {
   private readonly cache = new Map<string, Cached>()
 
   /**
-   * The `height` lines ending `scroll` lines above the bottom, and how many lines lie above them (so the caller
-   * knows whether it can scroll further).
+   * The `height` lines ending `scroll` lines above the bottom, whether more lie above them, and the scroll actually
+   * used (smaller than asked when the transcript's first line is reached).
    */
   window(
     transcript: Transcript,
     options: ViewOptions,
     height: number,
     scroll: number
-  ): { readonly lines: ReadonlyArray<string>; readonly more: boolean } {
+  ): { readonly lines: ReadonlyArray<string>; readonly more: boolean; readonly scroll: number } {
     const want = height + scroll
     const chunks: Array<ReadonlyArray<string>> = []
     let count = 0
@@ -59,9 +59,12 @@ export class TranscriptView {
       if (all.length > 0) all.push("")
       all.push(...(chunks[i] ?? []))
     }
-    const end = Math.max(0, all.length - scroll)
+    // Scrolled past the first line: show the top of the transcript.
+    const top = index < 0 ? Math.max(0, all.length - height) : scroll
+    const clamped = Math.min(scroll, top)
+    const end = Math.max(0, all.length - clamped)
     const start = Math.max(0, end - height)
-    return { lines: all.slice(start, end), more: start > 0 || index >= 0 }
+    return { lines: all.slice(start, end), more: start > 0 || index >= 0, scroll: clamped }
   }
 
   /** The lines of one timeline item. */

@@ -10,23 +10,31 @@ export const MIN_WIDTH = 10
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
 
+// Non-ASCII runs with the ASCII character before them (a keycap, a combining accent): string-width measures only these,
+// and remembers them, since a streamed answer measures the same words again on every delta.
+const NON_ASCII_RUN = /[\x20-\x7e]?[^\x20-\x7e]+/g
+const runWidths = new Map<string, number>()
+const runWidth = (run: string): number => {
+  let w = runWidths.get(run)
+  if (w === undefined) {
+    w = stringWidth(run)
+    if (runWidths.size >= 10_000) runWidths.clear()
+    runWidths.set(run, w)
+  }
+  return w
+}
+
 /** Visible terminal columns of s (ANSI ignored, wide chars count 2). */
 export const displayWidth = (s: string): number => {
   if (PRINTABLE_ASCII.test(s)) return s.length
   const plain = stripAnsi(s)
-  return PRINTABLE_ASCII.test(plain) ? plain.length : stringWidth(plain)
+  if (PRINTABLE_ASCII.test(plain)) return plain.length
+  let width = plain.length
+  for (const match of plain.matchAll(NON_ASCII_RUN)) width += runWidth(match[0]) - match[0].length
+  return width
 }
 
 const segmenter = new Intl.Segmenter()
-const graphemeWidths = new Map<string, number>()
-const graphemeWidth = (g: string): number => {
-  let w = graphemeWidths.get(g)
-  if (w === undefined) {
-    w = stringWidth(g)
-    if (graphemeWidths.size < 10_000) graphemeWidths.set(g, w)
-  }
-  return w
-}
 
 /** A piece of a line: an escape (width 0) or one grapheme. */
 interface Unit {
@@ -41,7 +49,7 @@ const pushText = (units: Array<Unit>, text: string): void => {
     return
   }
   for (const { segment } of segmenter.segment(text)) {
-    units.push({ text: segment, width: segment === "\t" ? 4 : graphemeWidth(segment), escape: false })
+    units.push({ text: segment, width: segment === "\t" ? 4 : runWidth(segment), escape: false })
   }
 }
 
