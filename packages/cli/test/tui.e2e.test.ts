@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type RecordedRequest, type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
@@ -39,6 +40,15 @@ const lathe = (cwd: string, env: Record<string, string>, args: ReadonlyArray<str
     cwd,
     env
   })
+
+/** Polls `check` until it holds (10 s at most); the error shows `describe()`. */
+const until = async (check: () => boolean, describe: () => string) => {
+  const end = Date.now() + 10_000
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`condition not met; screen:\n${describe()}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
 
 const slowText = Array.from({ length: 60 }, (_, i) => ({ text: `word${i} ` }))
 
@@ -103,5 +113,141 @@ describe("lathe (interactive, end to end)", () => {
     again.press("ctrl-c")
     again.press("ctrl-c")
     assert.strictEqual(await again.exited, 0)
+  })
+
+  it("the editor: / palette and a custom command, @file completion attaches it, !shell, queueing, history, paste, Tab, /cost, /export, resize", {
+    timeout: 90_000
+  }, async () => {
+    const bodies: Array<string> = []
+    server = await startScriptedServer((request) => {
+      if (isTitleRequest(request)) return { steps: [{ text: "Editor features" }] }
+      const body = JSON.stringify(request.body)
+      bodies.push(body)
+      const messages = (request.body as { messages?: ReadonlyArray<unknown> }).messages ?? []
+      const last = JSON.stringify(messages.at(-1))
+      if (last.includes("Review src/greet.ts carefully")) return { steps: [{ text: "Reviewed." }] }
+      if (last.includes('<file path=\\"src/greet.ts\\">')) return { steps: [{ text: "Got the file." }] }
+      if (last.includes("The user ran a shell command themselves"))
+        return { steps: [{ text: "Saw your shell output." }] }
+      if (last.includes("slow one"))
+        return { steps: Array.from({ length: 30 }, (_, i) => ({ text: `s${i} ` })), delayMs: 60 }
+      if (last.includes("queued next")) return { steps: [{ text: "Queued ran." }] }
+      if (last.includes("pasted line 9")) return { steps: [{ text: "Got the paste." }] }
+      return { steps: [{ text: "ok" }] }
+    })
+    const box = sandbox()
+    mkdirSync(join(box.project, "src"))
+    writeFileSync(join(box.project, "src/greet.ts"), "export const greet = 1\n")
+    mkdirSync(join(box.project, ".lathe/commands"), { recursive: true })
+    writeFileSync(
+      join(box.project, ".lathe/commands/review.md"),
+      "---\ndescription: Review a file\n---\nReview $ARGUMENTS carefully.\n"
+    )
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+    const term = lathe(box.project, env)
+    await term.waitFor("ready", 30_000)
+
+    await term.type("/")
+    await term.waitFor("/undo")
+    await term.type("rev")
+    await term.waitForGone("/undo")
+    await term.waitFor("Review a file")
+    term.press("tab")
+    await term.type("src/greet.ts")
+    term.press("enter")
+    await term.waitFor("Reviewed.")
+
+    await term.type("look at @gre")
+    await term.waitFor("@src/greet.ts")
+    term.press("tab")
+    term.press("enter")
+    await term.waitFor("Got the file.")
+    assert.include(term.screen(), "+ src/greet.ts")
+
+    await term.type("!echo shell-works")
+    term.press("enter")
+    await term.waitFor("(exit 0)")
+    assert.include(term.screen(), "shell-works")
+    await term.type("what did it say")
+    term.press("enter")
+    await term.waitFor("Saw your shell output.")
+
+    await term.type("slow one")
+    term.press("enter")
+    await term.waitFor("s2 ")
+    await term.type("queued next")
+    term.press("enter")
+    await term.waitFor("queued: queued next")
+    await term.waitFor("Queued ran.", 20_000)
+
+    // The prompt editor is the line above the footer.
+    const editorLine = () => (term.screen().split("\n").at(-2) ?? "").trimEnd()
+    term.press("up")
+    await until(
+      () => editorLine() === "› queued next",
+      () => term.screen()
+    )
+    term.press("ctrl-c") // clears the prompt
+    await until(
+      () => editorLine().includes("Ask Lathe"),
+      () => term.screen()
+    )
+
+    term.paste(Array.from({ length: 10 }, (_, i) => `pasted line ${i}`).join("\n"))
+    await term.waitFor("[Pasted text #1 +10 lines]")
+    term.press("enter")
+    await term.waitFor("Got the paste.")
+    assert.include(bodies.at(-1) ?? "", "pasted line 0")
+
+    term.press("tab")
+    await term.waitFor(/^plan · /m)
+
+    await term.type("/cost")
+    await term.waitFor("Tokens and cost of this session") // the palette's only match; Enter runs it
+    term.press("enter")
+    await term.waitFor("total: in")
+
+    await term.type("/export")
+    await term.waitFor("Write this session to a markdown file")
+    term.press("enter")
+    await term.waitFor("Wrote lathe-ses_")
+    const exported = readdirSync(box.project).find((f) => f.startsWith("lathe-ses_"))
+    assert.isDefined(exported)
+    assert.include(readFileSync(join(box.project, exported ?? ""), "utf8"), "Got the paste.")
+
+    term.resize(100, 30)
+    await term.waitFor(/^─{100}$/m) // the editor's rule spans the new width
+    await until(
+      () => /ready$/.test(term.screen().split("\n").at(-1) ?? ""),
+      () => term.screen()
+    )
+    assert.strictEqual(term.screen().split("\n").length, 30)
+    assert.match(term.screen().split("\n").at(-1) ?? "", /ready$/)
+    term.press("ctrl-c")
+    term.press("ctrl-c")
+    assert.strictEqual(await term.exited, 0)
+    assert.isTrue(existsSync(join(box.env.LATHE_DATA_DIR ?? "", "history")), "prompt history is kept per project")
+  })
+
+  it("without a terminal: plain lines in, plain lines out, no escape codes", { timeout: 60_000 }, async () => {
+    const { project, env } = await setup([{ steps: [{ text: "Hello from the **model**." }] }])
+    const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin], {
+      cwd: project,
+      env: { ...env, TERM: "dumb" },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let out = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+    })
+    child.stdin.end("say hello\n/cost\n")
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    assert.strictEqual(code, 0, out)
+    assert.include(out, "Hello from the **model**.")
+    assert.include(out, "total: in")
+    assert.notInclude(out, "\u001b")
   })
 })

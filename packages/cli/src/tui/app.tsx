@@ -220,12 +220,14 @@ export const App = ({
   }
 
   const onKey = (input: string, key: Key): void => {
-    // Keys typed faster than the terminal is read arrive together ("a\r"): split them at line breaks so Enter is
-    // still Enter (a bracketed paste comes through usePaste instead and keeps its line breaks).
-    if (input.length > 1 && !key.return && /[\r\n]/.test(input)) {
-      for (const piece of input.split(/(\r\n|\r|\n)/)) {
+    // Keys typed faster than the terminal is read arrive together ("a\r", "v\t"): split them at control characters
+    // so Enter, Tab and Backspace still act (a bracketed paste comes through usePaste and keeps its line breaks).
+    if (input.length > 1 && !key.return && /[\r\n\t\x7f\b]/.test(input)) {
+      for (const piece of input.split(/([\r\n\t\x7f\b])/)) {
         if (piece === "") continue
-        if (/^[\r\n]+$/.test(piece)) onKey("", { ...key, return: true })
+        if (piece === "\r" || piece === "\n") onKey("", { ...key, return: true })
+        else if (piece === "\t") onKey("", { ...key, tab: true })
+        else if (piece === "\x7f" || piece === "\b") onKey("", { ...key, backspace: true })
         else onKey(piece, key)
       }
       return

@@ -181,7 +181,9 @@ const renderUser = (message: MessageEntry, options: ViewOptions): ReadonlyArray<
   const lines: Array<string> = []
   for (const part of message.parts) {
     if (part.type === "text" && !part.synthetic) {
-      const wrapped = wrapText(sanitize(part.text), width - 2)
+      const all = wrapText(sanitize(part.text), width - 2)
+      // A long prompt (a paste) shows its start and how much more there is.
+      const wrapped = all.length > 12 ? [...all.slice(0, 8), style.dim(`… ${all.length - 8} more lines`)] : all
       wrapped.forEach((line, i) => {
         lines.push(`${i === 0 ? style.bold(style.cyan("›")) : " "} ${style.bold(line)}`)
       })
