@@ -250,4 +250,125 @@ describe("lathe (interactive, end to end)", () => {
     assert.include(out, "total: in")
     assert.notInclude(out, "\u001b")
   })
+
+  it("asks and commands: reject with a message, a question, Esc twice on a running command, /compact, /new, /sessions, /agents, /models, /help, /init", {
+    timeout: 90_000
+  }, async () => {
+    const bodies: Array<string> = []
+    let titles = 0
+    server = await startScriptedServer((request) => {
+      if (isTitleRequest(request)) return { steps: [{ text: titles++ === 0 ? "Colors session" : "Init session" }] }
+      const body = JSON.stringify(request.body)
+      bodies.push(body)
+      const messages = (request.body as { messages?: ReadonlyArray<unknown> }).messages ?? []
+      const last = JSON.stringify(messages.at(-1))
+      if (body.includes("You summarise a coding session")) return { steps: [{ text: "Summary of it all." }] }
+      if (last.includes("use the other file")) return { steps: [{ text: "OK, the other file." }] }
+      if (last.includes("edit please"))
+        return { steps: [{ tool: "edit", input: { filePath: "a.txt", oldString: "alpha", newString: "beta" } }] }
+      if (last.includes("Blue")) return { steps: [{ text: "You chose Blue." }] }
+      if (last.includes("ask me"))
+        return {
+          steps: [
+            {
+              tool: "question",
+              input: { questions: [{ question: "Which color?", options: [{ label: "Red" }, { label: "Blue" }] }] }
+            }
+          ]
+        }
+      if (last.includes("run slow"))
+        return { steps: [{ tool: "bash", input: { command: "sleep 8; echo finished", description: "Sleep a while" } }] }
+      if (last.includes("Write an AGENTS.md")) return { steps: [{ text: "Wrote it." }] }
+      return { steps: [{ text: "ok" }] }
+    })
+    const box = sandbox()
+    writeFileSync(join(box.project, "a.txt"), "alpha\n")
+    writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ permission: { edit: "ask" } }))
+    // The user's own config is trusted: it may allow the question tool.
+    mkdirSync(join(box.env.XDG_CONFIG_HOME ?? "", "lathe"), { recursive: true })
+    writeFileSync(
+      join(box.env.XDG_CONFIG_HOME ?? "", "lathe/lathe.json"),
+      JSON.stringify({ permission: { question: "allow" } })
+    )
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+    const term = lathe(box.project, env)
+    await term.waitFor("ready", 30_000)
+
+    await term.type("edit please")
+    term.press("enter")
+    await term.waitFor("[a]lways")
+    await term.type("use the other file")
+    await term.waitFor("reject with message: use the other file")
+    term.press("enter")
+    await term.waitFor("OK, the other file.")
+    assert.strictEqual(readFileSync(join(box.project, "a.txt"), "utf8"), "alpha\n")
+
+    await term.type("ask me")
+    term.press("enter")
+    await term.waitFor("Which color?")
+    await term.waitFor("2. Blue")
+    await term.type("2")
+    term.press("enter")
+    await term.waitFor("You chose Blue.")
+
+    await term.type("run slow")
+    term.press("enter")
+    await term.waitFor(/bash Sleep a while/)
+    term.press("escape")
+    await term.waitFor("press Esc again")
+    term.press("escape")
+    await term.waitFor("interrupted")
+    await term.waitFor("ready")
+    assert.notInclude(term.screen(), "finished")
+
+    await term.type("/compact")
+    await term.waitFor("Summarise the history now")
+    term.press("enter")
+    await term.waitFor("history summarised")
+    await term.waitFor("ready")
+
+    await term.type("/help")
+    await term.waitFor("Keys and commands")
+    term.press("enter")
+    await term.waitFor("Keys: Enter send")
+
+    await term.type("/new")
+    await term.waitFor("Start a new session")
+    term.press("enter")
+    await term.waitForGone("You chose Blue.")
+    await term.type("/init")
+    await term.waitFor("AGENTS.md for this project")
+    term.press("enter")
+    await term.waitFor("Wrote it.")
+    assert.include(bodies.at(-1) ?? "", "Write an AGENTS.md")
+
+    await term.type("/sessions")
+    await term.waitFor("Pick an earlier session")
+    term.press("enter")
+    await term.waitFor("type to filter")
+    await term.waitFor("Init session")
+    await term.waitFor("Colors session")
+    await term.type("colors")
+    await term.waitForGone("Init session")
+    term.press("enter")
+    await term.waitFor("You chose Blue.")
+
+    await term.type("/agents")
+    await term.waitFor("Switch the primary agent")
+    term.press("enter")
+    await term.waitFor("type to filter")
+    await term.type("plan")
+    term.press("enter")
+    await term.waitFor(/^plan · /m)
+
+    await term.type("/models")
+    await term.waitFor("Switch the model")
+    term.press("enter")
+    await term.waitFor("env/test-model  (current)")
+    term.press("escape")
+    await term.waitForGone("type to filter")
+    term.press("ctrl-c")
+    term.press("ctrl-c")
+    assert.strictEqual(await term.exited, 0)
+  })
 })

@@ -108,6 +108,7 @@ export class Controller {
   >()
   /** Increases on every change (React's useSyncExternalStore snapshot). */
   revision = 0
+  /** Context for the next prompt that the person does not see as their message (shell output, /init's brief). */
   private pendingShell: Array<string> = []
   private agentInfos: ReadonlyArray<AgentInfo> = []
 
@@ -445,7 +446,7 @@ export class Controller {
       case "export":
         return this.export(args)
       case "init":
-        return this.submitPrompt(INIT_PROMPT)
+        return this.submitPrompt("/init: write an AGENTS.md for this project", {}, INIT_PROMPT)
       case "agents":
       case "agent":
         if (args) this.setAgent(args)
@@ -474,11 +475,16 @@ export class Controller {
     }
   }
 
-  private async submitPrompt(text: string, override: { readonly agent?: string; readonly model?: string } = {}) {
+  private async submitPrompt(
+    text: string,
+    override: { readonly agent?: string; readonly model?: string } = {},
+    instructions?: string
+  ) {
     if (this.busy) {
       this.note("warn", "busy", ["Wait for the running turn to end (or press Esc to interrupt it)."])
       return
     }
+    if (instructions) this.pendingShell.push(instructions)
     await this.prompt(text, override)
   }
 

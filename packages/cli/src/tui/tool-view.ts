@@ -37,7 +37,7 @@ export const elapsed = (ms: number): string => {
 export const inputSummary = (tool: string, input: Readonly<Record<string, unknown>>): string => {
   const value =
     tool === "bash"
-      ? str(input.command) && `$ ${str(input.command)}`
+      ? (str(input.description) ?? (str(input.command) && `$ ${str(input.command)}`))
       : tool === "task"
         ? str(input.description) && `${str(input.description)} (@${str(input.subagent_type) ?? "?"})`
         : (str(input.filePath) ??
