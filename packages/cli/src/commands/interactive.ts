@@ -68,17 +68,11 @@ const parse = (args: ReadonlyArray<string>) =>
 
 /** The full-screen Ink UI in the alternate screen. */
 const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
-  // The UI's modules (Ink, React, yoga's wasm) load while the controller builds the app's services: the first frame
-  // waits for the slower of the two, not for both in turn.
-  const [{ render }, react, { App }, controller] = await Promise.all([
-    import("ink"),
-    import("react"),
-    import("../tui/app.js"),
-    Controller.start(io, options)
-  ])
+  const [{ render }, react, { App }] = await Promise.all([import("ink"), import("react"), import("../tui/app.js")])
   // React is CommonJS: in the bundle its lazily loaded chunk has only a default export (no named ones), so take
   // createElement from the default, which is module.exports both there and when run from source.
   const { createElement } = react.default
+  const controller = await Controller.start(io, options)
   const style = createStyle(colorEnabled(io.env, true))
   let exit: () => void = () => undefined
   const done = new Promise<void>((resolve) => {

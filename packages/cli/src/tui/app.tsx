@@ -219,7 +219,7 @@ export const App = ({
     return false
   }
 
-  const onKey = (input: string, key: Key): void => {
+  const onKey = (input: string, key: Key) => {
     // Keys typed faster than the terminal is read arrive together ("a\r", "v\t"): split them at control characters
     // so Enter, Tab and Backspace still act (a bracketed paste comes through usePaste and keeps its line breaks).
     if (input.length > 1 && !key.return && /[\r\n\t\x7f\b]/.test(input)) {
