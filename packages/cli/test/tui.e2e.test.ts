@@ -371,4 +371,17 @@ describe("lathe (interactive, end to end)", () => {
     term.press("ctrl-c")
     assert.strictEqual(await term.exited, 0)
   })
+
+  it("with no model configured it opens anyway and says how to set one up", { timeout: 60_000 }, async () => {
+    const box = sandbox()
+    const term = lathe(box.project, box.env)
+    await term.waitFor("Lathe needs one model", 30_000)
+    await term.waitFor("no model")
+    await term.type("hello")
+    term.press("enter")
+    await term.waitFor(/ANTHROPIC_API_KEY/)
+    term.press("ctrl-c")
+    term.press("ctrl-c")
+    assert.strictEqual(await term.exited, 0)
+  })
 })

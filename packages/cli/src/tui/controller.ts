@@ -300,8 +300,11 @@ export class Controller {
       return undefined
     }
     this.sessionID = created.value.id
+    const before = this.transcript
     this.transcript = new Transcript(created.value.id)
     this.transcript.session = created.value
+    // What was said before the session existed (config notices, a missing model) stays on screen.
+    for (const item of before.timeline) if (item.kind === "local") this.transcript.timeline.push(item)
     return created.value.id
   }
 

@@ -48,6 +48,9 @@ interface SessionMessages {
   version: number
 }
 
+/** Local item ids are unique across transcripts (a new session keeps the notes shown before it). */
+let localCount = 0
+
 const byId = <T extends { readonly id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 /**
@@ -67,7 +70,6 @@ export class Transcript {
   private readonly sessions = new Map<string, SessionMessages>()
   /** task tool call id → the child session running it. */
   private readonly childOfCall = new Map<string, string>()
-  private localCount = 0
 
   constructor(readonly rootID: string) {
     this.sessions.set(rootID, { messages: new Map(), version: 0 })
@@ -107,7 +109,7 @@ export class Transcript {
 
   /** Adds a local item at the end of the timeline and returns its id (to update it later). */
   addLocal(item: Omit<LocalItem, "kind" | "id">): string {
-    const id = `local-${++this.localCount}`
+    const id = `local-${++localCount}`
     this.timeline.push({ kind: "local", id, ...item })
     this.touch()
     return id
