@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type RecordedRequest, type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
-import { sandbox } from "./helpers.js"
+import { runLathe, sandbox } from "./helpers.js"
 import { closeAll, spawnTerminal } from "./pty.js"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
@@ -383,5 +383,27 @@ describe("lathe (interactive, end to end)", () => {
     term.press("ctrl-c")
     term.press("ctrl-c")
     assert.strictEqual(await term.exited, 0)
+  })
+
+  it("in an untrusted folder whose config asks for more, it offers to trust it", { timeout: 60_000 }, async () => {
+    const { project, env } = await setup([{ steps: [{ text: "ok" }] }])
+    writeFileSync(join(project, "lathe.json"), JSON.stringify({ permission: { webfetch: "allow" } }))
+    const term = lathe(project, env)
+    await term.waitFor("Trust this folder?", 30_000)
+    assert.match(term.screen(), /Ignored from untrusted/)
+    term.write("y")
+    await term.waitFor("Trusted")
+    await term.waitForGone("Trust this folder?")
+    term.press("ctrl-c")
+    term.press("ctrl-c")
+    assert.strictEqual(await term.exited, 0)
+    const check = await runLathe(["trust", "--check"], { cwd: project, env })
+    assert.strictEqual(check.code, 0, check.stdout + check.stderr)
+    const again = lathe(project, env)
+    await again.waitFor("ready", 30_000)
+    assert.notInclude(again.screen(), "Trust this folder?")
+    again.press("ctrl-c")
+    again.press("ctrl-c")
+    assert.strictEqual(await again.exited, 0)
   })
 })

@@ -8,7 +8,7 @@ import { fuzzyFiles, mentionAt } from "./mentions.js"
 import { askPanel, editorPanel, footerLine, listPanel, questionPanel, rule, statusOf } from "./panels.js"
 import type { Style } from "./style.js"
 import type { Transcript } from "./transcript.js"
-import { truncate } from "./wrap.js"
+import { truncate, wrapText } from "./wrap.js"
 
 /** Lines drawn as one Text node (Ink lays out one node, not one per line). */
 export const Lines = ({ lines }: { readonly lines: ReadonlyArray<string> }) => (
@@ -247,6 +247,12 @@ export const App = ({
     if (key.pageUp) return setScroll((s) => s + Math.max(1, rows - 10))
     if (key.pageDown) return setScroll((s) => Math.max(0, s - Math.max(1, rows - 10)))
 
+    if (controller.trustPrompt) {
+      const lower = input.toLowerCase()
+      if (lower === "y") void controller.answerTrust(true)
+      else if (lower === "n" || key.escape) void controller.answerTrust(false)
+      return
+    }
     if (picker) return pickerKey(input, key)
     if (ask) return askKey(input, key)
     if (pendingQuestion) return questionKey(input, key)
@@ -386,7 +392,13 @@ export const App = ({
   const { editor, picker, askMessage, question, armed, scroll, expandReasoning } = ui
   const { popupItems, popupIndex, pickerItems } = derive()
   const bottom: Array<string> = []
-  if (picker) {
+  if (controller.trustPrompt) {
+    bottom.push(rule(width, style, style.yellow(style.bold("Trust this folder?"))))
+    for (const notice of controller.trustPrompt) bottom.push(...wrapText(notice, width))
+    bottom.push(
+      `${style.green(style.bold("[y]"))}es, trust it (applies from the next start)  ${style.red(style.bold("[n]"))}o, keep it narrowed`
+    )
+  } else if (picker) {
     bottom.push(
       rule(width, style, `${style.bold(`/${picker.kind}`)} ${style.dim("type to filter · ↑↓ · Enter · Esc")}`)
     )

@@ -18,6 +18,7 @@ import {
   type Session,
   SessionPrompt,
   SessionStore,
+  trustProject,
   undoLastStep,
   unrevertSession
 } from "@lathe/core"
@@ -98,6 +99,8 @@ export class Controller {
   files: ReadonlyArray<string> = []
   customCommands: ReadonlyArray<CustomCommand> = []
   primaryAgents: ReadonlyArray<string> = []
+  /** Set on start in an untrusted folder whose config was narrowed: what it would grant if trusted. */
+  trustPrompt: ReadonlyArray<string> | undefined
   root = ""
   private sessionID: string | undefined
   private abort: AbortController | undefined
@@ -163,6 +166,9 @@ export class Controller {
     this.primaryAgents = this.agentInfos.filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
     if (!this.options.agent) this.agent = config.info.default_agent ?? "build"
     for (const notice of config.notices) this.note("warn", "config", [notice])
+    // An untrusted folder whose config asks for more than it may: offer to trust it, showing what it asks for.
+    const ignored = config.notices.filter((n) => n.startsWith("Ignored from untrusted"))
+    if (!config.trusted && ignored.length > 0) this.trustPrompt = ignored
     const [history, commands] = await Promise.all([
       PromptHistory.load(paths.data, paths.projectID),
       loadCustomCommands(paths.root, paths.config)
@@ -653,6 +659,20 @@ export class Controller {
     const path = target ? join(this.io.cwd, target) : join(this.io.cwd, `lathe-${session.id}.md`)
     await writeFile(path, exportMarkdown(session, this.transcript))
     this.note("info", "/export", [`Wrote ${relative(this.io.cwd, path) || path}`])
+  }
+
+  /** Answers the trust prompt: `true` trusts the project (its config applies from the next start). */
+  async answerTrust(trust: boolean): Promise<void> {
+    this.trustPrompt = undefined
+    if (!trust) {
+      this.note("info", "trust", ["Not trusted: the project's config stays narrowed. `lathe trust` trusts it later."])
+      return
+    }
+    const result = await this.run(Effect.flatMap(Paths, (paths) => trustProject(paths)))
+    if (!result.ok) return void this.note("error", "trust", [result.message])
+    this.note("info", "trust", [
+      `Trusted ${this.root}. Its config applies in full from the next start of Lathe (/exit, then lathe -c).`
+    ])
   }
 
   /** Stops the services. */

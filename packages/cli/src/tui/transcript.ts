@@ -129,7 +129,8 @@ export class Transcript {
     const tokens = { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
     let cost = 0
     let context = 0
-    for (const { info } of this.messages()) {
+    // Every frame's footer asks: a sum needs no order, so no sorted copy of the whole history.
+    for (const { info } of this.sessions.get(this.rootID)?.messages.values() ?? []) {
       if (info.role !== "assistant") continue
       tokens.input += info.tokens.input
       tokens.output += info.tokens.output
