@@ -3,8 +3,9 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
-import { assert, describe, it } from "vitest"
+import { assert, describe, it, onTestFinished } from "vitest"
 import { sandbox } from "./helpers.js"
+import { closeAll, spawnTerminal } from "./pty.js"
 
 // The bundled CLI (what `./lathe` and the published `lathe` run); Nx builds it before this package's tests.
 const bundle = fileURLToPath(new URL("../dist/bundle/lathe.js", import.meta.url))
@@ -85,5 +86,29 @@ export default definePlugin({
     } finally {
       await server.close()
     }
+  })
+
+  it("opens the interactive session in a terminal, answers a prompt and quits", { timeout: 60_000 }, async () => {
+    const server = await startScriptedServer((request) => ({
+      steps: [{ text: JSON.stringify(request.body).includes("Write a title") ? "A title" : "Bundled hello." }]
+    }))
+    onTestFinished(async () => {
+      await closeAll()
+      await server.close()
+    })
+    const box = sandbox()
+    const term = spawnTerminal({
+      command: process.execPath,
+      args: [bundle],
+      cwd: box.project,
+      env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+    })
+    await term.waitFor("ready", 30_000)
+    await term.type("hi")
+    term.press("enter")
+    await term.waitFor("Bundled hello.")
+    term.press("ctrl-c")
+    term.press("ctrl-c")
+    assert.strictEqual(await term.exited, 0)
   })
 })
