@@ -2,7 +2,7 @@ import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer } from "../render.js"
-import { Controller, type ControllerOptions } from "../tui/controller.js"
+import type { ControllerOptions } from "../tui/controller.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
 
 const usage = `Usage: lathe [options]
@@ -68,25 +68,29 @@ const parse = (args: ReadonlyArray<string>) =>
 
 /** The full-screen Ink UI in the alternate screen. */
 const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
-  const [{ render }, react, { App }] = await Promise.all([import("ink"), import("react"), import("../tui/app.js")])
+  const [{ Box, Text, render }, react] = await Promise.all([import("ink"), import("react")])
   // React is CommonJS: in the bundle its lazily loaded chunk has only a default export (no named ones), so take
   // createElement from the default, which is module.exports both there and when run from source.
   const { createElement } = react.default
-  const controller = await Controller.start(io, options)
   const style = createStyle(colorEnabled(io.env, true))
+  // The first frame goes up before the services and the app's modules load (they take most of start-up): the screen
+  // and its footer appear at once, and keys typed meanwhile wait in stdin for the editor.
+  const starting = createElement(
+    Box,
+    { flexDirection: "column", height: process.stdout.rows || 24, justifyContent: "flex-end" },
+    createElement(Text, { dimColor: style.color }, "starting Lathe…")
+  )
+  const inkOptions = { exitOnCtrlC: false, patchConsole: false, alternateScreen: true, interactive: true, maxFps: 60 }
+  const instance = render(starting, inkOptions)
+  const [{ Controller }, { App }] = await Promise.all([import("../tui/controller.js"), import("../tui/app.js")])
+  const controller = await Controller.start(io, options)
   let exit: () => void = () => undefined
   const done = new Promise<void>((resolve) => {
     exit = resolve
   })
   // Ctrl-C is a key here (twice quits), not a signal.
   const removeInterrupt = io.onInterrupt?.(() => exit())
-  const instance = render(createElement(App, { controller, style, onExit: () => exit() }), {
-    exitOnCtrlC: false,
-    patchConsole: false,
-    alternateScreen: true,
-    interactive: true,
-    maxFps: 60
-  })
+  instance.rerender(createElement(App, { controller, style, onExit: () => exit() }))
   // A render error unmounts Ink (it shows the error); the session ends then too.
   const crashed = instance.waitUntilExit().then(
     () => 0,
@@ -103,8 +107,7 @@ const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number
 
 /** Plain lines: each input line is a prompt or command; asks are answered by the next line; no escape codes. */
 const lineMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
-  const style = createStyle(false)
-  void style
+  const { Controller } = await import("../tui/controller.js")
   const controller = await Controller.start(io, options)
   const totals = emptyTotals()
   const render = textRenderer(io.stdout, io.stdout, totals)
