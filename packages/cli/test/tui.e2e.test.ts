@@ -313,7 +313,7 @@ describe("lathe (interactive, end to end)", () => {
 
     await term.type("run slow")
     term.press("enter")
-    await term.waitFor(/bash Sleep a while/)
+    await term.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] bash Sleep a while/) // running, not just streamed in
     term.press("escape")
     await term.waitFor("press Esc again")
     term.press("escape")
