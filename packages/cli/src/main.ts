@@ -44,9 +44,17 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Explain which rule decides a permission request, or show the audit trail",
     load: async () => (await import("./commands/permissions.js")).permissionsCommand
   },
+  doctor: {
+    summary: "Check Node, git, ripgrep, the sandbox bash runs in, and this project's config and trust",
+    load: async () => (await import("./commands/doctor.js")).doctorCommand
+  },
   trust: {
     summary: "Trust this project's config (its allow rules, plugins and provider settings)",
     load: async () => (await import("./commands/trust.js")).trustCommand
+  },
+  untrust: {
+    summary: "Take back trust from this project's config, so it may only narrow what Lathe does",
+    load: async () => (await import("./commands/trust.js")).untrustCommand
   }
 }
 

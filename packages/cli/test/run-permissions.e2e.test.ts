@@ -54,6 +54,19 @@ describe("lathe run: permission asks", () => {
     assert.isFalse(run.events.some((e) => e.type === "permission.asked"))
   })
 
+  it("--yes does not approve a command Lathe cannot know while deny rules exist: rejected, and the model told why", async () => {
+    const { project, env } = await setup({ bash: { "*": "ask", "rm *": "deny" } }, "x=rm; $x a.txt")
+    const run = await runLathe(["run", "--format", "json", "--yes", "delete a"], { cwd: project, env })
+    assert.strictEqual(run.code, 1, run.stderr)
+    assert.isTrue(existsSync(join(project, "a.txt")))
+    assert.include(run.stderr, "only a person may approve it (--yes does not)")
+    const asked = run.events.find((e) => e.type === "permission.asked")
+    assert.strictEqual(asked?.type === "permission.asked" ? asked.metadata.requiresPerson : undefined, true)
+    const replied = run.events.find((e) => e.type === "permission.replied")
+    assert.strictEqual(replied?.type === "permission.replied" ? replied.reply : "", "reject")
+    assert.include(JSON.stringify(server?.requests[1]?.body), "only a person may approve it")
+  })
+
   it("at a terminal the person answers: 'always' runs the command and remembers the prefix", async () => {
     const { project, env, dir } = await setup({ bash: "ask" }, "touch made-by-bash")
     const { code, output } = await runAtTerminal(["run", "make a file"], {

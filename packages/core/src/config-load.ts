@@ -342,9 +342,63 @@ const withPermission = (owner: Record<string, unknown>, label: string, dropped: 
   return kept === undefined ? rest : { ...rest, permission: kept }
 }
 
+/** An `allow` rule an untrusted project file asked for and did not get; `agent` is set for an agent's rule. */
+export interface DroppedRule {
+  readonly permission: string
+  readonly pattern: string
+  /** The file that asked for it. */
+  readonly source: string
+  readonly agent?: string
+}
+
+/**
+ * The `allow` rules (top level and per agent) that {@link stripUntrusted} drops from a file's raw value, one per
+ * permission and pattern, so `lathe permissions explain` can name them. `"permission": "allow"` is `* *`.
+ */
+export const droppedAllowRules = (value: unknown, source: string): Array<DroppedRule> => {
+  if (!isObject(value)) return []
+  const rules = (permission: unknown, agent?: string): Array<DroppedRule> =>
+    dropAllow(permission).removed.map((entry) => {
+      const at = entry.indexOf(": ")
+      const rule = { permission: entry.slice(0, at), pattern: entry.slice(at + 2), source }
+      return agent === undefined ? rule : { ...rule, agent }
+    })
+  const agents = isObject(value.agent) ? Object.entries(value.agent) : []
+  return [
+    ...rules(value.permission),
+    ...agents.flatMap(([name, agent]) => (isObject(agent) ? rules(agent.permission, name) : []))
+  ]
+}
+
+/**
+ * The part of an untrusted `sandbox` value that only narrows: mode `read-only`, `required: true`, `network: false`.
+ * Mode `off` or `workspace-write` (wider than a global `read-only`), `network: true` and `required: false` are dropped.
+ */
+const narrowSandbox = (sandbox: unknown, dropped: Array<string>): unknown => {
+  if (typeof sandbox === "string") {
+    if (sandbox === "read-only" || sandbox === "required") return sandbox
+    dropped.push(`sandbox ${JSON.stringify(sandbox)}`)
+    return undefined
+  }
+  if (!isObject(sandbox)) return sandbox
+  const kept = { ...sandbox }
+  const narrows: Record<string, (value: unknown) => boolean> = {
+    mode: (value) => value === "read-only",
+    network: (value) => value === false,
+    required: (value) => value === true
+  }
+  for (const [key, narrowing] of Object.entries(narrows))
+    if (key in kept && !narrowing(kept[key])) {
+      dropped.push(`${dotted(["sandbox", key])} ${JSON.stringify(kept[key])}`)
+      delete kept[key]
+    }
+  return kept
+}
+
 /**
  * Removes from an untrusted file's raw value whatever widens what Lathe does: allow rules (top level and in
- * agents), `plugin`, and each provider's `baseURL`, `apiKey`, `headers` and `options`. Returns what it removed.
+ * agents), `plugin`, each provider's `baseURL`, `apiKey`, `headers` and `options`, what widens `sandbox`,
+ * and `shell.env.inherit` (secrets passed to commands). Returns what it removed.
  */
 export const stripUntrusted = (value: unknown): { readonly value: unknown; readonly dropped: Array<string> } => {
   if (!isObject(value)) return { value, dropped: [] }
@@ -371,6 +425,16 @@ export const stripUntrusted = (value: unknown): { readonly value: unknown; reado
       return [id, kept]
     })
     out = { ...out, provider: Object.fromEntries(providers) }
+  }
+  if ("sandbox" in out) {
+    const { sandbox, ...others } = out
+    const kept = narrowSandbox(sandbox, dropped)
+    out = kept === undefined ? others : { ...others, sandbox: kept }
+  }
+  if (isObject(out.shell) && isObject(out.shell.env) && "inherit" in out.shell.env) {
+    const { inherit: _, ...env } = out.shell.env
+    dropped.push("shell.env.inherit")
+    out = { ...out, shell: { ...out.shell, env } }
   }
   return { value: out, dropped }
 }

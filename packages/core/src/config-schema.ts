@@ -108,6 +108,34 @@ export const PluginSpec = z.union(
 /** A plugin to load. */
 export type PluginSpec = z.infer<typeof PluginSpec>
 
+const SandboxObject = z.strictObject({
+  /** `workspace-write`: the project, the OS temp dir and Lathe's truncation dir; `read-only`: the temp dir only. */
+  mode: z.enum(["workspace-write", "read-only", "off"], says('"workspace-write", "read-only" or "off"')).optional(),
+  /** Whether commands may reach the network (default false). */
+  network: z.boolean().optional(),
+  /** Refuse bash when no sandbox is available (default false: rely on the permission rules). */
+  required: z.boolean().optional()
+})
+
+/**
+ * The sandbox bash runs in: a mode string, `"required"` (refuse bash where no sandbox can run), or an object
+ * `{ mode, network, required }`. Both forms come out as the object, so sources merge key by key (a project's
+ * `"required"` keeps the global mode). Defaults: `workspace-write`, network closed, not required.
+ */
+export const SandboxConfig = z.union(
+  [
+    z
+      .enum(["workspace-write", "read-only", "off", "required"])
+      .transform(
+        (value): z.output<typeof SandboxObject> => (value === "required" ? { required: true } : { mode: value })
+      ),
+    SandboxObject
+  ],
+  says('"workspace-write", "read-only", "off", "required", or an object with mode / network / required')
+)
+/** The sandbox settings after validation (the string shorthand expanded). */
+export type SandboxConfig = z.output<typeof SandboxConfig>
+
 /** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
 export const ConfigFile = z.strictObject({
   $schema: z.string().optional(),
@@ -146,6 +174,19 @@ export const ConfigFile = z.strictObject({
       ],
       says("false, or an object with max_file_size / max_snapshot_size in bytes")
     )
+    .optional(),
+  /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
+  sandbox: SandboxConfig.optional(),
+  /** How bash builds commands' environment. */
+  shell: z
+    .strictObject({
+      env: z
+        .strictObject({
+          /** Variables that reach commands although their names look like secrets (KEY, SECRET, TOKEN, PASSWORD). */
+          inherit: z.array(z.string(), says("an array of variable names")).optional()
+        })
+        .optional()
+    })
     .optional()
 })
 /** A config file after validation. */

@@ -4,6 +4,8 @@ import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
 import {
   ConfigError,
+  type DroppedRule,
+  droppedAllowRules,
   isObject,
   isWithin,
   type ParsedConfig,
@@ -26,7 +28,7 @@ import { Paths, type PathsShape } from "./paths.js"
 import type { Rule } from "./permission-next.js"
 
 /** The loader's error (one tagged error with a `reason`), defined beside the file reader. */
-export { ConfigError, ConfigErrorReason } from "./config-load.js"
+export { ConfigError, ConfigErrorReason, type DroppedRule } from "./config-load.js"
 
 /** An agent in the merged config: its permission is the ruleset of every source, in merge order. */
 export type ConfigAgent = Omit<AgentConfig, "permission"> & { readonly permission: Array<Rule> }
@@ -57,8 +59,13 @@ export interface ConfigShape {
   readonly info: ConfigInfo
   /** The files read (and "env"), lowest precedence first. */
   readonly sources: ReadonlyArray<ConfigSource>
-  /** What was ignored and why, for the person. */
+  /**
+   * What was ignored and why, for the person. Everything an untrusted project's files lost is one notice that
+   * starts with "Ignored from untrusted" and ends saying how to trust the folder.
+   */
   readonly notices: ReadonlyArray<string>
+  /** The allow rules an untrusted project's files asked for and did not get (empty when trusted). */
+  readonly dropped: ReadonlyArray<DroppedRule>
   /** Whether the project is trusted (`lathe trust`). */
   readonly trusted: boolean
 }
@@ -200,15 +207,12 @@ export const isTrusted = Effect.fn("Config.isTrusted")(function* (paths: PathsSh
   return (yield* readTrustStore(paths)).some((dir) => isWithin(dir, paths.root))
 })
 
-/** Adds the project root to the trust store, so its config applies in full from the next load. */
-export const trustProject = Effect.fn("Config.trustProject")(function* (paths: PathsShape) {
-  const trusted = yield* readTrustStore(paths)
-  if (trusted.includes(paths.root)) return
+const writeTrustStore = (paths: PathsShape, trusted: ReadonlyArray<string>) => {
   const file = trustFile(paths)
-  yield* Effect.tryPromise({
+  return Effect.tryPromise({
     try: async () => {
       await mkdir(paths.data, { recursive: true })
-      await writeFile(file, `${JSON.stringify({ trusted: [...trusted, paths.root] }, null, 2)}\n`)
+      await writeFile(file, `${JSON.stringify({ trusted }, null, 2)}\n`)
     },
     catch: (error) =>
       new ConfigError({
@@ -217,6 +221,29 @@ export const trustProject = Effect.fn("Config.trustProject")(function* (paths: P
         message: `${file}: cannot write: ${error instanceof Error ? error.message : String(error)}`
       })
   })
+}
+
+/** The trusted folders (real paths, in the order they were trusted); each trusts every project inside it. */
+export const trustedFolders = Effect.fn("Config.trustedFolders")(function* (paths: PathsShape) {
+  return yield* readTrustStore(paths)
+})
+
+/** Adds the project root (a real path, see `Paths`) to the trust store, so its config applies in full from the next load. */
+export const trustProject = Effect.fn("Config.trustProject")(function* (paths: PathsShape) {
+  const trusted = yield* readTrustStore(paths)
+  if (trusted.includes(paths.root)) return
+  yield* writeTrustStore(paths, [...trusted, paths.root])
+})
+
+/**
+ * Removes the project root from the trust store. `removed` says whether it was there; `coveredBy` lists the folders
+ * still trusted above it (the project stays trusted through them until they are untrusted too).
+ */
+export const untrustProject = Effect.fn("Config.untrustProject")(function* (paths: PathsShape) {
+  const trusted = yield* readTrustStore(paths)
+  const kept = trusted.filter((dir) => dir !== paths.root)
+  if (kept.length !== trusted.length) yield* writeTrustStore(paths, kept)
+  return { removed: kept.length !== trusted.length, coveredBy: kept.filter((dir) => isWithin(dir, paths.root)) }
 })
 
 /**
@@ -228,6 +255,8 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const trusted = yield* isTrusted(paths)
   const loaded: Array<Loaded> = []
   const notices: Array<string> = []
+  const ignored: Array<{ readonly file: string; readonly items: ReadonlyArray<string> }> = []
+  const dropped: Array<DroppedRule> = []
   const load = Effect.fnUntraced(function* (file: string, scope: ConfigSource["scope"], trustedFile: boolean) {
     const text = yield* readText(file)
     if (text === undefined) return false
@@ -235,12 +264,9 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     const stripped = trustedFile ? { value: parsed.value, dropped: [] } : stripUntrusted(parsed.value)
     const substituted = yield* substitute(parsed, stripped.value, { env, home: paths.home, trusted: trustedFile })
     const data = yield* validate(parsed, substituted.value, ConfigFile)
-    const dropped = [...stripped.dropped, ...substituted.ignored]
-    if (dropped.length > 0)
-      notices.push(
-        `Ignored from untrusted ${file}: ${dropped.join(", ")}. ` +
-          `Run \`lathe trust\` in ${paths.root} to trust this folder.`
-      )
+    const items = [...stripped.dropped, ...substituted.ignored]
+    if (items.length > 0) ignored.push({ file, items })
+    if (!trustedFile) dropped.push(...droppedAllowRules(parsed.value, file))
     loaded.push({ source: { file, scope, trusted: trustedFile }, data, parsed })
     return true
   })
@@ -248,6 +274,11 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   for (const dir of projectDirs(paths))
     for (const name of ["lathe.json", "lathe.jsonc", join(".lathe", "lathe.json"), join(".lathe", "lathe.jsonc")])
       yield* load(join(dir, name), "project", trusted)
+  if (ignored.length > 0)
+    notices.push(
+      `Ignored from untrusted ${ignored.map(({ file, items }) => `${file}: ${items.join(", ")}`).join("; ")}. ` +
+        `Run \`lathe trust\` in ${paths.root} to trust this folder.`
+    )
   if (env.LATHE_CONFIG) {
     const file = resolve(paths.directory, env.LATHE_CONFIG)
     if (!(yield* load(file, "explicit", true)))
@@ -260,7 +291,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const environment = yield* fromEnv(env)
   if (environment) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: environment })
   const info = yield* merge(loaded)
-  return { info, sources: loaded.map((l) => l.source), notices, trusted } satisfies ConfigShape
+  return { info, sources: loaded.map((l) => l.source), notices, dropped, trusted } satisfies ConfigShape
 })
 
 /** Builds a config from an object, validated and expanded like a file (rule source "config"), with no sources. */
@@ -268,7 +299,7 @@ const fromObject = Effect.fnUntraced(function* (input: ConfigTestInput) {
   const parsed: ParsedConfig = { file: "config", text: "", tree: undefined, value: input }
   const data = yield* validate(parsed, input, ConfigFile)
   const info = yield* merge([{ source: { file: "config", scope: "explicit", trusted: true }, data, parsed }])
-  return { info, sources: [], notices: [], trusted: true } satisfies ConfigShape
+  return { info, sources: [], notices: [], dropped: [], trusted: true } satisfies ConfigShape
 })
 
 /** Lathe's merged configuration for the current project. */

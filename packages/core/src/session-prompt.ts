@@ -13,6 +13,7 @@ import { Plugins } from "./plugins.js"
 import { type DoomLoopDetected, Processor } from "./processor.js"
 import { Retry } from "./retry.js"
 import { DEFAULT_SESSION_TITLE } from "./session.js"
+import { recoverSession } from "./session-recover.js"
 import { commitRevert } from "./session-revert.js"
 import { makeStepRunner, type StepRunner } from "./session-step.js"
 import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "./session-store.js"
@@ -237,6 +238,8 @@ const makeSessionPrompt = Effect.gen(function* () {
     abort: AbortSignal,
     agents: Map<string, AgentInfo>
   ) {
+    // A step a dead process left open is closed first, so the history sent to the model is well-formed.
+    yield* recoverSession(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
     // A new prompt after an undo makes the undo final: the hidden messages go.
     yield* commitRevert(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
     const now = yield* Clock.currentTimeMillis

@@ -96,3 +96,65 @@ describe("Config trust", () => {
     })
   })
 })
+
+describe("Config trust: sandbox and shell.env.inherit", () => {
+  /** Loads a global and an untrusted project file; `trust` trusts the project first. */
+  const load = (global: ConfigTestInput, projectFile: ConfigTestInput, trust = false) => {
+    const t = setup()
+    mkdirSync(join(t.base, "global"), { recursive: true })
+    writeFileSync(join(t.base, "global", "lathe.json"), JSON.stringify(global))
+    writeFileSync(t.file, JSON.stringify(projectFile))
+    return Effect.gen(function* () {
+      if (trust) yield* trustProject(yield* t.pathsShape)
+      const config = yield* t.load
+      return { config, t }
+    })
+  }
+
+  it.effect("an untrusted project cannot turn the sandbox off or pass secrets to commands", () =>
+    Effect.gen(function* () {
+      const { config, t } = yield* load({}, { sandbox: "off", shell: { env: { inherit: ["GITHUB_TOKEN"] } } })
+      assert.deepStrictEqual(config.notices, [
+        `Ignored from untrusted ${t.file}: sandbox "off", shell.env.inherit. ` +
+          `Run \`lathe trust\` in ${t.root} to trust this folder.`
+      ])
+      assert.isUndefined(config.info.sandbox)
+      assert.deepStrictEqual(config.info.shell, { env: {} })
+    })
+  )
+
+  it.effect("an untrusted project cannot widen a global read-only sandbox in the object form", () =>
+    Effect.gen(function* () {
+      const { config } = yield* load(
+        { sandbox: { mode: "read-only", required: true } },
+        { sandbox: { mode: "workspace-write", network: true, required: false } }
+      )
+      assert.match(
+        config.notices[0] ?? "",
+        /sandbox\.mode "workspace-write", sandbox\.network true, sandbox\.required false/
+      )
+      assert.deepStrictEqual(config.info.sandbox, { mode: "read-only", required: true })
+    })
+  )
+
+  it.effect(
+    "an untrusted project may narrow: 'required' keeps the global mode, read-only and network false apply",
+    () =>
+      Effect.gen(function* () {
+        const required = yield* load({ sandbox: { mode: "off", network: true } }, { sandbox: "required" })
+        assert.deepStrictEqual(required.config.notices, [])
+        assert.deepStrictEqual(required.config.info.sandbox, { mode: "off", network: true, required: true })
+        const narrowed = yield* load({ sandbox: "workspace-write" }, { sandbox: { mode: "read-only", network: false } })
+        assert.deepStrictEqual(narrowed.config.info.sandbox, { mode: "read-only", network: false })
+      })
+  )
+
+  it.effect("a trusted project's sandbox 'off' and inherit list apply", () =>
+    Effect.gen(function* () {
+      const { config } = yield* load({}, { sandbox: "off", shell: { env: { inherit: ["GITHUB_TOKEN"] } } }, true)
+      assert.deepStrictEqual(config.notices, [])
+      assert.deepStrictEqual(config.info.sandbox, { mode: "off" })
+      assert.deepStrictEqual(config.info.shell, { env: { inherit: ["GITHUB_TOKEN"] } })
+    })
+  )
+})

@@ -1,9 +1,10 @@
-import { dirname, resolve } from "node:path"
+import { resolve } from "node:path"
 import type { PermissionAction, PermissionAsk, Rule, Ruleset } from "@lathe/core"
 import type { Parser } from "web-tree-sitter"
 import { analyzeWith } from "./bash.js"
-import { evaluate } from "./ruleset.js"
-import { expandHome } from "./wildcard.js"
+import { expandGlobWrite, inside, realPath } from "./real-path.js"
+import { evaluate, isImplicit } from "./ruleset.js"
+import { expandHome, wildcardMatch } from "./wildcard.js"
 
 /**
  * One thing an ask is decided on: a pattern of a permission. An ask becomes several checks: one per pattern,
@@ -14,8 +15,13 @@ export interface Check {
   readonly pattern: string
   /** What an "always" reply remembers for this check. */
   readonly always: ReadonlyArray<string>
-  /** Why the check is an unparsable whole line: only `*` or this exact line may allow it. */
+  /**
+   * Why the check cannot be known statically (an unknown command: the pattern is the whole line; or an unknown
+   * write target). Never allowed by a prefix rule; see `verdictOf`.
+   */
   readonly unparsable?: string
+  /** A command whose tail is only known at run time: its static head (see `SimpleCommand.prefix`). */
+  readonly prefix?: string
 }
 
 /** A check's verdict: the action, the rule that decided, and whether a remembered approval upgraded it. */
@@ -24,6 +30,11 @@ export interface Verdict {
   readonly action: PermissionAction
   readonly rule: Rule
   readonly by: "rule" | "approval"
+  /**
+   * An `ask` that only a person may approve: the check cannot be known statically and a deny rule could apply
+   * to it. A blanket `--yes` must not approve it; without a terminal it is rejected.
+   */
+  readonly requiresPerson?: boolean
 }
 
 /** Where the project is, for external-directory checks. */
@@ -33,33 +44,49 @@ export interface CheckContext {
   readonly home: string
 }
 
-const inside = (root: string, path: string): boolean =>
-  path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`)
+const parentPattern = (path: string): string => `${path.slice(0, path.lastIndexOf("/")) || ""}/*`
 
 const bashChecks = (parser: Parser, line: string, cwd: string, context: CheckContext): Array<Check> => {
   const analysis = analyzeWith(parser, line)
   const checks: Array<Check> = analysis.commands.map((command) => ({
     permission: "bash",
     pattern: command.text,
-    always: [command.always]
+    always: [command.always],
+    ...(command.prefix !== undefined ? { prefix: command.prefix } : {})
   }))
   if (analysis.unparsable !== undefined) {
     checks.push({ permission: "bash", pattern: line, always: [line], unparsable: analysis.unparsable })
   } else if (checks.length === 0) {
     checks.push({ permission: "bash", pattern: line, always: [line] })
   }
-  for (const write of analysis.writes) {
-    const path = resolve(cwd, expandHome(write, context.home))
-    if (!inside(context.root, path)) {
-      checks.push({ permission: "external_directory", pattern: path, always: [`${dirname(path)}/*`] })
-    }
+  const root = realPath(context.root)
+  const outside = (path: string) => {
+    if (!inside(root, path))
+      checks.push({ permission: "external_directory", pattern: path, always: [parentPattern(path)] })
+  }
+  // Joined without normalising: `link/..` must be resolved through the link, not lexically.
+  const absolute = (write: string) => {
+    const path = expandHome(write, context.home)
+    return path.startsWith("/") ? path : `${cwd}/${path}`
+  }
+  for (const write of analysis.writes) outside(realPath(absolute(write)))
+  for (const write of analysis.globWrites) {
+    const paths = expandGlobWrite(absolute(write))
+    if (paths === undefined) {
+      const reason = `the pattern ${write} matches too many files to check`
+      checks.push({ permission: "external_directory", pattern: write, always: [write], unparsable: reason })
+    } else for (const path of paths) outside(path)
+  }
+  for (const { target, reason } of analysis.unknownWrites) {
+    checks.push({ permission: "external_directory", pattern: target, always: [target], unparsable: reason })
   }
   return checks
 }
 
 /**
  * The checks of an ask. `bash` patterns are command lines, analysed with `parser` (the bash tool passes the raw
- * line; `metadata.workdir` or `metadata.cwd`, when a string, is where it runs, else the project directory); other permissions check
+ * line; `metadata.workdir` or `metadata.cwd`, when a string, is where it runs, else the project directory). Written
+ * paths are resolved through symlinks (the real path of the deepest existing ancestor). Other permissions check
  * each pattern as given, with the request's `always` (default: the pattern).
  */
 export const checksOf = (request: PermissionAsk, context: CheckContext, parser: Parser | undefined): Array<Check> => {
@@ -79,21 +106,66 @@ export const checksOf = (request: PermissionAsk, context: CheckContext, parser: 
   return patterns.map((pattern) => ({ permission: request.permission, pattern, always: request.always ?? [pattern] }))
 }
 
+/** Whether some completion of `prefix` could match `pattern` (its literal head is compatible with the prefix). */
+const couldMatch = (pattern: string, prefix: string): boolean => {
+  const wild = pattern.search(/[*?]/)
+  const head = wild < 0 ? pattern : pattern.slice(0, wild)
+  return head.startsWith(prefix) || prefix.startsWith(head)
+}
+
+const approved = (check: Check, approvals: Ruleset, home: string, exactOnly: boolean): Rule | undefined => {
+  const approval = evaluate(check.permission, check.pattern, approvals, { home })
+  if (approval.action !== "allow" || isImplicit(approval)) return undefined
+  return exactOnly && approval.pattern !== check.pattern ? undefined : approval
+}
+
 /**
  * Decides one check: the last matching rule of `ruleset`; a rule's `ask` becomes `allow` when a remembered
- * approval matches (approvals never override `deny`). An unparsable line is allowed only by a rule whose pattern
- * is `*` or the exact line, never by a prefix rule.
+ * approval matches (approvals never override `deny`).
+ *
+ * Fail-closed contract for what cannot be known statically:
+ * - an unknown check (`unparsable`) is allowed only by a rule whose pattern is that exact line or, when no rule of
+ *   its permission denies anything and none asks for a specific pattern, by the `*` rule; never by a prefix rule.
+ *   When some rule of its permission denies, it is an ask with `requiresPerson` (an exact remembered approval,
+ *   given by a person, still allows it);
+ * - a command with a run-time tail (`prefix`) that a deny rule could match once completed is an ask with
+ *   `requiresPerson`; one that an ask rule could match is an ask.
  */
 export const verdictOf = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
   const rule = evaluate(check.permission, check.pattern, ruleset, { home })
-  const exact = (candidate: Rule) => candidate.pattern === "*" || candidate.pattern === check.pattern
-  let action = rule.action
-  if (action === "allow" && check.unparsable !== undefined && !exact(rule)) action = "ask"
-  if (action === "ask") {
-    const approval = evaluate(check.permission, check.pattern, approvals, { home })
-    if (approval.action === "allow" && (check.unparsable === undefined || approval.pattern === check.pattern)) {
-      return { check, action: "allow", rule: approval, by: "approval" }
-    }
+  const relevant = ruleset.filter((candidate) => wildcardMatch(candidate.permission, check.permission))
+  const ask = (decider: Rule, requiresPerson: boolean): Verdict => {
+    const approval = approved(check, approvals, home, requiresPerson || check.unparsable !== undefined)
+    if (approval) return { check, action: "allow", rule: approval, by: "approval" }
+    return { check, action: "ask", rule: decider, by: "rule", ...(requiresPerson ? { requiresPerson } : {}) }
   }
-  return { check, action, rule, by: "rule" }
+  if (rule.action === "deny") return { check, action: "deny", rule, by: "rule" }
+  if (check.unparsable !== undefined) {
+    if (rule.action === "allow" && rule.pattern === check.pattern) return { check, action: "allow", rule, by: "rule" }
+    const deny = relevant.findLast((candidate) => candidate.action === "deny")
+    if (deny) return ask(deny, true)
+    const narrow = relevant.findLast((candidate) => candidate.action === "ask" && candidate.pattern !== "*")
+    if (narrow) return ask(narrow, false)
+    const star = evaluate(
+      check.permission,
+      check.pattern,
+      relevant.filter((candidate) => candidate.pattern === "*"),
+      { home }
+    )
+    return star.action === "allow" ? { check, action: "allow", rule: star, by: "rule" } : ask(star, false)
+  }
+  if (check.prefix !== undefined) {
+    const prefix = check.prefix
+    const open = relevant.filter(
+      (candidate) =>
+        candidate.action !== "allow" &&
+        candidate.pattern !== "*" &&
+        couldMatch(expandHome(candidate.pattern, home), prefix)
+    )
+    const deny = open.findLast((candidate) => candidate.action === "deny")
+    if (deny) return ask(deny, true)
+    const narrow = open.findLast((candidate) => candidate.action === "ask")
+    if (narrow && rule.action === "allow") return ask(narrow, false)
+  }
+  return rule.action === "ask" ? ask(rule, false) : { check, action: rule.action, rule, by: "rule" }
 }

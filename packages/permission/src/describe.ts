@@ -12,6 +12,7 @@ interface CheckView {
   readonly pattern: string
   readonly rule?: Rule
   readonly unparsable?: string
+  readonly requiresPerson?: boolean
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
@@ -27,7 +28,8 @@ const checksIn = (ask: PendingAsk): Array<CheckView> => {
         permission: item.permission,
         pattern: item.pattern,
         ...(rule ? { rule } : {}),
-        ...(typeof item.unparsable === "string" ? { unparsable: item.unparsable } : {})
+        ...(typeof item.unparsable === "string" ? { unparsable: item.unparsable } : {}),
+        ...(item.requiresPerson === true ? { requiresPerson: true } : {})
       }
     ]
   })
@@ -46,8 +48,11 @@ export const describeAsk = (ask: PendingAsk): string => {
   for (const check of checksIn(ask)) {
     const label = check.permission === ask.permission ? "" : `${check.permission} `
     lines.push(`  • ${label}${check.pattern}`)
-    if (check.unparsable) lines.push(`    why: cannot be analysed (${check.unparsable}); asked as a whole`)
+    if (check.unparsable) lines.push(`    why: cannot be known statically (${check.unparsable}); asked as a whole`)
     else if (check.rule) lines.push(`    why: ${describeRule(check.rule)}`)
+    if (check.requiresPerson) {
+      lines.push("    a deny rule could apply to what really runs, so only a person may approve this (--yes does not)")
+    }
   }
   const always = ask.always ?? []
   if (always.length > 0) lines.push(`  always would allow from now on: ${always.join(", ")}`)

@@ -29,10 +29,21 @@ interface Waiting {
   readonly deferred: Deferred.Deferred<void, PermissionError>
 }
 
-const severity = { deny: 2, ask: 1, allow: 0 } as const
+const severity = (verdict: Verdict): number =>
+  verdict.action === "deny" ? 3 : verdict.action === "allow" ? 0 : verdict.requiresPerson ? 2 : 1
 /** The strictest of several verdicts on one check (a subagent under its parents' rules). */
 const strictest = (verdicts: ReadonlyArray<Verdict>): Verdict =>
-  verdicts.reduce((worst, next) => (severity[next.action] > severity[worst.action] ? next : worst))
+  verdicts.reduce((worst, next) => (severity(next) > severity(worst) ? next : worst))
+
+/** What the model reads when `--yes` met an ask only a person may approve. */
+const needsPerson = (open: ReadonlyArray<Verdict>): string => {
+  const why = open.find((verdict) => verdict.requiresPerson)?.check.unparsable
+  return (
+    `Lathe cannot tell statically what this command does${why ? ` (${why})` : ""}, and the permission rules deny ` +
+    "some commands, so only a person may approve it, not --yes. Rewrite it with literal command names and paths " +
+    "(no variables, substitutions, eval, sh -c or inline interpreter code in their place), or ask the user to run it."
+  )
+}
 
 const newID = () => `per_${randomBytes(8).toString("hex")}`
 
@@ -121,6 +132,17 @@ const make = Effect.gen(function* () {
     if (!waiting) return
     pending.delete(id)
     const { request, open } = waiting
+    // A blanket --yes never approves an ask marked as needing a person: it is rejected, and the model told why.
+    if (answer.type !== "reject" && answer.by === "yes" && open.some((verdict) => verdict.requiresPerson)) {
+      const message = needsPerson(open)
+      yield* audit(request, open, { requestID: id, decision: "reject", by: "yes", reason: message })
+      yield* publishReply(waiting, "reject", message)
+      const patterns = [...waiting.info.patterns]
+      return yield* Deferred.fail(
+        waiting.deferred,
+        new PermissionRejected({ permission: request.permission, patterns, message })
+      )
+    }
     if (answer.type === "reject") {
       const message = answer.message?.trim() || undefined
       yield* audit(request, open, {
@@ -221,12 +243,14 @@ const make = Effect.gen(function* () {
       always: [...new Set(open.flatMap((verdict) => verdict.check.always))],
       metadata: {
         ...metadata,
-        checks: open.map(({ check, rule }) => ({
+        ...(open.some((verdict) => verdict.requiresPerson) ? { requiresPerson: true } : {}),
+        checks: open.map(({ check, rule, requiresPerson }) => ({
           permission: check.permission,
           pattern: check.pattern,
           always: check.always,
           rule,
-          ...(check.unparsable ? { unparsable: check.unparsable } : {})
+          ...(check.unparsable ? { unparsable: check.unparsable } : {}),
+          ...(requiresPerson ? { requiresPerson } : {})
         }))
       }
     }

@@ -7,6 +7,8 @@ interface Case {
   readonly commands: ReadonlyArray<string>
   readonly unparsable?: boolean
   readonly writes?: ReadonlyArray<string>
+  /** The targets of `unknownWrites`. */
+  readonly unknownWrites?: ReadonlyArray<string>
 }
 
 const cases: ReadonlyArray<Case> = [
@@ -27,14 +29,14 @@ const cases: ReadonlyArray<Case> = [
   { line: "bash -lc 'git push origin main'", commands: ["git push origin main"] },
   { line: 'bash -c "bash -c \\"rm z\\""', commands: ["rm z"], writes: ["z"] },
   { line: "eval 'rm -rf x'", commands: ["rm -rf x"], writes: ["x"] },
-  { line: "find . -exec rm {} \\;", commands: ["find . -exec rm '{}' ';'", "rm '{}'"], writes: ["."] },
+  { line: "find . -exec rm {} \\;", commands: ["rm '{}'", "find . -exec rm '{}' ';'"], writes: ["."] },
   {
     line: "find /tmp -name '*.log' -execdir rm -f {} +",
-    commands: ["find /tmp -name '*.log' -execdir rm -f '{}' +", "rm -f '{}'"],
+    commands: ["rm -f '{}'", "find /tmp -name '*.log' -execdir rm -f '{}' +"],
     writes: ["/tmp"]
   },
-  { line: "ls | xargs rm", commands: ["ls", "rm"] },
-  { line: "ls | xargs -I{} mv {} old/", commands: ["ls", "mv '{}' old/"], writes: ["old/"] },
+  { line: "ls | xargs rm", commands: ["ls", "rm"], unknownWrites: ["rm"] },
+  { line: "ls | xargs -I{} mv {} old/", commands: ["ls", "mv {} old/"], writes: ["old/"], unknownWrites: ["{}"] },
   { line: "FOO=1 rm x", commands: ["rm x"], writes: ["x"] },
   { line: "CI=true git push origin main", commands: ["git push origin main"] },
   { line: "env X=1 Y=2 rm x", commands: ["rm x"], writes: ["x"] },
@@ -46,7 +48,7 @@ const cases: ReadonlyArray<Case> = [
   { line: "command rm x", commands: ["rm x"], writes: ["x"] },
   { line: "command -v rm", commands: ["command -v rm"] },
   { line: "exec rm x", commands: ["rm x"], writes: ["x"] },
-  { line: "nohup ./server &", commands: ["./server"] },
+  { line: "nohup ./server &", commands: ["server"] },
   { line: "\\rm x", commands: ["rm x"], writes: ["x"] },
   { line: 'r""m x', commands: ["rm x"], writes: ["x"] },
   { line: "echo 'a b' \"c d\" e\\ f", commands: ["echo 'a b' 'c d' 'e f'"] },
@@ -60,11 +62,11 @@ const cases: ReadonlyArray<Case> = [
   { line: "cp src/a.ts ~/backup/", commands: ["cp src/a.ts ~/backup/"], writes: ["~/backup/"] },
   { line: "tee -a ../log < input", commands: ["tee -a ../log"], writes: ["../log"] },
   { line: "if true; then rm a; fi", commands: ["true", "rm a"], writes: ["a"] },
-  { line: "for f in *.txt; do rm $f; done", commands: ["rm $f"] },
+  { line: "for f in *.txt; do rm $f; done", commands: ["rm $f"], unknownWrites: ["$f"] },
   { line: "f() { rm b; }; f", commands: ["rm b", "f"], writes: ["b"] },
   { line: "export X=$(whoami)", commands: ["whoami"] },
   { line: "diff <(ls a) <(ls b)", commands: ["ls a", "ls b", "diff <(ls a) <(ls b)"] },
-  { line: "cat <<EOF\n$(rm q)\nEOF", commands: ["cat", "rm q"], writes: ["q"] },
+  { line: "cat <<EOF\n$(rm q)\nEOF", commands: ["rm q", "cat"], writes: ["q"] },
   { line: "# just a comment", commands: [] },
   { line: 'echo "unterminated', commands: ["echo"], unparsable: true },
   { line: "ls |", commands: ["ls"], unparsable: true },
@@ -72,9 +74,9 @@ const cases: ReadonlyArray<Case> = [
   { line: '"$(which rm)" y', commands: ["which rm"], unparsable: true },
   { line: 'bash -c "$SCRIPT"', commands: [], unparsable: true },
   { line: "eval $X", commands: [], unparsable: true },
-  { line: "env -S 'rm -rf x'", commands: [], unparsable: true },
-  { line: "echo hi > $OUT", commands: ["echo hi"], unparsable: true },
-  { line: "cd $DIR && rm x", commands: ["cd $DIR", "rm x"], unparsable: true }
+  { line: "env -S 'rm -rf x'", commands: ["rm -rf x"], writes: ["x"] },
+  { line: "echo hi > $OUT", commands: ["echo hi"], unknownWrites: ["$OUT"] },
+  { line: "cd $DIR && rm x", commands: ["cd $DIR", "rm x"], unknownWrites: ["x"] }
 ]
 
 describe("analyzeCommand", () => {
@@ -82,7 +84,7 @@ describe("analyzeCommand", () => {
     assert.isAtLeast(cases.length, 40)
   })
 
-  for (const { line, commands, unparsable = false, writes } of cases) {
+  for (const { line, commands, unparsable = false, writes, unknownWrites = [] } of cases) {
     it(JSON.stringify(line), async () => {
       const analysis = await analyzeCommand(line)
       assert.deepStrictEqual(
@@ -91,6 +93,10 @@ describe("analyzeCommand", () => {
       )
       assert.strictEqual(analysis.unparsable !== undefined, unparsable, analysis.unparsable)
       if (writes) assert.deepStrictEqual(analysis.writes, writes)
+      assert.deepStrictEqual(
+        analysis.unknownWrites.map((write) => write.target),
+        unknownWrites
+      )
     })
   }
 

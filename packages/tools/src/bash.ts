@@ -1,9 +1,11 @@
 import { stat } from "node:fs/promises"
-import { Tool } from "@lathe/core"
+import { type ConfigInfo, PermissionDenied, PermissionRejected, Tool } from "@lathe/core"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, resolvePath } from "./paths.js"
-import { runShell } from "./shell.js"
+import { detectSandbox, type SandboxDetector, type SandboxSettings, sandboxArgv, sandboxBlock } from "./sandbox.js"
+import { blockText, chooseSandbox, describeSandbox, sandboxPlan } from "./sandbox-plan.js"
+import { commandEnv, runShell, type ShellResult } from "./shell.js"
 
 /** Default command timeout: 2 minutes. */
 export const DEFAULT_TIMEOUT_MS = 2 * 60 * 1000
@@ -32,13 +34,67 @@ export type BashInput = z.infer<typeof BashInput>
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`
 
+/** How the bash tool runs commands; the plugin fills it from config (`sandbox`, `shell.env.inherit`, provider keys). */
+export interface BashOptions {
+  /**
+   * The sandbox settings. Without them commands run unsandboxed (for hosts that sandbox themselves and for
+   * tests); the plugin passes the config's, whose default is `workspace-write` with the network closed.
+   */
+  readonly sandbox?: SandboxSettings
+  /** Finds the machine's sandbox (default {@link detectSandbox}); tests pass one that finds none. */
+  readonly detect?: SandboxDetector
+  /** Variable names that pass to commands even though they look like secrets (`shell.env.inherit`). */
+  readonly inherit?: ReadonlyArray<string>
+  /** Secret values Lathe holds (provider API keys); a variable carrying one is dropped whatever its name. */
+  readonly secrets?: ReadonlyArray<string>
+  /** The environment commands start from (default: this process's), before secrets are dropped. */
+  readonly baseEnv?: NodeJS.ProcessEnv
+  /** The OS temp dir the sandbox leaves writable (default `os.tmpdir()`). */
+  readonly tempDir?: string
+  /** Lathe's truncation dir, writable in `workspace-write` (default: `tool-output` in the data dir). */
+  readonly truncationDir?: string
+  /** Told once, on the first call, when no sandbox is available and commands run under the permission rules alone. */
+  readonly notice?: (message: string) => void
+}
+
+/**
+ * Bash options from the merged config: its `sandbox` (default `workspace-write`, network closed), the names in
+ * `shell.env.inherit`, and every provider API key the config holds (`apiKey`, `options.apiKey`) as a secret value.
+ */
+export const bashOptionsFromConfig = (
+  config: Pick<ConfigInfo, "sandbox" | "shell" | "provider">,
+  notice?: (message: string) => void
+): BashOptions => {
+  const secrets = Object.values(config.provider ?? {}).flatMap((provider) =>
+    [provider.apiKey, provider.options?.apiKey].filter((key): key is string => typeof key === "string" && key !== "")
+  )
+  const sandbox = config.sandbox ?? {}
+  return {
+    sandbox: {
+      mode: sandbox.mode ?? "workspace-write",
+      network: sandbox.network === true,
+      required: sandbox.required === true
+    },
+    inherit: config.shell?.env?.inherit ?? [],
+    secrets,
+    ...(notice ? { notice } : {})
+  }
+}
+
+const isPermissionError = (error: unknown): error is PermissionDenied | PermissionRejected =>
+  error instanceof PermissionDenied || error instanceof PermissionRejected
+
 /**
  * Builds the `bash` tool: asks `bash` with the raw command line (the permission layer analyses it), runs it
- * in its own process group with stdin closed, streams the output to `metadata.output`, and kills the whole
- * group on timeout or abort. A failing command is a normal result carrying its exit code, not an error.
+ * in its own process group with stdin closed and secrets dropped from its environment, inside the sandbox when
+ * one is configured, streams the output to `metadata.output`, and kills the whole tree on timeout or abort. A
+ * failing command is a normal result carrying its exit code, not an error. When the sandbox made it fail, the
+ * result says so and rerunning it outside is asked as `sandbox_escape` (`requiresPerson`: never auto-approved);
+ * a refusal fails the call with the sandbox's reason in the message.
  */
-export const createBashTool = () =>
-  Tool.define("bash", {
+export const createBashTool = (options: BashOptions = {}) => {
+  let noticed = false
+  return Tool.define("bash", {
     description: loadDescription("bash"),
     parameters: BashInput,
     mutates: true,
@@ -47,12 +103,25 @@ export const createBashTool = () =>
       const real = await checkExternal(ctx, cwd, "directory")
       const info = await stat(real).catch(() => undefined)
       if (!info?.isDirectory()) throw new Error(`workdir ${cwd} is not an existing folder.`)
+      const settings = options.sandbox ?? { mode: "off" }
+      const choice = await chooseSandbox(settings, options.detect ?? (() => detectSandbox()))
+      if (choice.state === "missing" && !noticed) {
+        noticed = true
+        options.notice?.(
+          `No sandbox for bash on this machine: ${choice.reason}. Commands run under the permission rules alone; ` +
+            'set "sandbox": "required" in lathe.json to refuse them instead.'
+        )
+      }
       await ctx.ask({
         permission: "bash",
         patterns: [args.command],
         metadata: { command: args.command, description: args.description, workdir: cwd }
       })
       const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS
+      const { env } = commandEnv(options.baseEnv ?? process.env, {
+        inherit: options.inherit ?? [],
+        secrets: options.secrets ?? []
+      })
       let preview = ""
       let last = 0
       let pending: NodeJS.Timeout | undefined
@@ -61,21 +130,78 @@ export const createBashTool = () =>
         last = performance.now()
         ctx.metadata({ metadata: { output: preview, description: args.description } })
       }
-      const result = await runShell({
-        command: args.command,
-        cwd: real,
-        timeoutMs,
-        signal: ctx.abort,
-        onOutput: (chunk) => {
-          preview = (preview + chunk).slice(-PREVIEW_CHARS)
-          if (pending) return
-          const wait = PREVIEW_INTERVAL_MS - (performance.now() - last)
-          if (wait <= 0) publish()
-          else pending = setTimeout(publish, wait)
-        }
-      })
-      if (pending) clearTimeout(pending)
+      const run = (wrap?: Parameters<typeof runShell>[0]["wrap"]) => {
+        preview = ""
+        return runShell({
+          command: args.command,
+          cwd: real,
+          timeoutMs,
+          signal: ctx.abort,
+          env,
+          ...(wrap ? { wrap } : {}),
+          onOutput: (chunk) => {
+            preview = (preview + chunk).slice(-PREVIEW_CHARS)
+            if (pending) return
+            const wait = PREVIEW_INTERVAL_MS - (performance.now() - last)
+            if (wait <= 0) publish()
+            else pending = setTimeout(publish, wait)
+          }
+        })
+      }
       const notes: Array<string> = []
+      let result: ShellResult
+      let escaped = false
+      if (choice.state !== "on") result = await run()
+      else {
+        const plan = sandboxPlan(settings, {
+          root: ctx.root,
+          cwd: real,
+          tempDir: options.tempDir,
+          truncationDir: options.truncationDir
+        })
+        result = await run((argv) => sandboxArgv(choice.kind, choice.program, plan, argv))
+        const block = result.aborted ? undefined : sandboxBlock(result, plan)
+        if (block) {
+          const why =
+            `The command failed inside ${describeSandbox(choice.kind, plan)}: ${blockText(block)}. ` +
+            "Rerunning it outside the sandbox needs the user's approval (sandbox_escape)."
+          try {
+            await ctx.ask({
+              permission: "sandbox_escape",
+              patterns: [args.command],
+              metadata: {
+                command: args.command,
+                description: args.description,
+                workdir: cwd,
+                reason: why,
+                output: result.output.slice(-2000),
+                requiresPerson: true
+              }
+            })
+          } catch (error) {
+            if (!isPermissionError(error)) throw error
+            const output = result.output.trim().slice(-2000)
+            const message = `${why}\n${output === "" ? "" : `Its output ended with:\n${output}\n`}${error.message}`
+            throw error instanceof PermissionRejected
+              ? new PermissionRejected({
+                  permission: error.permission,
+                  patterns: error.patterns,
+                  ...(error.feedback === undefined ? {} : { feedback: error.feedback }),
+                  message
+                })
+              : new PermissionDenied({
+                  permission: error.permission,
+                  pattern: error.pattern,
+                  ...(error.rule === undefined ? {} : { rule: error.rule }),
+                  message
+                })
+          }
+          escaped = true
+          notes.push(`${why} The user approved; this is the output of the rerun outside the sandbox.`)
+          result = await run()
+        }
+      }
+      if (pending) clearTimeout(pending)
       if (result.overflowed) notes.push("Output beyond 32 MB was discarded.")
       if (result.timedOut)
         notes.push(`The command timed out after ${seconds(timeoutMs)} and was killed with its child processes.`)
@@ -92,8 +218,11 @@ export const createBashTool = () =>
           exitCode: result.exitCode,
           signal: result.signal,
           timedOut: result.timedOut,
-          durationMs: result.durationMs
+          durationMs: result.durationMs,
+          sandbox: choice.state === "on" ? choice.kind : choice.state === "missing" ? "none" : "off",
+          ...(escaped ? { sandboxEscaped: true } : {})
         }
       }
     }
   })
+}

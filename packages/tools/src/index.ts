@@ -7,7 +7,7 @@
  */
 import { type AnyTool, definePlugin } from "@lathe/core"
 import { createApplyPatchTool } from "./apply-patch.js"
-import { createBashTool } from "./bash.js"
+import { type BashOptions, bashOptionsFromConfig, createBashTool } from "./bash.js"
 import { createEditTool } from "./edit.js"
 import { createGlobTool } from "./glob.js"
 import { createGrepTool } from "./grep.js"
@@ -34,6 +34,7 @@ export * from "./multiedit.js"
 export * from "./question.js"
 export * from "./read.js"
 export type { RipgrepOption } from "./ripgrep.js"
+export * from "./sandbox.js"
 export * from "./state.js"
 export * from "./todo.js"
 export * from "./webfetch.js"
@@ -45,6 +46,8 @@ export interface ToolsOptions {
   readonly state?: ToolState
   /** Which ripgrep glob and grep use (default "auto"; `false` forces the pure-Node walker). */
   readonly ripgrep?: RipgrepOption
+  /** How bash runs commands (sandbox, environment); the plugin fills it from config. Default: no sandbox. */
+  readonly bash?: BashOptions
 }
 
 /** Builds every built-in tool over one shared state, in the order the model sees them. */
@@ -52,7 +55,7 @@ export const createTools = (options: ToolsOptions = {}): ReadonlyArray<AnyTool> 
   const state = options.state ?? new ToolState()
   const ripgrep = options.ripgrep ?? "auto"
   const tools = [
-    createBashTool(),
+    createBashTool(options.bash),
     createReadTool(state),
     createListTool(),
     createGlobTool({ ripgrep }),
@@ -97,10 +100,16 @@ export const TodoWriteTool = createTodoWriteTool(shared)
 /** `todoread` over the module-level state (it sees {@link TodoWriteTool}'s lists). */
 export const TodoReadTool = createTodoReadTool(shared)
 
-/** The plugin: contributes every built-in tool, with state private to this loaded instance. */
+/**
+ * The plugin: contributes every built-in tool, with state private to this loaded instance. bash takes the config's
+ * sandbox and environment settings; the notice that no sandbox is available goes to the plugin log as a warning.
+ */
 export default definePlugin({
   name: "@lathe/tools",
   setup: async (ctx) => ({
-    tools: createTools({ ripgrep: ctx.options.ripgrep === false ? false : "auto" })
+    tools: createTools({
+      ripgrep: ctx.options.ripgrep === false ? false : "auto",
+      bash: bashOptionsFromConfig(ctx.config, (message) => ctx.log.warn(message))
+    })
   })
 })

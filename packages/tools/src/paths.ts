@@ -1,38 +1,79 @@
-import { realpathSync } from "node:fs"
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
+import { lstatSync, readlinkSync, realpathSync } from "node:fs"
+import { homedir } from "node:os"
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import type { ToolContext } from "@lathe/core"
 
-/**
- * The OS's realpath(3): one syscall of a few microseconds, so it runs synchronously (the promise and callback forms
- * cost a thread-pool round trip, and `fs.promises.realpath` lstats every component).
- */
-const realpath = async (path: string): Promise<string> => realpathSync.native(path)
-
-/** A path argument made absolute: relative paths are taken from the session's working directory. */
-export const resolvePath = (ctx: Pick<ToolContext, "directory">, path: string): string =>
-  isAbsolute(path) ? resolve(path) : resolve(ctx.directory, path)
+/** Most symlinks followed while resolving one path, as Linux's `MAXSYMLINKS`; past it the path is taken as is. */
+const MAX_LINKS = 40
 
 /**
- * The real path of `path` with symlinks resolved. When `path` (or part of it) does not exist yet, the deepest
- * existing ancestor is resolved and the missing rest appended, so a file about to be created is placed where
- * it will really land.
+ * A path argument made absolute: `~` and `~/…` are the user's home (as a shell reads them), other relative paths
+ * are taken from the session's working directory, and `.`/`..` segments are folded. Nothing is resolved through
+ * symlinks here; {@link realPathOf} does that.
  */
-export const realPathOf = async (path: string): Promise<string> => {
-  const missing: Array<string> = []
-  let current = path
-  for (;;) {
-    try {
-      const real = await realpath(current)
-      return missing.length === 0 ? real : join(real, ...missing.reverse())
-    } catch {
-      const parent = dirname(current)
-      if (parent === current) return path
-      missing.push(basename(current))
-      current = parent
-    }
+export const resolvePath = (ctx: Pick<ToolContext, "directory">, path: string, home: string = homedir()): string => {
+  if (path === "~") return resolve(home)
+  if (path.startsWith("~/")) return resolve(home, path.slice(2))
+  return isAbsolute(path) ? resolve(path) : resolve(ctx.directory, path)
+}
+
+/** realpath(3) when the whole path exists (one syscall), else `undefined`. */
+const existingRealPath = (path: string): string | undefined => {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return undefined
   }
 }
 
+/** `lstat` of a path, `undefined` when it does not exist (or cannot be reached). */
+const lstatOrUndefined = (path: string) => {
+  try {
+    return lstatSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Walks `path` (absolute) one segment at a time the way the kernel does: a symlink met on the way, dangling ones
+ * included, is replaced by its target (relative targets from the link's folder), `..` steps up from the real
+ * folder reached so far, and segments past the first missing one are appended as they are.
+ */
+const walkReal = (path: string): string => {
+  const pending = path.split(sep).filter(Boolean).reverse()
+  let current: string = sep
+  let links = 0
+  let missing = false
+  for (let segment = pending.pop(); segment !== undefined; segment = pending.pop()) {
+    if (segment === ".") continue
+    if (segment === "..") {
+      current = dirname(current)
+      continue
+    }
+    const next = join(current, segment)
+    if (!missing && links < MAX_LINKS) {
+      const info = lstatOrUndefined(next)
+      if (info === undefined) missing = true
+      else if (info.isSymbolicLink()) {
+        links++
+        const target = readlinkSync(next)
+        if (isAbsolute(target)) current = sep
+        pending.push(...target.split(sep).filter(Boolean).reverse())
+        continue
+      }
+    }
+    current = next
+  }
+  return current
+}
+
+/**
+ * The real path of `path` (absolute) with every symlink resolved. When `path` (or part of it) does not exist yet,
+ * the deepest existing ancestor is resolved and the missing rest appended, so a file about to be created is placed
+ * where it will really land; a dangling symlink is followed to where its target would be created.
+ */
+export const realPathOf = async (path: string): Promise<string> => existingRealPath(path) ?? walkReal(resolve(path))
 /** Whether `child` is `parent` or lies beneath it (both absolute). */
 export const isWithin = (parent: string, child: string): boolean => {
   const rel = relative(parent, child)

@@ -38,11 +38,39 @@ const killGroup = (child: ChildProcess, signal: NodeJS.Signals): void => {
   }
 }
 
+/** Provider keys dropped from every command's environment (their names also match {@link SECRET_NAME}). */
+export const PROVIDER_KEY_NAMES: ReadonlyArray<string> = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LATHE_API_KEY"]
+/** Variable names treated as secrets: any containing KEY, SECRET, TOKEN or PASSWORD, in any case. */
+export const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i
+
+/**
+ * The environment a command gets: `base` without the provider keys, without every variable whose name looks like a
+ * secret ({@link SECRET_NAME}) and without every variable whose value is one of `secrets` (the API keys Lathe holds),
+ * except the names listed in `inherit`, which pass as they are. `dropped` names what was removed (names only).
+ */
+export const commandEnv = (
+  base: NodeJS.ProcessEnv,
+  options: { readonly inherit?: ReadonlyArray<string>; readonly secrets?: ReadonlyArray<string> } = {}
+): { readonly env: Record<string, string>; readonly dropped: ReadonlyArray<string> } => {
+  const inherit = new Set(options.inherit ?? [])
+  const secrets = new Set((options.secrets ?? []).filter((value) => value !== ""))
+  const env: Record<string, string> = {}
+  const dropped: Array<string> = []
+  for (const [name, value] of Object.entries(base)) {
+    if (value === undefined) continue
+    const secret = PROVIDER_KEY_NAMES.includes(name) || SECRET_NAME.test(name) || secrets.has(value)
+    if (secret && !inherit.has(name)) dropped.push(name)
+    else env[name] = value
+  }
+  return { env, dropped }
+}
+
 /**
  * Runs `command` in a new process group with stdin closed (reads see EOF at once). `onOutput` gets each
  * chunk as it arrives. On timeout or abort the whole group (the shell and every child it started) gets
- * SIGTERM, then SIGKILL shortly after, so nothing is left running. Resolves when the shell has exited and its
- * output is drained; never rejects for a failing command (see `exitCode`).
+ * SIGTERM, then SIGKILL shortly after, so nothing is left running (under `wrap`, the group holds the sandbox
+ * program, which must take its whole tree down when it dies: bwrap's `--die-with-parent` and PID namespace do).
+ * Resolves when the shell has exited and its output is drained; never rejects for a failing command (see `exitCode`).
  */
 export const runShell = (options: {
   readonly command: string
@@ -51,15 +79,20 @@ export const runShell = (options: {
   readonly signal: AbortSignal
   /** Each chunk of output as it arrives. */
   readonly onOutput?: (chunk: string) => void
+  /** The command's environment before the terminal settings are added (default: this process's). */
+  readonly env?: NodeJS.ProcessEnv
+  /** Turns the shell's argv into the argv actually spawned, e.g. inside a sandbox. */
+  readonly wrap?: (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
 }): Promise<ShellResult> =>
   new Promise((resolve, reject) => {
     const started = performance.now()
-    const [file, args] = shellCommand(options.command)
+    const shell = shellCommand(options.command)
+    const [file, args] = options.wrap ? options.wrap(shell) : shell
     const child = spawn(file, [...args], {
       cwd: options.cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" }
+      env: { ...(options.env ?? process.env), TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" }
     })
     const chunks: Array<string> = []
     let bytes = 0

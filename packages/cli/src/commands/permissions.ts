@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util"
-import { Config, Paths, truncationDir } from "@lathe/core"
+import { Config, type DroppedRule, Paths, truncationDir } from "@lathe/core"
 import {
   approvalsPath,
   auditPath,
@@ -22,7 +22,8 @@ const usage = `Usage: lathe permissions explain <permission> <pattern> [--json]
 explain  Says how this project's rules decide a request, and which rule (and which file) decided it:
          the built-in defaults, then your global and project config (last match wins), then the
          approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
-         verdict per simple command, plus external_directory for writes outside the project.
+         verdict per simple command, plus external_directory for writes outside the project. The allow
+         rules of an untrusted project's config that would have applied are listed as dropped.
            lathe permissions explain bash "CI=true git push origin main"
            lathe permissions explain read .env
 audit    Prints the recorded permission decisions (newest last).
@@ -39,7 +40,10 @@ const explain = async (permission: string, pattern: string, json: boolean, io: C
     const parser = permission === "bash" ? yield* Effect.promise(() => loadBashParser()) : undefined
     const context = { root: paths.root, directory: paths.directory, home: paths.home }
     const checks = checksOf({ sessionID: "explain", permission, patterns: [pattern], ruleset }, context, parser)
-    return checks.map((check) => verdictOf(check, ruleset, approvals, paths.home))
+    const verdicts = checks.map((check) => verdictOf(check, ruleset, approvals, paths.home))
+    const asked = new Set(["*", ...checks.map((check) => check.permission)])
+    const dropped = config.dropped.filter((rule) => asked.has(rule.permission))
+    return { verdicts, dropped, root: paths.root }
   }).pipe(Effect.provide(explainLayer(io)))
   const result = await Effect.runPromise(Effect.result(program))
   if (result._tag === "Failure") {
@@ -47,18 +51,19 @@ const explain = async (permission: string, pattern: string, json: boolean, io: C
     io.stderr(`lathe permissions: ${error.message}\n`)
     return 1
   }
-  const verdicts = result.success
+  const { verdicts, dropped, root } = result.success
   const overall = verdicts.some((v) => v.action === "deny")
     ? "deny"
     : verdicts.every((v) => v.action === "allow")
       ? "allow"
       : "ask"
   if (json) {
-    io.stdout(`${JSON.stringify({ permission, pattern, decision: overall, verdicts }, null, 2)}\n`)
+    io.stdout(`${JSON.stringify({ permission, pattern, decision: overall, verdicts, dropped }, null, 2)}\n`)
     return 0
   }
   const lines = [`${permission} ${JSON.stringify(pattern)}: ${overall}`]
   for (const verdict of verdicts) lines.push(...describeVerdict(verdict, verdicts.length > 1))
+  if (dropped.length > 0) lines.push(...describeDropped(dropped, root))
   io.stdout(`${lines.join("\n")}\n`)
   return 0
 }
@@ -75,6 +80,15 @@ const describeVerdict = (verdict: Verdict, several: boolean): Array<string> => {
     ...(check.unparsable ? [`${indent}unparsable: ${check.unparsable}; only "*" or this exact line can allow it`] : [])
   ]
 }
+
+/** The project's allow rules that were not applied because the project is not trusted. */
+const describeDropped = (dropped: ReadonlyArray<DroppedRule>, root: string): Array<string> => [
+  `  dropped (this project is not trusted; \`lathe trust\` in ${root} applies them):`,
+  ...dropped.map(
+    (rule) =>
+      `    ${rule.agent === undefined ? "" : `agent ${rule.agent}: `}${rule.permission} ${JSON.stringify(rule.pattern)} allow, from ${rule.source}`
+  )
+]
 
 const audit = async (values: { session?: string; limit?: string; json?: boolean }, io: CliIO): Promise<number> => {
   const limit = values.limit === undefined ? 50 : Number(values.limit)

@@ -168,7 +168,11 @@ const parse = (args: ReadonlyArray<string>) =>
     strict: true
   })
 
-/** Answers one permission ask: `--yes` allows it, a terminal asks the person, anything else rejects it. */
+/**
+ * Answers one permission ask: `--yes` allows it, a terminal asks the person, anything else rejects it. An ask
+ * marked `metadata.requiresPerson` (a command Lathe cannot know statically while deny rules exist) is never
+ * allowed by `--yes`: a terminal asks the person; without one it is rejected and the model is told why.
+ */
 const answer = async (
   event: Extract<LatheEvent, { type: "permission.asked" }>,
   permission: PermissionNext["Service"],
@@ -179,7 +183,8 @@ const answer = async (
     await Effect.runPromise(permission.reply(event.id, value))
     return "answered" as const
   }
-  if (yes) return reply({ type: "once", by: "yes" })
+  const needsPerson = event.metadata?.requiresPerson === true
+  if (yes && !needsPerson) return reply({ type: "once", by: "yes" })
   const ask: PendingAsk = {
     id: event.id,
     sessionID: event.sessionID,
@@ -188,6 +193,18 @@ const answer = async (
     always: event.always,
     metadata: event.metadata,
     ...(event.callID ? { callID: event.callID } : {})
+  }
+  if ((!io.stdin || !io.stdinIsTTY) && needsPerson) {
+    io.stderr(
+      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): Lathe cannot tell statically what ` +
+        "it runs and deny rules exist, so only a person may approve it (--yes does not), and there is no terminal.\n"
+    )
+    const why =
+      "Lathe cannot tell statically what this command runs, and deny rules exist, so only a person may approve " +
+      "it; there is no terminal to ask one. Rewrite it with literal command names and paths (no variables, " +
+      "substitutions, eval, sh -c or inline interpreter code in their place), or ask the user to run it."
+    await reply({ type: "reject", message: why, ...(yes ? { by: "yes" as const } : {}) })
+    return "rejected-no-terminal"
   }
   if (!io.stdin || !io.stdinIsTTY) {
     io.stderr(

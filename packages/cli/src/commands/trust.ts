@@ -1,48 +1,158 @@
+import { statSync } from "node:fs"
+import { resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { isTrusted, Paths, trustProject } from "@lathe/core"
+import { isTrusted, Paths, type PathsShape, trustedFolders, trustProject, untrustProject } from "@lathe/core"
 import { Effect } from "effect"
 import type { CliIO, Command } from "../io.js"
 
-const usage = `Usage: lathe trust [--check]
+const trustUsage = `Usage: lathe trust [dir] [--check]
+       lathe trust --list
 
-Marks this directory's project as trusted, so its lathe.json may widen what Lathe does (allow rules,
-plugins, provider URLs and keys). Until then a project's config can only narrow it. The list of trusted
-folders is kept in the data dir (trust.json).
+Marks a project as trusted, so its lathe.json and .lathe/ may widen what Lathe does (allow rules,
+plugins, agents, provider URLs, headers and keys, {env:} and {file:} values). Until then a project's
+config can only narrow it: deny and ask rules apply, the rest is ignored with a notice.
+
+The project is the git work tree holding [dir] (default: the current directory), else [dir] itself.
+Trust is kept per real path (symlinks resolved) in the data dir (trust.json); trusting a folder
+trusts every project inside it. Undo it with \`lathe untrust [dir]\`.
 
 Options:
   --check  Only say whether the project is trusted (exit 0 if trusted, 1 if not)
+  --list   List the trusted folders
 `
 
-/** `lathe trust`: trust the current project's config. */
+const untrustUsage = `Usage: lathe untrust [dir]
+
+Removes a project (the git work tree holding [dir], default the current directory) from the trusted
+folders: from the next start its config may again only narrow what Lathe does. A folder trusted above
+it keeps it trusted; the command names that folder.
+`
+
+/** Parses `[dir]` and the flags; a usage error is a message (exit 2). */
+const parse = (args: ReadonlyArray<string>, options: { check?: boolean; list?: boolean }) => {
+  try {
+    return parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      options: {
+        help: { type: "boolean", short: "h" },
+        ...(options.check ? { check: { type: "boolean" } } : {}),
+        ...(options.list ? { list: { type: "boolean" } } : {})
+      },
+      strict: true
+    })
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error))
+  }
+}
+
+/** The folder a `[dir]` argument names, checked to exist (a message for the person when it does not). */
+const folderOf = (io: CliIO, dir: string | undefined): string | Error => {
+  const folder = resolve(io.cwd, dir ?? ".")
+  try {
+    if (statSync(folder).isDirectory()) return folder
+    return new Error(`${folder} is not a folder; give the project's folder.`)
+  } catch {
+    return new Error(`${folder} does not exist; give the project's folder.`)
+  }
+}
+
+/** Runs `use` with the `Paths` of `folder`; a failure is printed as `lathe <name>: <message>` (exit 1). */
+const withPaths = async <A>(
+  name: string,
+  io: CliIO,
+  folder: string,
+  use: (paths: PathsShape) => Effect.Effect<A, { readonly message: string }>
+): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false }> => {
+  const program = Effect.gen(function* () {
+    return yield* use(yield* Paths)
+  }).pipe(Effect.provide(Paths.layer(folder, io.env)))
+  const result = await Effect.runPromise(Effect.result(program))
+  if (result._tag === "Success") return { ok: true, value: result.success }
+  io.stderr(`lathe ${name}: ${result.failure.message}\n`)
+  return { ok: false }
+}
+
+/** `lathe trust [dir] [--check] | --list`: trust a project's config, say whether it is trusted, or list trust. */
 export const trustCommand: Command = async (args, io: CliIO) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: { check: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    strict: true
-  })
+  const parsed = parse(args, { check: true, list: true })
+  if (parsed instanceof Error) {
+    io.stderr(`lathe trust: ${parsed.message}\n\n${trustUsage}`)
+    return 2
+  }
+  const { values, positionals } = parsed
   if (values.help) {
-    io.stdout(usage)
+    io.stdout(trustUsage)
     return 0
   }
-  const program = Effect.gen(function* () {
-    const paths = yield* Paths
-    const trusted = yield* isTrusted(paths)
-    if (values.check) return { paths, trusted, changed: false }
-    if (!trusted) yield* trustProject(paths)
-    return { paths, trusted: true, changed: !trusted }
-  }).pipe(Effect.provide(Paths.layer(io.cwd, io.env)))
-  const result = await Effect.runPromise(Effect.result(program))
-  if (result._tag === "Failure") {
-    io.stderr(`lathe trust: ${result.failure.message}\n`)
+  if (positionals.length > 1 || (values.list && (positionals.length > 0 || values.check))) {
+    io.stderr(`lathe trust: expected at most one folder, or --list alone\n\n${trustUsage}`)
+    return 2
+  }
+  const folder = folderOf(io, positionals[0])
+  if (folder instanceof Error) {
+    io.stderr(`lathe trust: ${folder.message}\n`)
     return 1
   }
-  const { paths, trusted, changed } = result.success
+  if (values.list) {
+    const listed = await withPaths("trust", io, folder, (paths) => trustedFolders(paths))
+    if (!listed.ok) return 1
+    io.stdout(listed.value.length === 0 ? "No folder is trusted.\n" : `${listed.value.join("\n")}\n`)
+    return 0
+  }
+  const result = await withPaths("trust", io, folder, (paths) =>
+    Effect.gen(function* () {
+      const trusted = yield* isTrusted(paths)
+      if (!trusted && !values.check) yield* trustProject(paths)
+      return { root: paths.root, trusted }
+    })
+  )
+  if (!result.ok) return 1
+  const { root, trusted } = result.value
   if (values.check) {
-    io.stdout(`${paths.root} is ${trusted ? "trusted" : "not trusted"}\n`)
+    io.stdout(`${root} is ${trusted ? "trusted" : "not trusted"}\n`)
     return trusted ? 0 : 1
   }
+  io.stdout(trusted ? `${root} was already trusted.\n` : `Trusted ${root}. Its config now applies in full.\n`)
+  return 0
+}
+
+/** `lathe untrust [dir]`: take a project's trust back, so its config may only narrow again. */
+export const untrustCommand: Command = async (args, io: CliIO) => {
+  const parsed = parse(args, {})
+  if (parsed instanceof Error) {
+    io.stderr(`lathe untrust: ${parsed.message}\n\n${untrustUsage}`)
+    return 2
+  }
+  if (parsed.values.help) {
+    io.stdout(untrustUsage)
+    return 0
+  }
+  if (parsed.positionals.length > 1) {
+    io.stderr(`lathe untrust: expected at most one folder\n\n${untrustUsage}`)
+    return 2
+  }
+  const folder = folderOf(io, parsed.positionals[0])
+  if (folder instanceof Error) {
+    io.stderr(`lathe untrust: ${folder.message}\n`)
+    return 1
+  }
+  const result = await withPaths("untrust", io, folder, (paths) =>
+    Effect.map(untrustProject(paths), (outcome) => ({ root: paths.root, ...outcome }))
+  )
+  if (!result.ok) return 1
+  const { root, removed, coveredBy } = result.value
+  if (coveredBy.length > 0) {
+    io.stdout(
+      `${removed ? `Removed ${root} from the trusted folders, but it` : `${root}`} is still trusted through ` +
+        `${coveredBy.join(", ")}. Run \`lathe untrust ${coveredBy[0]}\` to take that back.\n`
+    )
+    return 0
+  }
   io.stdout(
-    changed ? `Trusted ${paths.root}. Its config now applies in full.\n` : `${paths.root} was already trusted.\n`
+    removed
+      ? `${root} is no longer trusted. Its config may only narrow what Lathe does.\n`
+      : `${root} was not trusted.\n`
   )
   return 0
 }

@@ -14,6 +14,7 @@ import {
   type PromptPart,
   Question,
   type RevertResult,
+  recoverSession,
   resolveAgents,
   type Session,
   SessionPrompt,
@@ -553,6 +554,8 @@ export class Controller {
           ? yield* store.getSession(id)
           : (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
         if (!session) return undefined
+        // A step left open by a process that died is closed first, so it does not show as still running.
+        yield* recoverSession(session.id)
         const messages = yield* store.messages(session.id)
         const children = new Map<string, ReadonlyArray<MessageWithParts>>()
         for (const child of yield* store.listSessions({ parentID: session.id }))

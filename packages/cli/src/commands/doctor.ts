@@ -1,0 +1,138 @@
+import { execFile } from "node:child_process"
+import { constants } from "node:fs"
+import { access } from "node:fs/promises"
+import { parseArgs } from "node:util"
+import { Config, ConfigError, type ConfigShape, Paths } from "@lathe/core"
+import { detectSandbox, findOnPath } from "@lathe/tools"
+import { Effect, Layer } from "effect"
+import type { CliIO, Command } from "../io.js"
+
+const usage = `Usage: lathe doctor [--json]
+
+Checks what Lathe needs on this machine and how this project is set up: the Node version, git,
+ripgrep, the sandbox bash runs in (and why there is none), the config files read and whether the
+project is trusted. Exits 1 when something Lathe needs is missing or a config file is invalid.
+
+Options:
+  --json   Print the checks as JSON
+`
+
+/** The oldest Node Lathe runs on (the packages' `engines`). */
+const MIN_NODE = [22, 13] as const
+
+/** One line of the report. `ok: false` makes the exit code 1. */
+interface Check {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+/** The first line a program prints for `args`, or undefined when it cannot run. */
+const firstLine = (file: string, args: ReadonlyArray<string>, env: CliIO["env"]): Promise<string | undefined> =>
+  new Promise((resolve) => {
+    execFile(file, [...args], { env, timeout: 5_000 }, (error, stdout) =>
+      resolve(error ? undefined : stdout.split("\n")[0]?.trim())
+    )
+  })
+
+const nodeCheck = (): Check => {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number)
+  const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])
+  return {
+    name: "node",
+    ok,
+    detail: `${process.version}${ok ? "" : ` (Lathe needs ${MIN_NODE.join(".")} or newer)`}`
+  }
+}
+
+const gitCheck = async (io: CliIO): Promise<Check> => {
+  const git = findOnPath("git", io.env.PATH)
+  const version = git ? await firstLine(git, ["--version"], io.env) : undefined
+  return version
+    ? { name: "git", ok: true, detail: `${version} (${git})` }
+    : { name: "git", ok: false, detail: "not found on PATH: install git (snapshots, undo and project ids need it)" }
+}
+
+const ripgrepCheck = async (io: CliIO): Promise<Check> => {
+  let rg: string | undefined
+  try {
+    const shipped = (await import("@vscode/ripgrep")).rgPath
+    await access(shipped, constants.X_OK)
+    rg = shipped
+  } catch {
+    rg = findOnPath("rg", io.env.PATH)
+  }
+  const version = rg ? await firstLine(rg, ["--version"], io.env) : undefined
+  return version
+    ? { name: "ripgrep", ok: true, detail: `${version} (${rg})` }
+    : { name: "ripgrep", ok: true, detail: "not found: glob and grep use the slower built-in walker" }
+}
+
+const sandboxCheck = async (config: ConfigShape, io: CliIO): Promise<Check> => {
+  const settings = config.info.sandbox ?? {}
+  const mode = settings.mode ?? "workspace-write"
+  const required = settings.required === true
+  const what = `mode ${mode}, network ${settings.network ? "allowed" : "closed"}${required ? ", required" : ""}`
+  if (mode === "off")
+    return required
+      ? { name: "sandbox", ok: false, detail: `off by config, but also "required": bash is refused (${what})` }
+      : { name: "sandbox", ok: true, detail: `off by config: bash runs under the permission rules alone (${what})` }
+  const found = await detectSandbox({ path: io.env.PATH })
+  if (found.kind === "none")
+    return {
+      name: "sandbox",
+      ok: !required,
+      detail:
+        `none: ${found.reason ?? "no sandbox was found"}; ` +
+        `${required ? "bash is refused (sandbox required)" : "bash runs under the permission rules alone"} (${what})`
+    }
+  return { name: "sandbox", ok: true, detail: `${found.version ?? found.kind} (${found.path}), ${what}` }
+}
+
+/** `lathe doctor`: checks the machine and the project's setup. */
+export const doctorCommand: Command = async (args, io: CliIO) => {
+  const { values } = parseArgs({
+    args: [...args],
+    options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    strict: true
+  })
+  if (values.help) {
+    io.stdout(usage)
+    return 0
+  }
+  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+  const program = Effect.gen(function* () {
+    return { config: yield* Config, paths: yield* Paths }
+  }).pipe(Effect.provide(layer))
+  const loaded = await Effect.runPromise(Effect.result(program))
+  const tools = await Promise.all([gitCheck(io), ripgrepCheck(io)])
+  const checks: Array<Check> = [nodeCheck(), ...tools]
+  let project: Record<string, unknown> = {}
+  if (loaded._tag === "Failure") {
+    const error = loaded.failure
+    checks.push({ name: "config", ok: false, detail: error instanceof ConfigError ? error.message : String(error) })
+  } else {
+    const { config, paths } = loaded.success
+    checks.push(await sandboxCheck(config, io))
+    const trust = config.trusted
+      ? "trusted"
+      : "not trusted: its config may only narrow what Lathe does; `lathe trust` trusts it"
+    checks.push({ name: "project", ok: true, detail: `${paths.root}, ${trust}` })
+    const files = config.sources.map((s) => `${s.scope} ${s.file}${s.trusted ? "" : " (untrusted)"}`)
+    checks.push({
+      name: "config",
+      ok: true,
+      detail: files.length === 0 ? "no files: built-in defaults" : files.join("; ")
+    })
+    for (const notice of config.notices) checks.push({ name: "notice", ok: true, detail: notice })
+    project = { root: paths.root, trusted: config.trusted, sources: config.sources, notices: config.notices }
+  }
+  const ok = checks.every((check) => check.ok)
+  if (values.json) io.stdout(`${JSON.stringify({ ok, checks, ...project }, null, 2)}\n`)
+  else
+    io.stdout(
+      `${checks.map((c) => `${c.ok ? "ok  " : "FAIL"}  ${c.name.padEnd(8)} ${c.detail}`).join("\n")}\n` +
+        (ok ? "" : "\nSomething Lathe needs is missing or broken (the FAIL lines say what to do).\n")
+    )
+  return ok ? 0 : 1
+}

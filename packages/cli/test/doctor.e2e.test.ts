@@ -1,0 +1,51 @@
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { findOnPath } from "@lathe/tools"
+import { assert, describe, it } from "vitest"
+import { runLathe, sandbox } from "./helpers.js"
+
+// `lathe doctor` as a person runs it: the real CLI, the real git, ripgrep and bubblewrap of this machine.
+describe("lathe doctor", () => {
+  it("reports node, git, ripgrep, the sandbox in use, the config files and trust", async () => {
+    const box = sandbox()
+    writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ sandbox: "off" }))
+    const run = await runLathe(["doctor"], { cwd: box.project, env: box.env })
+    assert.strictEqual(run.code, 0, run.stdout + run.stderr)
+    assert.match(run.stdout, new RegExp(`^ok {4}node {5}${process.version.replace(/\./g, "\\.")}$`, "m"))
+    assert.match(run.stdout, /^ok {4}git {6}git version \d/m)
+    assert.match(run.stdout, /^ok {4}ripgrep {2}ripgrep \d/m)
+    // The untrusted project's "off" is dropped, so the default sandbox applies.
+    if (process.platform === "linux")
+      assert.match(
+        run.stdout,
+        /^ok {4}sandbox {2}bubblewrap [\d.]+ \(\/\S*bwrap\), mode workspace-write, network closed$/m
+      )
+    assert.match(run.stdout, /^ok {4}project .*project, not trusted: its config may only narrow/m)
+    assert.include(run.stdout, `project ${join(box.project, "lathe.json")} (untrusted)`)
+    assert.match(run.stdout, /^ok {4}notice {3}Ignored from untrusted .*lathe\.json: sandbox "off"/m)
+  })
+
+  it("says why there is no sandbox, and fails when the config requires one", async () => {
+    const box = sandbox()
+    const bin = join(box.dir, "bin")
+    mkdirSync(bin)
+    const git = findOnPath("git", process.env.PATH)
+    if (git) symlinkSync(git, join(bin, "git"))
+    const env = { ...box.env, PATH: bin }
+    const plain = await runLathe(["doctor", "--json"], { cwd: box.project, env })
+    assert.strictEqual(plain.code, 0, plain.stdout + plain.stderr)
+    const report = JSON.parse(plain.stdout) as {
+      ok: boolean
+      checks: Array<{ name: string; ok: boolean; detail: string }>
+    }
+    const check = report.checks.find((c) => c.name === "sandbox")
+    assert.isTrue(check?.ok)
+    assert.match(check?.detail ?? "", /^none: .*(bubblewrap|sandbox).*; bash runs under the permission rules alone/)
+
+    writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ sandbox: "required" }))
+    const required = await runLathe(["doctor"], { cwd: box.project, env })
+    assert.strictEqual(required.code, 1)
+    assert.match(required.stdout, /^FAIL {2}sandbox {2}none: .*bash is refused \(sandbox required\)/m)
+    assert.include(required.stdout, "Something Lathe needs is missing or broken")
+  })
+})

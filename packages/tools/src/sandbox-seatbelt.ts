@@ -1,0 +1,31 @@
+import type { SandboxPlan } from "./sandbox.js"
+
+/**
+ * The Seatbelt (macOS `sandbox-exec`) profile for `plan`. Everything is allowed except what the sandbox exists to
+ * stop: writes anywhere but the writable folders (minus the read-only ones inside them; the last matching rule
+ * wins) and the terminal devices, and, unless allowed, network access other than local Unix sockets. Paths are
+ * passed as `-D WRITABLE_<n>=<path>` / `READONLY_<n>` parameters, never spliced into the profile text. Reads stay
+ * open, as on Linux.
+ */
+export const seatbeltProfile = (plan: Pick<SandboxPlan, "writable" | "readOnly" | "network">): string =>
+  [
+    "(version 1)",
+    "(allow default)",
+    "(deny file-write*)",
+    ...plan.writable.map((_, index) => `(allow file-write* (subpath (param "WRITABLE_${index}")))`),
+    ...plan.readOnly.map((_, index) => `(deny file-write* (subpath (param "READONLY_${index}")))`),
+    '(allow file-write-data (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (regex #"^/dev/fd/"))',
+    ...(plan.network ? [] : ["(deny network*)", "(allow network* (remote unix-socket) (local unix-socket))"]),
+    ""
+  ].join("\n")
+
+/** `sandbox-exec` arguments that run `argv` under `plan`, from the plan's working directory. */
+export const seatbeltArgs = (plan: SandboxPlan, argv: readonly [string, ReadonlyArray<string>]): Array<string> => [
+  "-p",
+  seatbeltProfile(plan),
+  ...plan.writable.flatMap((dir, index) => ["-D", `WRITABLE_${index}=${dir}`]),
+  ...plan.readOnly.flatMap((dir, index) => ["-D", `READONLY_${index}=${dir}`]),
+  "--",
+  argv[0],
+  ...argv[1]
+]

@@ -1,0 +1,163 @@
+import { spawn } from "node:child_process"
+import { accessSync, constants } from "node:fs"
+import { delimiter, join } from "node:path"
+import { bwrapArgs } from "./sandbox-bwrap.js"
+import { seatbeltArgs } from "./sandbox-seatbelt.js"
+
+/**
+ * What the sandbox lets a command write: `workspace-write` the project root, the OS temp dir and Lathe's
+ * truncation dir; `read-only` only the OS temp dir; `off` runs commands without a sandbox.
+ */
+export type SandboxMode = "workspace-write" | "read-only" | "off"
+
+/** The `sandbox` config, as `@lathe/core`'s config schema outputs it (the string shorthand already expanded). */
+export interface SandboxSettings {
+  /** Default `workspace-write`. */
+  readonly mode?: SandboxMode
+  /** Whether commands may use the network (default false). */
+  readonly network?: boolean
+  /** Refuse to run bash when no sandbox is available (default false: run it under the permission rules alone). */
+  readonly required?: boolean
+}
+
+/** Which sandbox this machine offers. `kind: "none"` carries the reason, for the notice and `lathe doctor`. */
+export interface SandboxAvailability {
+  readonly kind: "bubblewrap" | "seatbelt" | "none"
+  /** The sandbox program (`bwrap`, `sandbox-exec`). */
+  readonly path?: string
+  /** e.g. "bubblewrap 0.8.0". */
+  readonly version?: string
+  /** Why there is no sandbox, with what to do about it. */
+  readonly reason?: string
+}
+
+/** Finds the sandbox of this machine; injectable so tests can simulate a machine without one. */
+export type SandboxDetector = () => Promise<SandboxAvailability>
+
+/** What one sandboxed run may touch. Paths are absolute and real (symlinks resolved). */
+export interface SandboxPlan {
+  readonly mode: Exclude<SandboxMode, "off">
+  readonly network: boolean
+  /** Folders the command may write; each must exist. */
+  readonly writable: ReadonlyArray<string>
+  /** Folders kept read-only even inside a writable one (the project in `read-only` mode, when it lies in the temp dir). */
+  readonly readOnly: ReadonlyArray<string>
+  /** The command's working directory, kept inside the sandbox. */
+  readonly cwd: string
+}
+
+/** The first executable called `name` on `path` (a PATH string), if any. */
+export const findOnPath = (name: string, path: string | undefined): string | undefined => {
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir === "") continue
+    const candidate = join(dir, name)
+    try {
+      accessSync(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // not here
+    }
+  }
+  return undefined
+}
+
+/** Runs a program briefly; resolves with its exit code (null on a spawn error or timeout) and its output. */
+const probe = (file: string, args: ReadonlyArray<string>): Promise<{ code: number | null; output: string }> =>
+  new Promise((resolve) => {
+    const child = spawn(file, [...args], { stdio: ["ignore", "pipe", "pipe"], timeout: 5_000 })
+    let output = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+    })
+    child.on("error", (error) => resolve({ code: null, output: error.message }))
+    child.on("close", (code) => resolve({ code, output: output.trim() }))
+  })
+
+const detectBubblewrap = async (path: string | undefined): Promise<SandboxAvailability> => {
+  const bwrap = findOnPath("bwrap", path)
+  if (!bwrap)
+    return {
+      kind: "none",
+      reason:
+        "bubblewrap (bwrap) is not installed or not on PATH; install the bubblewrap package (apt install bubblewrap)"
+    }
+  const shell = findOnPath("true", path) ?? "/bin/true"
+  const plan: SandboxPlan = { mode: "read-only", network: false, writable: [], readOnly: [], cwd: "/" }
+  const [run, version] = await Promise.all([probe(bwrap, bwrapArgs(plan, [shell, []])), probe(bwrap, ["--version"])])
+  if (run.code !== 0)
+    return {
+      kind: "none",
+      path: bwrap,
+      reason:
+        `${bwrap} cannot create a sandbox here (${run.output.split("\n")[0] || `exit code ${run.code}`}); ` +
+        "unprivileged user namespaces may be disabled (kernel.unprivileged_userns_clone, AppArmor) or blocked in a container"
+    }
+  return { kind: "bubblewrap", path: bwrap, ...(version.code === 0 ? { version: version.output } : {}) }
+}
+
+const detectSeatbelt = async (): Promise<SandboxAvailability> => {
+  const exec = "/usr/bin/sandbox-exec"
+  const run = await probe(exec, ["-p", "(version 1)(allow default)", "/usr/bin/true"])
+  return run.code === 0
+    ? { kind: "seatbelt", path: exec }
+    : { kind: "none", reason: `${exec} does not run here (${run.output.split("\n")[0] || `exit code ${run.code}`})` }
+}
+
+const cache = new Map<string, Promise<SandboxAvailability>>()
+
+/**
+ * Finds the sandbox of this machine once per platform and PATH: on Linux, bubblewrap that can actually start a
+ * sandbox (a tiny probe run); on macOS, `sandbox-exec`; elsewhere none.
+ */
+export const detectSandbox = (
+  options: { readonly platform?: NodeJS.Platform; readonly path?: string | undefined } = {}
+): Promise<SandboxAvailability> => {
+  const platform = options.platform ?? process.platform
+  const path = options.path ?? process.env.PATH
+  const key = `${platform}\0${path ?? ""}`
+  let found = cache.get(key)
+  if (!found) {
+    found =
+      platform === "linux"
+        ? detectBubblewrap(path)
+        : platform === "darwin"
+          ? detectSeatbelt()
+          : Promise.resolve<SandboxAvailability>({ kind: "none", reason: `no sandbox is supported on ${platform}` })
+    cache.set(key, found)
+  }
+  return found
+}
+
+/** The argv that runs `argv` inside the sandbox `kind` under `plan`. */
+export const sandboxArgv = (
+  kind: "bubblewrap" | "seatbelt",
+  program: string,
+  plan: SandboxPlan,
+  argv: readonly [string, ReadonlyArray<string>]
+): readonly [string, ReadonlyArray<string>] =>
+  kind === "bubblewrap" ? [program, bwrapArgs(plan, argv)] : [program, seatbeltArgs(plan, argv)]
+
+/** What the sandbox blocked, judged from a failed command's output. */
+export type SandboxBlock = "write" | "network"
+
+const READ_ONLY = /read-only file system|EROFS/i
+const NO_NETWORK =
+  /network is unreachable|ENETUNREACH|could not resolve host|temporary failure in name resolution|name or service not known|EAI_AGAIN|getaddrinfo|connection refused|ECONNREFUSED/i
+
+/**
+ * Whether a command that ran in the sandbox failed because of it: a non-zero exit whose output shows a write to a
+ * read-only file system, or (network closed) an unreachable network, a failed name lookup or a refused connection
+ * (inside the sandbox nothing listens that the command did not start itself).
+ */
+export const sandboxBlock = (
+  result: { readonly exitCode: number | null; readonly output: string; readonly timedOut: boolean },
+  plan: Pick<SandboxPlan, "network">
+): SandboxBlock | undefined => {
+  if (result.exitCode === 0 || result.timedOut) return undefined
+  if (READ_ONLY.test(result.output)) return "write"
+  if (!plan.network && NO_NETWORK.test(result.output)) return "network"
+  return undefined
+}
