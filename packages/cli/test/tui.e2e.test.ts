@@ -406,4 +406,13 @@ describe("lathe (interactive, end to end)", () => {
     again.press("ctrl-c")
     assert.strictEqual(await again.exited, 0)
   })
+
+  it("--agent and --model choose the agent and model in the footer", { timeout: 60_000 }, async () => {
+    const { project, env } = await setup([{ steps: [{ text: "ok" }] }])
+    const term = lathe(project, env, ["--agent", "plan", "--model", "env/other-model"])
+    await term.waitFor(/^plan · env\/other-model · /m, 30_000)
+    term.press("ctrl-c")
+    term.press("ctrl-c")
+    assert.strictEqual(await term.exited, 0)
+  })
 })
