@@ -19,6 +19,7 @@ import {
   sharePluginModules,
   truncationDir
 } from "@lathe/core"
+import { withMcpDefaults } from "@lathe/mcp"
 import { defaults, PermissionLive } from "@lathe/permission"
 import { type Cause, Effect, Exit, Layer, Logger, type Scope } from "effect"
 import * as zod from "zod"
@@ -51,7 +52,7 @@ const busLayer = (onEvent: ((event: LatheEvent) => void) | undefined) =>
 /** The default rules, first in every ruleset (agent rules, the user's config and approvals come after and win). */
 const permissionDefaults = Layer.effect(
   PermissionDefaults,
-  Effect.map(Paths, (paths) => defaults({ truncationDir: truncationDir(paths.data) }))
+  Effect.map(Paths, (paths) => withMcpDefaults(defaults({ truncationDir: truncationDir(paths.data) })))
 )
 
 /**

@@ -36,6 +36,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "List the plugins this project loads (and why some did not), or scaffold a new one",
     load: async () => (await import("./commands/plugin.js")).pluginCommand
   },
+  mcp: {
+    summary: "List this project's MCP servers (connected, failed and why, disabled, needs auth) or one's tools",
+    load: async () => (await import("./commands/mcp.js")).mcpCommand
+  },
   config: {
     summary: "Show the merged configuration, where each part came from, and any problem with it",
     load: async () => (await import("./commands/config.js")).configCommand

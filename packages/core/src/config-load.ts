@@ -399,6 +399,7 @@ const narrowSandbox = (sandbox: unknown, dropped: Array<string>): unknown => {
  * Removes from an untrusted file's raw value whatever widens what Lathe does: allow rules (top level and in
  * agents), `plugin`, each provider's `baseURL`, `apiKey`, `headers` and `options`, what widens `sandbox`,
  * and `shell.env.inherit` (secrets passed to commands). Returns what it removed.
+ * `mcp` goes whole: an untrusted project starts no MCP server.
  */
 export const stripUntrusted = (value: unknown): { readonly value: unknown; readonly dropped: Array<string> } => {
   if (!isObject(value)) return { value, dropped: [] }
@@ -430,6 +431,12 @@ export const stripUntrusted = (value: unknown): { readonly value: unknown; reado
     const { sandbox, ...others } = out
     const kept = narrowSandbox(sandbox, dropped)
     out = kept === undefined ? others : { ...others, sandbox: kept }
+  }
+  // A cloned repository's MCP servers are commands and URLs it chose: none start until the folder is trusted.
+  if ("mcp" in out) {
+    const { mcp, ...others } = out
+    dropped.push(isObject(mcp) ? `mcp servers (${Object.keys(mcp).join(", ")})` : "mcp")
+    out = others
   }
   if (isObject(out.shell) && isObject(out.shell.env) && "inherit" in out.shell.env) {
     const { inherit: _, ...env } = out.shell.env

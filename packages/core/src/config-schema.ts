@@ -136,6 +136,56 @@ export const SandboxConfig = z.union(
 /** The sandbox settings after validation (the string shorthand expanded). */
 export type SandboxConfig = z.output<typeof SandboxConfig>
 
+const stringMap = () => z.record(z.string(), z.string(), says("an object of strings"))
+
+/** An MCP server Lathe starts itself and talks to over stdio. */
+export const McpLocalConfig = z.strictObject({
+  type: z.literal("local", says('"local" or "remote"')),
+  /** The program and its arguments, e.g. `["npx", "-y", "@modelcontextprotocol/server-everything"]`. */
+  command: z.array(z.string(), says('an array of strings, e.g. ["npx", "-y", "my-mcp-server"]')).min(1, {
+    error: 'a non-empty array of strings, e.g. ["npx", "-y", "my-mcp-server"]'
+  }),
+  /** Extra environment variables (`{env:VAR}` works here). */
+  env: stringMap().optional(),
+  /** The working directory, relative to the project root. */
+  cwd: z.string().optional(),
+  /** `false` keeps the server configured but not started (default true). */
+  enabled: z.boolean().optional(),
+  /** How long to wait for it to start, in ms (default 10000). */
+  timeout: positiveInt().optional()
+})
+
+/** An MCP server reached over HTTP: Streamable HTTP, falling back to SSE. */
+export const McpRemoteConfig = z.strictObject({
+  type: z.literal("remote", says('"local" or "remote"')),
+  url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }),
+  /** Extra request headers (`{env:VAR}` works here). */
+  headers: stringMap().optional(),
+  /** OAuth settings, or `false` to never try OAuth (default: OAuth when the server asks for it). */
+  oauth: z
+    .union(
+      [
+        z.literal(false),
+        z.strictObject({
+          clientId: z.string().optional(),
+          clientSecret: z.string().optional(),
+          scope: z.string().optional()
+        })
+      ],
+      says("false, or an object with clientId / clientSecret / scope")
+    )
+    .optional(),
+  enabled: z.boolean().optional(),
+  timeout: positiveInt().optional()
+})
+
+/** One MCP server in config: `local` (a command) or `remote` (a URL). */
+export const McpServerConfig = z.discriminatedUnion("type", [McpLocalConfig, McpRemoteConfig], {
+  error: 'an object with "type": "local" (and "command") or "type": "remote" (and "url")'
+})
+/** One MCP server in config. */
+export type McpServerConfig = z.infer<typeof McpServerConfig>
+
 /** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
 export const ConfigFile = z.strictObject({
   $schema: z.string().optional(),
@@ -148,6 +198,8 @@ export const ConfigFile = z.strictObject({
   permission: PermissionConfig.optional(),
   agent: z.record(z.string(), AgentConfig).optional(),
   plugin: z.array(PluginSpec).optional(),
+  /** MCP servers by name; their tools are `<name>_<tool>`. An untrusted project's servers are not started. */
+  mcp: z.record(z.string(), McpServerConfig).optional(),
   /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
   disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
   /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */

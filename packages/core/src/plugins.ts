@@ -122,6 +122,8 @@ const makePlugins = Effect.fnUntraced(function* (
   const paths = yield* Paths
   const store = yield* SessionStore
   const run = Effect.runPromiseWith(yield* Effect.context<never>())
+  // Plugin log lines go through the host's logger (the CLI prints warnings on stderr), not the default one.
+  const fork = Effect.runForkWith(yield* Effect.context<never>())
 
   const timeoutMs = config.info.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS
   const failed: Array<PluginLoadFailure> = [...importFailures]
@@ -172,7 +174,7 @@ const makePlugins = Effect.fnUntraced(function* (
     const name = entry.name ?? plugin?.name ?? entry.source ?? `plugin #${index + 1}`
     const source = entry.source ?? name
     const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
-      Effect.runFork(
+      fork(
         (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
           text,
           data ?? {}

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Config, type ConfigTestInput, isTrusted, trustProject } from "../src/config.js"
+import type { McpServerConfig } from "../src/config-schema.js"
 import { Paths } from "../src/paths.js"
 
 const project = {
@@ -155,6 +156,20 @@ describe("Config trust: sandbox and shell.env.inherit", () => {
       assert.deepStrictEqual(config.notices, [])
       assert.deepStrictEqual(config.info.sandbox, { mode: "off" })
       assert.deepStrictEqual(config.info.shell, { env: { inherit: ["GITHUB_TOKEN"] } })
+    })
+  )
+
+  it.effect("an untrusted project's MCP servers are dropped with the notice; the user's own stay", () =>
+    Effect.gen(function* () {
+      const mine: McpServerConfig = { type: "remote", url: "https://mcp.example.test/mcp" }
+      const theirs: McpServerConfig = { type: "local", command: ["node", "evil.js"] }
+      const { config, t } = yield* load({ mcp: { mine } }, { mcp: { evil: theirs } })
+      assert.deepStrictEqual(config.notices, [
+        `Ignored from untrusted ${t.file}: mcp servers (evil). Run \`lathe trust\` in ${t.root} to trust this folder.`
+      ])
+      assert.deepStrictEqual(config.info.mcp, { mine })
+      const trusted = yield* load({ mcp: { mine } }, { mcp: { evil: theirs } }, true)
+      assert.deepStrictEqual(trusted.config.info.mcp, { mine, evil: theirs })
     })
   )
 })

@@ -1,0 +1,138 @@
+import { parseArgs } from "node:util"
+import { Config, Paths } from "@lathe/core"
+import {
+  connectAll,
+  describeStatus,
+  isReadOnly,
+  type McpConnection,
+  type McpServer,
+  mcpTools,
+  resolveServers
+} from "@lathe/mcp"
+import { Effect, Layer } from "effect"
+import { failureText } from "../app.js"
+import type { CliIO, Command } from "../io.js"
+
+const usage = `Usage: lathe mcp <list | tools <name>> [--json]
+
+  list [--json]         Every MCP server of this project (lathe.json "mcp", and .mcp.json when the project is
+                        trusted): connected with its tool count, failed with the reason, disabled, or needs auth.
+  tools <name> [--json] The tools of one server as the model sees them (<server>_<tool>), and whether each is
+                        allowed by default (readOnlyHint) or asked.
+
+Servers connect at once, each within its "timeout" (default 10000 ms). See docs/mcp.md.
+`
+
+/** Loads config and paths only (no plugins, no model), resolves the servers and connects them. */
+const connect = async (io: CliIO, only?: string) => {
+  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+  const exit = await Effect.runPromiseExit(
+    Effect.gen(function* () {
+      const config = yield* Config
+      const paths = yield* Paths
+      return { config, paths }
+    }).pipe(Effect.provide(layer))
+  )
+  if (exit._tag === "Failure") return { ok: false as const, message: failureText(exit.cause) }
+  const { config, paths } = exit.value
+  const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
+  const servers: Array<McpServer> = resolved.servers.filter((server) => only === undefined || server.name === only)
+  const notices = [...config.notices.filter((n) => n.includes("mcp servers")), ...resolved.notices]
+  return { ok: true as const, servers, notices, connections: await connectAll(servers, { restartDelays: [] }) }
+}
+
+const where = (server: McpServer): string =>
+  server.type === "local" ? [server.command, ...server.args].join(" ") : server.url
+
+const closeAll = (connections: ReadonlyArray<McpConnection>) => Promise.all(connections.map((c) => c.close()))
+
+const list = async (json: boolean, io: CliIO): Promise<number> => {
+  const result = await connect(io)
+  if (!result.ok) {
+    io.stderr(`lathe mcp list: ${result.message}\n`)
+    return 1
+  }
+  const { connections, notices } = result
+  try {
+    const bad = connections.some((c) => c.status.state === "failed" || c.status.state === "needs-auth")
+    if (json) {
+      const rows = connections.map((c) => ({ name: c.server.name, source: c.server.source, ...c.status }))
+      io.stdout(`${JSON.stringify({ servers: rows, notices }, null, 2)}\n`)
+      return bad ? 1 : 0
+    }
+    const width = Math.max(4, ...connections.map((c) => c.server.name.length))
+    const lines = connections.map(
+      (c) => `${c.server.name.padEnd(width)}  ${describeStatus(c.status)}\n${" ".repeat(width + 2)}${where(c.server)}`
+    )
+    if (connections.length === 0) lines.push('No MCP servers configured (add them under "mcp" in lathe.json).')
+    for (const notice of notices) lines.push(`! ${notice}`)
+    io.stdout(`${lines.join("\n")}\n`)
+    return bad ? 1 : 0
+  } finally {
+    await closeAll(connections)
+  }
+}
+
+const tools = async (name: string | undefined, json: boolean, io: CliIO): Promise<number> => {
+  if (!name) {
+    io.stderr("lathe mcp tools: name the server, e.g. lathe mcp tools github (see lathe mcp list).\n")
+    return 2
+  }
+  const result = await connect(io, name)
+  if (!result.ok) {
+    io.stderr(`lathe mcp tools: ${result.message}\n`)
+    return 1
+  }
+  const { connections } = result
+  try {
+    const connection = connections[0]
+    if (!connection) {
+      io.stderr(`lathe mcp tools: no MCP server named "${name}" in this project (see lathe mcp list).\n`)
+      return 1
+    }
+    if (connection.status.state !== "connected") {
+      io.stderr(`lathe mcp tools: ${name} is ${describeStatus(connection.status)}\n`)
+      return 1
+    }
+    const rows = mcpTools(connections).map((tool, index) => {
+      const source = connection.tools[index]
+      return {
+        name: tool.id,
+        tool: source?.name ?? "",
+        readOnly: source ? isReadOnly(source) : false,
+        description: tool.description
+      }
+    })
+    if (json) io.stdout(`${JSON.stringify(rows, null, 2)}\n`)
+    else
+      io.stdout(
+        `${rows
+          .map(
+            (r) => `${r.name}  (${r.readOnly ? "read-only: allowed" : "asks"})\n  ${r.description.split("\n")[0] ?? ""}`
+          )
+          .join("\n")}\n`
+      )
+    return 0
+  } finally {
+    await closeAll(connections)
+  }
+}
+
+/** `lathe mcp list` / `lathe mcp tools <name>`. */
+export const mcpCommand: Command = async (args, io) => {
+  const { positionals, values } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    strict: true
+  })
+  const [sub, ...rest] = positionals
+  if (values.help || sub === undefined) {
+    io.stdout(usage)
+    return sub === undefined && !values.help ? 2 : 0
+  }
+  if (sub === "list") return list(values.json === true, io)
+  if (sub === "tools") return tools(rest[0], values.json === true, io)
+  io.stderr(`lathe mcp: unknown subcommand "${sub}".\n${usage}`)
+  return 2
+}

@@ -1,0 +1,19 @@
+/**
+ * @lathe/mcp: tools from Model Context Protocol servers, loaded as a plugin.
+ *
+ * The default export is the plugin (no OAuth); `createMcpPlugin({ authProvider })` builds one with OAuth. The
+ * connection, naming, result and permission helpers are exported for hosts (`lathe mcp list`) and tests.
+ */
+import { createMcpPlugin } from "./plugin.js"
+
+export * from "./connection.js"
+export * from "./names.js"
+export * from "./permission.js"
+export * from "./plugin.js"
+export * from "./result.js"
+export * from "./servers.js"
+export * from "./tools.js"
+export * from "./transport.js"
+
+/** The MCP plugin with default options. */
+export default createMcpPlugin()

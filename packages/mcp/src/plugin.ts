@@ -1,0 +1,73 @@
+import { definePlugin, type Plugin } from "@lathe/core"
+import { connectAll, describeStatus, type McpConnection } from "./connection.js"
+import { resolveServers } from "./servers.js"
+import { mcpTools } from "./tools.js"
+import type { AuthProviderFactory } from "./transport.js"
+
+/** Options of {@link createMcpPlugin}. */
+export interface McpPluginOptions {
+  /** Supplies OAuth for remote servers whose `oauth` is not `false` (the OAuth module's provider). */
+  readonly authProvider?: AuthProviderFactory
+  /** Where `.mcp.json`'s `${VAR}` come from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Restart backoff of a server that stopped, in ms (default 0.5 s doubling to 8 s, 5 restarts). */
+  readonly restartDelays?: ReadonlyArray<number>
+}
+
+/**
+ * The MCP plugin: starts every configured server at once (the `mcp` block of the merged config, then a trusted
+ * project's `.mcp.json`), waits for each up to its `timeout`, and contributes the tools of those that connected.
+ * A server that failed is named with its reason in a warning and the session goes on without it.
+ *
+ * Limit: the plugin API's tool list is fixed when plugins load, so setup waits for the servers (bounded by the
+ * largest `timeout`) in the interactive UI too, and tools a server adds later (`tools/list_changed`, or a server
+ * that failed at start) appear from the next start. Tools it removes fail with a clear message when called.
+ */
+export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
+  definePlugin({
+    name: "@lathe/mcp",
+    setup: async (ctx) => {
+      const { servers, notices } = await resolveServers({
+        config: ctx.config,
+        root: ctx.root,
+        trusted: ctx.trusted,
+        env: options.env ?? process.env
+      })
+      for (const notice of notices) ctx.log.warn(notice)
+      if (servers.length === 0) return {}
+      const known = new Map<McpConnection, Set<string>>()
+      const connections = await connectAll(servers, {
+        ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+        ...(options.restartDelays ? { restartDelays: options.restartDelays } : {}),
+        onStatus: (connection) => {
+          const { state } = connection.status
+          const line = `MCP server "${connection.server.name}": ${describeStatus(connection.status)}`
+          if (state === "connected") ctx.log.info(line)
+          else ctx.log.warn(line)
+        },
+        onToolsChanged: (connection) => {
+          const before = known.get(connection) ?? new Set()
+          const added = connection.tools.map((t) => t.name).filter((name) => !before.has(name))
+          if (added.length > 0)
+            ctx.log.info(
+              `MCP server "${connection.server.name}" now offers ${added.join(", ")}; new tools appear when Lathe next starts.`
+            )
+        }
+      })
+      for (const connection of connections) {
+        known.set(connection, new Set(connection.tools.map((t) => t.name)))
+        const { state } = connection.status
+        if (state === "failed" || state === "needs-auth")
+          ctx.log.warn(
+            `MCP server "${connection.server.name}" did not start: ${describeStatus(connection.status)}. ` +
+              "Going on without its tools (`lathe mcp list` shows every server)."
+          )
+      }
+      return {
+        tools: mcpTools(connections),
+        dispose: async () => {
+          await Promise.all(connections.map((connection) => connection.close()))
+        }
+      }
+    }
+  })

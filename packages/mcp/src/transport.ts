@@ -1,0 +1,42 @@
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { McpServer, RemoteServer } from "./servers.js"
+
+/**
+ * Supplies the OAuth provider for a remote server (the package's OAuth module does), or `undefined` for none. Called
+ * only for remote servers whose `oauth` is not `false`.
+ */
+export type AuthProviderFactory = (server: RemoteServer) => OAuthClientProvider | undefined
+
+/** How {@link createTransport} builds a transport. */
+export interface TransportOptions {
+  /** For remote servers: OAuth through the SDK's client auth. Ignored for local servers. */
+  readonly authProvider?: OAuthClientProvider
+  /** For remote servers: which protocol (default Streamable HTTP; `sse` for the older HTTP+SSE one). */
+  readonly protocol?: "streamable-http" | "sse"
+}
+
+/**
+ * The SDK transport for a server. Local: the command over stdio, in its `cwd`, with the SDK's safe default
+ * environment (PATH, HOME, …; no secrets) plus the server's `env`, stderr piped (read it from `transport.stderr`).
+ * Remote: Streamable HTTP (or SSE) with the server's headers and, when given, the OAuth provider.
+ */
+export const createTransport = (server: McpServer, options: TransportOptions = {}): Transport => {
+  if (server.type === "local")
+    return new StdioClientTransport({
+      command: server.command,
+      args: [...server.args],
+      env: { ...getDefaultEnvironment(), ...server.env },
+      cwd: server.cwd,
+      stderr: "pipe"
+    })
+  const url = new URL(server.url)
+  const requestInit: RequestInit = { headers: { ...server.headers } }
+  const auth = options.authProvider ? { authProvider: options.authProvider } : {}
+  return (options.protocol ?? server.transport ?? "streamable-http") === "sse"
+    ? new SSEClientTransport(url, { requestInit, ...auth })
+    : new StreamableHTTPClientTransport(url, { requestInit, ...auth })
+}
