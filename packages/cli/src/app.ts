@@ -66,7 +66,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
   const features = Layer.mergeAll(
-    Plugins.layerFromConfig([...builtinPlugins(), ...(options.plugins ?? [])]),
+    Plugins.layerFromConfig([...builtinPlugins(io.env), ...(options.plugins ?? [])]),
     Question.layer,
     Subagents.layer,
     LLM.layerWith(io.env),

@@ -1,13 +1,26 @@
 import agents from "@lathe/agents"
-import type { PluginEntry } from "@lathe/core"
-import mcp from "@lathe/mcp"
+import { dataDir, type PluginEntry } from "@lathe/core"
+import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp"
 import skills from "@lathe/skills"
 import tools from "@lathe/tools"
 
 /** The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, then MCP servers' tools. */
-export const builtinPlugins = (): Array<PluginEntry> => [
+export const builtinPlugins = (env: Readonly<Record<string, string | undefined>> = process.env): Array<PluginEntry> => [
   { plugin: tools, source: "@lathe/tools" },
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },
-  { plugin: mcp, source: "@lathe/mcp" }
+  {
+    // Remote servers sign in with the tokens `lathe mcp auth <name>` stored; a run never opens a browser itself.
+    plugin: createMcpPlugin({
+      env,
+      authProvider: (server) =>
+        createOAuthProvider({
+          serverName: server.name,
+          serverUrl: server.url,
+          dataDir: dataDir(env),
+          openBrowser: async () => undefined
+        })
+    }),
+    source: "@lathe/mcp"
+  }
 ]

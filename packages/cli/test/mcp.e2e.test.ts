@@ -82,4 +82,17 @@ describe("MCP in the CLI (end to end)", () => {
     assert.match(tools.stdout, /everything_echo {2}\(read-only: allowed\)/)
     assert.match(tools.stdout, /everything_toggle-subscriber-updates {2}\(asks\)/)
   })
+
+  it("lathe mcp auth and logout: clear errors for a missing or unknown server, logout of nothing says so", async () => {
+    const box = sandbox()
+    const missing = await runLathe(["mcp", "auth"], { cwd: box.project, env: box.env })
+    assert.strictEqual(missing.code, 2)
+    assert.include(missing.stderr, "name the server")
+    const unknown = await runLathe(["mcp", "auth", "nosuch"], { cwd: box.project, env: box.env })
+    assert.strictEqual(unknown.code, 1)
+    assert.include(unknown.stderr, 'no remote MCP server named "nosuch"')
+    const out = await runLathe(["mcp", "logout", "nosuch"], { cwd: box.project, env: box.env })
+    assert.strictEqual(out.code, 0, out.stderr)
+    assert.include(out.stdout, "nosuch had no stored sign-in")
+  })
 })

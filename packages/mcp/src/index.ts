@@ -8,6 +8,7 @@ import { createMcpPlugin } from "./plugin.js"
 
 export * from "./connection.js"
 export * from "./names.js"
+export * from "./oauth.js"
 export * from "./permission.js"
 export * from "./plugin.js"
 export * from "./result.js"

@@ -1,24 +1,32 @@
 import { parseArgs } from "node:util"
-import { Config, Paths } from "@lathe/core"
+import { Config, dataDir, Paths } from "@lathe/core"
 import {
+  authorize,
   connectAll,
+  createOAuthProvider,
   describeStatus,
   isReadOnly,
+  logout,
   type McpConnection,
   type McpServer,
   mcpTools,
+  openSystemBrowser,
   resolveServers
 } from "@lathe/mcp"
 import { Effect, Layer } from "effect"
 import { failureText } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
-const usage = `Usage: lathe mcp <list | tools <name>> [--json]
+const usage = `Usage: lathe mcp <list | tools <name> | auth <name> | logout <name>> [--json]
 
   list [--json]         Every MCP server of this project (lathe.json "mcp", and .mcp.json when the project is
                         trusted): connected with its tool count, failed with the reason, disabled, or needs auth.
   tools <name> [--json] The tools of one server as the model sees them (<server>_<tool>), and whether each is
                         allowed by default (readOnlyHint) or asked.
+
+  auth <name>           Sign in to a remote server behind OAuth (PKCE, dynamic client registration): opens the
+                        browser, waits for the redirect on 127.0.0.1, stores the tokens (mode 0600) in the data dir.
+  logout <name>         Forget the stored tokens of a remote server.
 
 Servers connect at once, each within its "timeout" (default 10000 ms). See docs/mcp.md.
 `
@@ -118,6 +126,55 @@ const tools = async (name: string | undefined, json: boolean, io: CliIO): Promis
   }
 }
 
+/** `lathe mcp auth <name>` signs in to a remote server; `lathe mcp logout <name>` forgets its tokens. */
+const auth = async (verb: "auth" | "logout", name: string | undefined, io: CliIO): Promise<number> => {
+  if (!name) {
+    io.stderr(`lathe mcp ${verb}: name the server, e.g. lathe mcp ${verb} github (see lathe mcp list).\n`)
+    return 2
+  }
+  const data = dataDir(io.env)
+  if (verb === "logout") {
+    const removed = await logout(name, data)
+    io.stdout(removed ? `Forgot the sign-in of ${name}.\n` : `${name} had no stored sign-in.\n`)
+    return 0
+  }
+  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+  const exit = await Effect.runPromiseExit(
+    Effect.gen(function* () {
+      const config = yield* Config
+      const paths = yield* Paths
+      return { config, paths }
+    }).pipe(Effect.provide(layer))
+  )
+  if (exit._tag === "Failure") {
+    io.stderr(`lathe mcp auth: ${failureText(exit.cause)}\n`)
+    return 1
+  }
+  const { config, paths } = exit.value
+  const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
+  const server = resolved.servers.find((s) => s.name === name)
+  if (!server || server.type !== "remote") {
+    io.stderr(`lathe mcp auth: no remote MCP server named "${name}" in this project (see lathe mcp list).\n`)
+    return 1
+  }
+  const provider = createOAuthProvider({
+    serverName: name,
+    serverUrl: server.url,
+    dataDir: data,
+    openBrowser: async (url) => {
+      io.stderr(`Sign in at ${url.href}\n`)
+      await openSystemBrowser(url).catch(() => undefined)
+    }
+  })
+  const result = await authorize(server.url, provider)
+  if (result !== "AUTHORIZED") {
+    io.stderr(`lathe mcp auth: ${result.message}\n`)
+    return 1
+  }
+  io.stdout(`Signed in to ${name}.\n`)
+  return 0
+}
+
 /** `lathe mcp list` / `lathe mcp tools <name>`. */
 export const mcpCommand: Command = async (args, io) => {
   const { positionals, values } = parseArgs({
@@ -133,6 +190,7 @@ export const mcpCommand: Command = async (args, io) => {
   }
   if (sub === "list") return list(values.json === true, io)
   if (sub === "tools") return tools(rest[0], values.json === true, io)
+  if (sub === "auth" || sub === "logout") return auth(sub, rest[0], io)
   io.stderr(`lathe mcp: unknown subcommand "${sub}".\n${usage}`)
   return 2
 }
