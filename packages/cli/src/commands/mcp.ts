@@ -16,8 +16,9 @@ import {
 import { Effect, Layer } from "effect"
 import { failureText } from "../app.js"
 import type { CliIO, Command } from "../io.js"
+import { addServer, configUsage, removeServer } from "./mcp-config.js"
 
-const usage = `Usage: lathe mcp <list | tools <name> | auth <name> | logout <name>> [--json]
+const usage = `Usage: lathe mcp <list | tools <name> | auth <name> | logout <name> | add <name> … | remove <name>>
 
   list [--json]         Every MCP server of this project (lathe.json "mcp", and .mcp.json when the project is
                         trusted): connected with its tool count, failed with the reason, disabled, or needs auth.
@@ -27,6 +28,8 @@ const usage = `Usage: lathe mcp <list | tools <name> | auth <name> | logout <nam
   auth <name>           Sign in to a remote server behind OAuth (PKCE, dynamic client registration): opens the
                         browser, waits for the redirect on 127.0.0.1, stores the tokens (mode 0600) in the data dir.
   logout <name>         Forget the stored tokens of a remote server.
+
+${configUsage}
 
 Servers connect at once, each within its "timeout" (default 10000 ms). See docs/mcp.md.
 `
@@ -153,7 +156,7 @@ const auth = async (verb: "auth" | "logout", name: string | undefined, io: CliIO
   const { config, paths } = exit.value
   const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
   const server = resolved.servers.find((s) => s.name === name)
-  if (!server || server.type !== "remote") {
+  if (server?.type !== "remote") {
     io.stderr(`lathe mcp auth: no remote MCP server named "${name}" in this project (see lathe mcp list).\n`)
     return 1
   }
@@ -175,8 +178,11 @@ const auth = async (verb: "auth" | "logout", name: string | undefined, io: CliIO
   return 0
 }
 
-/** `lathe mcp list` / `lathe mcp tools <name>`. */
+/** `lathe mcp list|tools|auth|logout|add|remove`. */
 export const mcpCommand: Command = async (args, io) => {
+  // add / remove parse their own options (a local server's command follows "--").
+  if (args[0] === "add") return addServer(args.slice(1), io)
+  if (args[0] === "remove") return removeServer(args.slice(1), io)
   const { positionals, values } = parseArgs({
     args: [...args],
     allowPositionals: true,
