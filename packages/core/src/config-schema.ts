@@ -200,6 +200,16 @@ export const ConfigFile = z.strictObject({
   plugin: z.array(PluginSpec).optional(),
   /** MCP servers by name; their tools are `<name>_<tool>`. An untrusted project's servers are not started. */
   mcp: z.record(z.string(), McpServerConfig).optional(),
+  /**
+   * The share of the model's context window (0–1, default 0.1) MCP tool definitions may take before they are no
+   * longer all sent and the model finds them with `mcp_search` instead; `false` always sends them all.
+   */
+  mcp_tool_search: z
+    .union(
+      [z.literal(false), z.number().min(0, says("a number from 0 to 1")).max(1, says("a number from 0 to 1"))],
+      says("a number from 0 to 1, or false")
+    )
+    .optional(),
   /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
   disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
   /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */

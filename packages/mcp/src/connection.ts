@@ -76,6 +76,11 @@ export class McpConnection {
     this.status = server.enabled ? { state: "connecting" } : { state: "disabled" }
   }
 
+  /** The SDK client while connected, for requests beyond tools (prompts, resources); `undefined` otherwise. */
+  get sdkClient(): Client | undefined {
+    return this.status.state === "connected" ? this.client : undefined
+  }
+
   /** The local server's process id while it runs (for diagnostics). */
   get pid(): number | undefined {
     const transport = this.client?.transport

@@ -2,7 +2,8 @@
  * @lathe/mcp: tools from Model Context Protocol servers, loaded as a plugin.
  *
  * The default export is the plugin (no OAuth); `createMcpPlugin({ authProvider })` builds one with OAuth. The
- * connection, naming, result and permission helpers are exported for hosts (`lathe mcp list`) and tests.
+ * connection, naming, result and permission helpers are exported for hosts (`lathe mcp list`) and tests; a host
+ * reaches the loaded plugin's servers through `mcpConnections(root)` for their prompts and resources.
  */
 import { createMcpPlugin } from "./plugin.js"
 
@@ -11,7 +12,12 @@ export * from "./names.js"
 export * from "./oauth.js"
 export * from "./permission.js"
 export * from "./plugin.js"
+export * from "./prompts.js"
+export * from "./registry.js"
+export * from "./resources.js"
 export * from "./result.js"
+export * from "./search.js"
+export * from "./search-tools.js"
 export * from "./servers.js"
 export * from "./tools.js"
 export * from "./transport.js"

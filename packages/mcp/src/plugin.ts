@@ -1,5 +1,7 @@
 import { definePlugin, type Plugin } from "@lathe/core"
 import { connectAll, describeStatus, type McpConnection } from "./connection.js"
+import { registerMcpConnections } from "./registry.js"
+import { offerMcpTools } from "./search-tools.js"
 import { resolveServers } from "./servers.js"
 import { mcpTools } from "./tools.js"
 import type { AuthProviderFactory } from "./transport.js"
@@ -63,9 +65,13 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
               "Going on without its tools (`lathe mcp list` shows every server)."
           )
       }
+      // Hosts reach the prompts and resources of these servers through `mcpConnections(root)`.
+      const unregister = registerMcpConnections(ctx.root, connections)
       return {
-        tools: mcpTools(connections),
+        // Every MCP tool, or mcp_search + mcp_call when their definitions would take too much of the context.
+        ...offerMcpTools(mcpTools(connections), ctx, options.env ?? process.env),
         dispose: async () => {
+          unregister()
           await Promise.all(connections.map((connection) => connection.close()))
         }
       }

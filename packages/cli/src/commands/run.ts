@@ -14,6 +14,7 @@ import {
   SessionPrompt,
   SessionStore
 } from "@lathe/core"
+import { mcpConnections, resourceParts, runPrompt } from "@lathe/mcp"
 import { describeAsk } from "@lathe/permission"
 import { Effect, Exit, Layer } from "effect"
 import { appLayer, cliLogger, failureText } from "../app.js"
@@ -21,15 +22,19 @@ import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer, totalsLine } from "../render.js"
 
 const usage = `Usage: lathe run [options] <message...>
+       lathe run [options] --command <server>:<prompt> [key=value | value]...
 
 Runs one turn of the agent on this directory's project: the model answers, calls tools (asking you for
 permission where the rules say so), and stops when the task is done. The message may also come on stdin.
+With --command, an MCP server's prompt is the message; the words after it are its arguments. In a message,
+@<server>:<uri> attaches that MCP resource.
 
 Options:
   --agent <name>       The agent to run (default: the configured default_agent, else build)
   -m, --model <p/m>    The model, as provider/model (default: the agent's, else the configured model)
   -s, --session <id>   Continue this session
   -c, --continue       Continue the most recent session of this project
+  --command <s>:<p>    Run the MCP prompt <p> of server <s> (arguments as key=value, or in the prompt's order)
   --format <fmt>       text (default) or json: every event as one JSON object per line on stdout
   -y, --yes            Allow every permission ask (deny rules still hold); without a terminal, asks are
                        rejected unless --yes is given
@@ -68,9 +73,9 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr(`lathe run: --format must be "text" or "json", not "${format}".\n`)
     return 2
   }
-  let message = positionals.join(" ").trim()
-  if (!message && io.stdin && !io.stdinIsTTY) message = (await readAll(io.stdin)).trim()
-  if (!message) {
+  let message = values.command ? "" : positionals.join(" ").trim()
+  if (!message && !values.command && io.stdin && !io.stdinIsTTY) message = (await readAll(io.stdin)).trim()
+  if (!message && !values.command) {
     io.stderr('lathe run: no message. Give the task as arguments (lathe run "fix the failing test") or on stdin.\n')
     return 2
   }
@@ -88,6 +93,8 @@ export const runCommand: Command = async (args, io: CliIO) => {
 
   const totals = emptyTotals()
   let noTerminal = 0
+  /** Set when `--command` names a prompt that cannot run as asked: a usage error (exit 2), said on stderr. */
+  let badCommand: string | undefined
   const render: (event: LatheEvent) => void =
     format === "json" ? (event) => io.stdout(`${JSON.stringify(event)}\n`) : textRenderer(io.stdout, io.stderr, totals)
 
@@ -110,6 +117,25 @@ export const runCommand: Command = async (args, io: CliIO) => {
       },
       ["permission.asked", "question.asked"]
     )
+    const plugins = yield* Plugins
+    // The MCP plugin has loaded (it waits for its servers), so its connections serve prompts and resources now.
+    const connections = mcpConnections(paths.root)
+    if (values.command) {
+      const name = values.command
+      const expanded = yield* Effect.promise(() =>
+        runPrompt(connections, name, positionals).then(
+          (text) => ({ text }),
+          (error: unknown) => ({ error: errorText(error) })
+        )
+      )
+      if ("error" in expanded) {
+        badCommand = expanded.error
+        return undefined
+      }
+      message = expanded.text
+    }
+    const attached = yield* Effect.promise(() => resourceParts(message, connections))
+    for (const problem of attached.problems) io.stderr(`lathe: ${problem}\n`)
     let sessionID: string
     if (values.session) sessionID = (yield* store.getSession(values.session)).id
     else if (values.continue) {
@@ -119,12 +145,11 @@ export const runCommand: Command = async (args, io: CliIO) => {
     const prompt = yield* SessionPrompt
     // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it).
     const direct = /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(message)
-    const plugins = yield* Plugins
     const named = direct ? resolveAgents(plugins.agents, config.info.agent).get(direct[1] ?? "") : undefined
     const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
     return yield* prompt.prompt({
       sessionID,
-      parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }],
+      parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }, ...attached.parts],
       ...(subagent ? { agent: subagent, allowSubagents: true } : values.agent ? { agent: values.agent } : {}),
       ...(values.model ? { model: values.model } : {}),
       abort: controller.signal,
@@ -140,6 +165,10 @@ export const runCommand: Command = async (args, io: CliIO) => {
     if (controller.signal.aborted) return 130
     io.stderr(`lathe: ${failureText(exit.cause)}\n`)
     return 1
+  }
+  if (badCommand !== undefined || exit.value === undefined) {
+    io.stderr(`lathe run: ${badCommand ?? "the --command prompt did not run"}\n`)
+    return 2
   }
   const info = exit.value.info
   if (info.role === "assistant" && info.error) {
@@ -161,6 +190,7 @@ const parse = (args: ReadonlyArray<string>) =>
       model: { type: "string", short: "m" },
       session: { type: "string", short: "s" },
       continue: { type: "boolean", short: "c" },
+      command: { type: "string" },
       format: { type: "string" },
       yes: { type: "boolean", short: "y" },
       help: { type: "boolean", short: "h" }

@@ -23,6 +23,7 @@ import {
   undoLastStep,
   unrevertSession
 } from "@lathe/core"
+import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { type AppServices, appLayer, failureText } from "../app.js"
 import type { CliIO } from "../io.js"
@@ -48,6 +49,8 @@ export interface SlashCommand {
   readonly name: string
   readonly description: string
   readonly custom?: CustomCommand
+  /** An MCP server's prompt, listed as `/<server>:<prompt>`. */
+  readonly mcp?: McpPrompt
 }
 
 export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [
@@ -99,6 +102,8 @@ export class Controller {
   history: PromptHistory | undefined
   files: ReadonlyArray<string> = []
   customCommands: ReadonlyArray<CustomCommand> = []
+  /** The prompts of the connected MCP servers (listed once the servers are up). */
+  mcpPrompts: ReadonlyArray<McpPrompt> = []
   primaryAgents: ReadonlyArray<string> = []
   /** Set on start in an untrusted folder whose config was narrowed: what it would grant if trusted. */
   trustPrompt: ReadonlyArray<string> | undefined
@@ -179,6 +184,11 @@ export class Controller {
     for (const problem of commands.problems) this.note("warn", "custom command", [problem])
     void listFiles(paths.root).then((files) => {
       this.files = files
+    })
+    void listPrompts(mcpConnections(paths.root)).then(({ prompts, problems }) => {
+      this.mcpPrompts = prompts
+      for (const problem of problems) this.note("warn", "MCP prompts", [problem])
+      this.changed()
     })
     if (this.options.session || this.options.continue) await this.resume(this.options.session)
     await this.resolveModel()
@@ -319,6 +329,9 @@ export class Controller {
   private async promptParts(text: string): Promise<Array<PromptPart>> {
     const parts: Array<PromptPart> = [{ type: "text", text }]
     for (const context of this.pendingShell.splice(0)) parts.push({ type: "text", text: context, synthetic: true })
+    const resources = await resourceParts(text, mcpConnections(this.root))
+    parts.push(...resources.parts)
+    for (const problem of resources.problems) this.note("warn", "MCP resource not attached", [problem])
     for (const path of await mentionedFiles(text, this.root).catch(() => [] as ReadonlyArray<string>)) {
       const absolute = join(this.root, path)
       const extension = path.split(".").pop()?.toLowerCase() ?? ""
@@ -435,7 +448,8 @@ export class Controller {
       ...BUILTIN_COMMANDS,
       ...this.customCommands
         .filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name))
-        .map((custom) => ({ name: custom.name, description: custom.description, custom }))
+        .map((custom) => ({ name: custom.name, description: custom.description, custom })),
+      ...this.mcpPrompts.map((mcp) => ({ name: mcp.command, description: mcp.description || "MCP prompt", mcp }))
     ]
   }
 
@@ -472,6 +486,13 @@ export class Controller {
         this.note("info", "/help", helpLines(this.commands()))
         return
       default: {
+        // A prompt listed at start, or one of a connected server's it added since (the server says if it has none).
+        const server = head.includes(":") ? head.slice(0, head.indexOf(":")) : undefined
+        if (
+          this.mcpPrompts.some((p) => p.command === head) ||
+          mcpConnections(this.root).some((c) => c.server.name === server)
+        )
+          return this.mcpPrompt(head, args)
         const custom = this.customCommands.find((c) => c.name === head)
         if (!custom) {
           this.note("warn", `/${head}`, [`No command /${head}. Type / to see the commands, or /help.`])
@@ -483,6 +504,18 @@ export class Controller {
         })
       }
     }
+  }
+
+  /** `/<server>:<prompt> args`: the server expands the prompt (arguments as with `lathe run --command`), then it runs. */
+  private async mcpPrompt(command: string, args: string): Promise<void> {
+    if (this.busy)
+      return void this.note("warn", "busy", ["Wait for the running turn to end (or press Esc to interrupt it)."])
+    const expanded = await runPrompt(mcpConnections(this.root), command, splitWords(args)).then(
+      (text) => ({ text }),
+      (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) })
+    )
+    if ("error" in expanded) return void this.note("warn", `/${command}`, [expanded.error])
+    await this.submitPrompt(expanded.text)
   }
 
   private async submitPrompt(
