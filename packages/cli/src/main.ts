@@ -37,7 +37,7 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     load: async () => (await import("./commands/plugin.js")).pluginCommand
   },
   mcp: {
-    summary: "List this project's MCP servers (connected, failed and why, disabled, needs auth) or one's tools",
+    summary: "MCP servers: list (state and why), tools <name>, add/remove, auth/logout <name>",
     load: async () => (await import("./commands/mcp.js")).mcpCommand
   },
   config: {
