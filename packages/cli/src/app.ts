@@ -33,6 +33,8 @@ export interface AppOptions {
   readonly plugins?: ReadonlyArray<PluginEntry | Plugin>
   /** Sees every event synchronously as it is published (the renderer), before any subscriber. */
   readonly onEvent?: (event: LatheEvent) => void
+  /** Whether start-up waits for the MCP servers (`lathe run`); the interactive UI does not: tools appear as they connect. */
+  readonly mcpWait?: boolean
 }
 
 /** The in-process bus, with `onEvent` called on every publish. */
@@ -66,7 +68,10 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
   const features = Layer.mergeAll(
-    Plugins.layerFromConfig([...builtinPlugins(io.env), ...(options.plugins ?? [])]),
+    Plugins.layerFromConfig([
+      ...builtinPlugins(io.env, { mcpWait: options.mcpWait !== false }),
+      ...(options.plugins ?? [])
+    ]),
     Question.layer,
     Subagents.layer,
     LLM.layerWith(io.env),

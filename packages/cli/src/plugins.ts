@@ -5,7 +5,10 @@ import skills from "@lathe/skills"
 import tools from "@lathe/tools"
 
 /** The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, then MCP servers' tools. */
-export const builtinPlugins = (env: Readonly<Record<string, string | undefined>> = process.env): Array<PluginEntry> => [
+export const builtinPlugins = (
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  options: { readonly mcpWait?: boolean } = {}
+): Array<PluginEntry> => [
   { plugin: tools, source: "@lathe/tools" },
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },
@@ -13,6 +16,7 @@ export const builtinPlugins = (env: Readonly<Record<string, string | undefined>>
     // Remote servers sign in with the tokens `lathe mcp auth <name>` stored; a run never opens a browser itself.
     plugin: createMcpPlugin({
       env,
+      wait: options.mcpWait !== false,
       authProvider: (server) =>
         createOAuthProvider({
           serverName: server.name,

@@ -45,6 +45,11 @@ export interface PluginContext {
   readonly options: Readonly<Record<string, unknown>>
   readonly log: PluginLogger
   readonly client: PluginClient
+  /**
+   * Changes this plugin's tools after setup (a server that connected later): `set` replaces every tool this plugin
+   * added this way (the tools setup returned stay). The loop offers them from its next turn.
+   */
+  readonly tools: { readonly set: (tools: ReadonlyArray<AnyTool>) => void }
 }
 
 /** The model and agent a hook runs for. */

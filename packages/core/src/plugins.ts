@@ -58,7 +58,10 @@ export class Plugins extends Context.Service<
     readonly list: ReadonlyArray<LoadedPlugin>
     /** Plugins that could not be loaded (import or setup failed), with what to do about it. */
     readonly failed: ReadonlyArray<PluginLoadFailure>
-    /** Every plugin tool, in load order; a later tool with the same id replaces an earlier one. */
+    /**
+     * Every plugin tool, in load order; a later tool with the same id replaces an earlier one. Read it when you need
+     * it: tools a plugin adds after setup (`ctx.tools.set`) appear here.
+     */
     readonly tools: ReadonlyArray<AnyTool>
     /** Every plugin agent, in load order; a later agent with the same name replaces an earlier one. */
     readonly agents: ReadonlyArray<AgentInfo>
@@ -173,6 +176,8 @@ const makePlugins = Effect.fnUntraced(function* (
     const setup = typeof entry.plugin === "function" ? entry.plugin : entry.plugin.setup
     const name = entry.name ?? plugin?.name ?? entry.source ?? `plugin #${index + 1}`
     const source = entry.source ?? name
+    /** The tools this plugin added after setup through `ctx.tools.set`. */
+    const added = new Map<string, AnyTool>()
     const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
       fork(
         (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
@@ -190,7 +195,17 @@ const makePlugins = Effect.fnUntraced(function* (
       home: paths.home,
       options: entry.options ?? {},
       log: { info: log("info"), warn: log("warn"), error: log("error") },
-      client
+      client,
+      tools: {
+        set: (next) => {
+          for (const [id, tool] of added) if (tools.get(id) === tool) tools.delete(id)
+          added.clear()
+          for (const tool of next) {
+            tools.set(tool.id, tool)
+            added.set(tool.id, tool)
+          }
+        }
+      }
     }
     const hooks = yield* attempt(async () => setup(ctx)).pipe(
       Effect.tap((hooks) =>
@@ -277,7 +292,10 @@ const makePlugins = Effect.fnUntraced(function* (
   return Plugins.of({
     list,
     failed,
-    tools: [...tools.values()],
+    // A getter: plugins may change their tools after setup (ctx.tools.set); each turn reads the current list.
+    get tools() {
+      return [...tools.values()]
+    },
     agents: [...agents.values()],
     has: (hook) => implemented.has(hook),
     trigger

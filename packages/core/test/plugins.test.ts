@@ -155,6 +155,41 @@ describe("plugin contributions", () => {
     }).pipe(Effect.provide(testLayer({ root: root(), plugins: [a, b] })))
   })
 
+  it.effect("a plugin changes its tools after setup with ctx.tools.set; the list reflects each change", () => {
+    const tool = (id: string) =>
+      Tool.define(id, {
+        description: `The ${id} tool`,
+        parameters: z.object({}),
+        mutates: false,
+        execute: () => ({ title: id, output: id })
+      })
+    let set: ((tools: ReadonlyArray<ReturnType<typeof tool>>) => void) | undefined
+    const later = definePlugin({
+      name: "later",
+      setup: (ctx) => {
+        set = ctx.tools.set
+        return { tools: [tool("fixed")] }
+      }
+    })
+    return Effect.gen(function* () {
+      const plugins = yield* Plugins
+      assert.deepStrictEqual(
+        plugins.tools.map((t) => t.id),
+        ["fixed"]
+      )
+      set?.([tool("one"), tool("two")])
+      assert.deepStrictEqual(
+        plugins.tools.map((t) => t.id),
+        ["fixed", "one", "two"]
+      )
+      set?.([tool("three")])
+      assert.deepStrictEqual(
+        plugins.tools.map((t) => t.id),
+        ["fixed", "three"]
+      )
+    }).pipe(Effect.provide(testLayer({ root: root(), plugins: [later] })))
+  })
+
   it.live("event hooks receive bus events in order", () => {
     const seen: Array<string> = []
     const watcher = definePlugin({

@@ -1,8 +1,8 @@
-import { definePlugin, type Plugin } from "@lathe/core"
-import { connectAll, describeStatus, type McpConnection } from "./connection.js"
+import { definePlugin, type Plugin, type PluginContext, type PluginHooks } from "@lathe/core"
+import { connectAll, describeStatus, McpConnection } from "./connection.js"
 import { registerMcpConnections } from "./registry.js"
-import { offerMcpTools } from "./search-tools.js"
-import { resolveServers } from "./servers.js"
+import { type OfferedTools, offerMcpTools } from "./search-tools.js"
+import { type McpServer, resolveServers } from "./servers.js"
 import { mcpTools } from "./tools.js"
 import type { AuthProviderFactory } from "./transport.js"
 
@@ -14,6 +14,11 @@ export interface McpPluginOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Restart backoff of a server that stopped, in ms (default 0.5 s doubling to 8 s, 5 restarts). */
   readonly restartDelays?: ReadonlyArray<number>
+  /**
+   * `true` (default): setup waits for every server up to its timeout (`lathe run`). `false` (the interactive UI):
+   * setup returns at once and each server's tools are offered from the first turn after it connects.
+   */
+  readonly wait?: boolean
 }
 
 /**
@@ -21,9 +26,9 @@ export interface McpPluginOptions {
  * project's `.mcp.json`), waits for each up to its `timeout`, and contributes the tools of those that connected.
  * A server that failed is named with its reason in a warning and the session goes on without it.
  *
- * Limit: the plugin API's tool list is fixed when plugins load, so setup waits for the servers (bounded by the
- * largest `timeout`) in the interactive UI too, and tools a server adds later (`tools/list_changed`, or a server
- * that failed at start) appear from the next start. Tools it removes fail with a clear message when called.
+ * With `wait: false` (the interactive UI) setup does not wait: tools appear from the first turn after their server
+ * connects, and `tools/list_changed` refreshes them. With the default `wait: true`, tools a server adds later appear
+ * from the next start. Tools a server removes fail with a clear message when called.
  */
 export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
   definePlugin({
@@ -37,6 +42,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       })
       for (const notice of notices) ctx.log.warn(notice)
       if (servers.length === 0) return {}
+      if (options.wait === false) return startInBackground(servers, ctx, options)
       const known = new Map<McpConnection, Set<string>>()
       const connections = await connectAll(servers, {
         ...(options.authProvider ? { authProvider: options.authProvider } : {}),
@@ -77,3 +83,43 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       }
     }
   })
+
+/**
+ * The no-wait mode: servers connect in the background; whenever one connects or changes its tools, the plugin's
+ * tools are replaced by what the connected servers offer (every tool, or the search tools over the budget).
+ */
+const startInBackground = (
+  servers: ReadonlyArray<McpServer>,
+  ctx: PluginContext,
+  options: McpPluginOptions
+): PluginHooks => {
+  const env = options.env ?? process.env
+  let offered: OfferedTools = { tools: [] }
+  const connections: Array<McpConnection> = []
+  const refresh = () => {
+    const connected = connections.filter((connection) => connection.status.state === "connected")
+    offered = offerMcpTools(mcpTools(connected), ctx, env)
+    ctx.tools.set(offered.tools)
+  }
+  const connectionOptions = {
+    ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+    ...(options.restartDelays ? { restartDelays: options.restartDelays } : {}),
+    onStatus: (connection: McpConnection) => {
+      const line = `MCP server "${connection.server.name}": ${describeStatus(connection.status)}`
+      if (connection.status.state === "connected") ctx.log.info(line)
+      else ctx.log.warn(line)
+      refresh()
+    },
+    onToolsChanged: () => refresh()
+  }
+  for (const server of servers) connections.push(new McpConnection(server, connectionOptions))
+  const unregister = registerMcpConnections(ctx.root, connections)
+  for (const connection of connections) void connection.start().catch(() => undefined)
+  return {
+    "system.transform": (input) => offered["system.transform"]?.(input),
+    dispose: async () => {
+      unregister()
+      await Promise.all(connections.map((connection) => connection.close()))
+    }
+  }
+}

@@ -36,6 +36,34 @@ describe("the MCP plugin", () => {
     expect(ids.some((id) => id.startsWith("broken_") || id.startsWith("off_"))).toBe(false)
   })
 
+  it("with wait: false setup returns before the servers connect, and their tools appear once they have", async () => {
+    const root = tempDir()
+    const seen = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const plugins = yield* Plugins
+          const atStart = plugins.tools.map((t) => t.id)
+          const deadline = Date.now() + 15_000
+          while (!plugins.tools.some((t) => t.id === "everything_echo") && Date.now() < deadline)
+            yield* Effect.sleep("50 millis")
+          return { atStart, later: plugins.tools.map((t) => t.id) }
+        }).pipe(
+          Effect.provide(
+            testLayer({
+              root,
+              plugins: [createMcpPlugin({ wait: false })],
+              config: { mcp: { everything: { type: "local", command: [process.execPath, everythingBin, "stdio"] } } }
+            })
+          )
+        )
+      )
+    )
+    // The server (a node process) cannot have connected before setup returned.
+    expect(seen.atStart.some((id) => id.startsWith("everything_"))).toBe(false)
+    expect(seen.later).toContain("everything_echo")
+    expect(seen.later).toContain("everything_get-sum")
+  })
+
   it("an untrusted repository's servers (lathe.json mcp and .mcp.json) are never started", async () => {
     const base = tempDir()
     const root = join(base, "repo")

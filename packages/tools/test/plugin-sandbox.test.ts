@@ -22,6 +22,7 @@ const setup = async (root: string, input: ConfigTestInput) => {
     config,
     options: {},
     log: { info: () => {}, warn: (message) => warnings.push(message), error: () => {} },
+    tools: { set: () => {} },
     client: {
       sessions: {
         list: async () => [],

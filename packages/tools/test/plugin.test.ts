@@ -13,6 +13,7 @@ const pluginContext = (root: string, options: Record<string, unknown> = {}): Plu
   config: {} as PluginContext["config"],
   options,
   log: { info: () => {}, warn: () => {}, error: () => {} },
+  tools: { set: () => {} },
   client: {
     sessions: {
       list: async () => [],

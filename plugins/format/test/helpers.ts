@@ -79,6 +79,7 @@ export const pluginContext = (root: string, options: Readonly<Record<string, unk
   config: {} as ConfigInfo,
   options,
   log: { info: () => {}, warn: () => {}, error: () => {} },
+  tools: { set: () => {} },
   client: {
     sessions: {
       list: async () => [],

@@ -66,6 +66,7 @@ export const pluginContext = (root: string): PluginContext => ({
   config: {} as ConfigInfo,
   options: {},
   log: { info: () => {}, warn: () => {}, error: () => {} },
+  tools: { set: () => {} },
   client: {
     sessions: {
       list: async () => [],

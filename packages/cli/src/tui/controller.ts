@@ -144,7 +144,9 @@ export class Controller {
       })
     ])
     const layer = appLayer(io, {
-      onEvent: (event) => (self ? self.onEvent(event) : events.push(event))
+      onEvent: (event) => (self ? self.onEvent(event) : events.push(event)),
+      // The session opens at once; MCP servers' tools join as they connect.
+      mcpWait: false
     }).pipe(Layer.provideMerge(logger))
     const runtime = ManagedRuntime.make(layer)
     self = new Controller(io, runtime, options)
