@@ -145,7 +145,7 @@ export const App = ({
       picker !== undefined || controller.transcript.permissions.length > 0 || controller.transcript.questions.length > 0
     let popupItems: ReadonlyArray<PopupItem> = []
     if (!blocked && popup.dismissed !== text) {
-      const key = `${commandQuery ?? ""}\u0000${mention?.query ?? "\u0001"}\u0000${controller.files.length}`
+      const key = `${commandQuery ?? ""}\u0000${mention?.query ?? "\u0001"}\u0000${controller.files.length}\u0000${controller.mcpPrompts.length}`
       if (popupCache.current.key === key) popupItems = popupCache.current.items
       else {
         if (commandQuery !== undefined)

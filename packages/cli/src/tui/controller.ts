@@ -187,14 +187,31 @@ export class Controller {
     void listFiles(paths.root).then((files) => {
       this.files = files
     })
-    void listPrompts(mcpConnections(paths.root)).then(({ prompts, problems }) => {
-      this.mcpPrompts = prompts
-      for (const problem of problems) this.note("warn", "MCP prompts", [problem])
-      this.changed()
-    })
+    void this.loadPrompts(paths.root)
     if (this.options.session || this.options.continue) await this.resume(this.options.session)
     await this.resolveModel()
     this.changed()
+  }
+
+  /**
+   * Lists the MCP servers' prompts for the command palette. Servers connect in the background (the UI does not wait
+   * for them), so the list is taken again every half second until none is still connecting (at most 30 s).
+   */
+  private async loadPrompts(root: string): Promise<void> {
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const connections = mcpConnections(root)
+      const settled = connections.every((c) => c.status.state !== "connecting" && c.status.state !== "restarting")
+      const { prompts, problems } = await listPrompts(connections)
+      if (prompts.length !== this.mcpPrompts.length) {
+        this.mcpPrompts = prompts
+        this.changed()
+      }
+      if (settled) {
+        for (const problem of problems) this.note("warn", "MCP prompts", [problem])
+        return
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
   }
 
   /** Calls `listener` after every change; returns the unsubscribe function. */
