@@ -35,6 +35,8 @@ export interface AppOptions {
   readonly onEvent?: (event: LatheEvent) => void
   /** Whether start-up waits for the MCP servers (`lathe run`); the interactive UI does not: tools appear as they connect. */
   readonly mcpWait?: boolean
+  /** `false` leaves MCP servers unstarted (commands that call no tools: undo, redo, agents). */
+  readonly mcp?: boolean
 }
 
 /** The in-process bus, with `onEvent` called on every publish. */
@@ -69,7 +71,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   )
   const features = Layer.mergeAll(
     Plugins.layerFromConfig([
-      ...builtinPlugins(io.env, { mcpWait: options.mcpWait !== false }),
+      ...builtinPlugins(io.env, { mcpWait: options.mcpWait !== false, mcp: options.mcp !== false }),
       ...(options.plugins ?? [])
     ]),
     Question.layer,
@@ -124,10 +126,11 @@ export type AppServices = Layer.Success<ReturnType<typeof appLayer>>
 /** Runs a command's program on a real run's services and the CLI logger; a failure comes back as its text. */
 export const runOnApp = async <A, E>(
   io: CliIO,
-  program: Effect.Effect<A, E, AppServices | Scope.Scope>
+  program: Effect.Effect<A, E, AppServices | Scope.Scope>,
+  options: AppOptions = {}
 ): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }> => {
   const exit = await Effect.runPromiseExit(
-    program.pipe(Effect.scoped, Effect.provide(appLayer(io).pipe(Layer.provideMerge(cliLogger(io)))))
+    program.pipe(Effect.scoped, Effect.provide(appLayer(io, options).pipe(Layer.provideMerge(cliLogger(io)))))
   )
   return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
 }

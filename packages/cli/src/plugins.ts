@@ -7,24 +7,28 @@ import tools from "@lathe/tools"
 /** The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, then MCP servers' tools. */
 export const builtinPlugins = (
   env: Readonly<Record<string, string | undefined>> = process.env,
-  options: { readonly mcpWait?: boolean } = {}
+  options: { readonly mcpWait?: boolean; readonly mcp?: boolean } = {}
 ): Array<PluginEntry> => [
   { plugin: tools, source: "@lathe/tools" },
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },
-  {
-    // Remote servers sign in with the tokens `lathe mcp auth <name>` stored; a run never opens a browser itself.
-    plugin: createMcpPlugin({
-      env,
-      wait: options.mcpWait !== false,
-      authProvider: (server) =>
-        createOAuthProvider({
-          serverName: server.name,
-          serverUrl: server.url,
-          dataDir: dataDir(env),
-          openBrowser: async () => undefined
-        })
-    }),
-    source: "@lathe/mcp"
-  }
+  ...(options.mcp === false
+    ? []
+    : [
+        {
+          // Remote servers sign in with the tokens `lathe mcp auth <name>` stored; a run never opens a browser itself.
+          plugin: createMcpPlugin({
+            env,
+            wait: options.mcpWait !== false,
+            authProvider: (server) =>
+              createOAuthProvider({
+                serverName: server.name,
+                serverUrl: server.url,
+                dataDir: dataDir(env),
+                openBrowser: async () => undefined
+              })
+          }),
+          source: "@lathe/mcp"
+        }
+      ])
 ]

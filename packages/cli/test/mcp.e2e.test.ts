@@ -95,4 +95,19 @@ describe("MCP in the CLI (end to end)", () => {
     assert.strictEqual(out.code, 0, out.stderr)
     assert.include(out.stdout, "nosuch had no stored sign-in")
   })
+
+  it("commands that call no tools (undo, agents) do not start MCP servers", async () => {
+    const box = sandbox()
+    const configDir = join(box.env.XDG_CONFIG_HOME ?? "", "lathe")
+    mkdirSync(configDir, { recursive: true })
+    // A server that never answers: starting it would hold a command for its whole timeout.
+    const hang = { type: "local", command: [process.execPath, "-e", "setInterval(() => {}, 1000)"], timeout: 20_000 }
+    writeFileSync(join(configDir, "lathe.json"), JSON.stringify({ mcp: { hang } }))
+    const started = Date.now()
+    const undo = await runLathe(["undo"], { cwd: box.project, env: box.env })
+    const agents = await runLathe(["agents"], { cwd: box.project, env: box.env })
+    assert.isBelow(Date.now() - started, 15_000)
+    assert.include(undo.stderr, "no session yet")
+    assert.strictEqual(agents.code, 0, agents.stderr)
+  })
 })

@@ -16,7 +16,7 @@ export const agentsCommand: Command = async (args, io: CliIO) => {
     const config = yield* Config
     return [...resolveAgents(plugins.agents, config.info.agent).values()].filter((agent) => !agent.hidden)
   })
-  const result = await runOnApp(io, program)
+  const result = await runOnApp(io, program, { mcp: false })
   if (!result.ok) {
     io.stderr(`lathe agents: ${result.message}\n`)
     return 1

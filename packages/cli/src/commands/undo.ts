@@ -45,7 +45,7 @@ export const revertCommand =
       if (!sessionID) return undefined
       return yield* verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
     })
-    const outcome = await runOnApp(io, program)
+    const outcome = await runOnApp(io, program, { mcp: false })
     if (!outcome.ok) {
       io.stderr(`lathe ${verb}: ${outcome.message}\n`)
       return 1
