@@ -134,3 +134,19 @@ export const runOnApp = async <A, E>(
   )
   return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
 }
+
+/** Loads only the config and paths (no plugins, no model): for commands that read settings. */
+export const loadConfig = async (
+  io: CliIO
+): Promise<
+  | { readonly ok: true; readonly value: { readonly config: Config["Service"]; readonly paths: Paths["Service"] } }
+  | { readonly ok: false; readonly message: string }
+> => {
+  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+  const exit = await Effect.runPromiseExit(
+    Effect.gen(function* () {
+      return { config: yield* Config, paths: yield* Paths }
+    }).pipe(Effect.provide(layer))
+  )
+  return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
+}

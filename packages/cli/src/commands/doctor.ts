@@ -2,9 +2,9 @@ import { execFile } from "node:child_process"
 import { constants } from "node:fs"
 import { access } from "node:fs/promises"
 import { parseArgs } from "node:util"
-import { Config, ConfigError, type ConfigShape, Paths } from "@lathe/core"
+import type { ConfigShape } from "@lathe/core"
 import { detectSandbox, findOnPath } from "@lathe/tools"
-import { Effect, Layer } from "effect"
+import { loadConfig } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
 const usage = `Usage: lathe doctor [--json]
@@ -100,19 +100,13 @@ export const doctorCommand: Command = async (args, io: CliIO) => {
     io.stdout(usage)
     return 0
   }
-  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
-  const program = Effect.gen(function* () {
-    return { config: yield* Config, paths: yield* Paths }
-  }).pipe(Effect.provide(layer))
-  const loaded = await Effect.runPromise(Effect.result(program))
+  const loaded = await loadConfig(io)
   const tools = await Promise.all([gitCheck(io), ripgrepCheck(io)])
   const checks: Array<Check> = [nodeCheck(), ...tools]
   let project: Record<string, unknown> = {}
-  if (loaded._tag === "Failure") {
-    const error = loaded.failure
-    checks.push({ name: "config", ok: false, detail: error instanceof ConfigError ? error.message : String(error) })
-  } else {
-    const { config, paths } = loaded.success
+  if (!loaded.ok) checks.push({ name: "config", ok: false, detail: loaded.message })
+  else {
+    const { config, paths } = loaded.value
     checks.push(await sandboxCheck(config, io))
     const trust = config.trusted
       ? "trusted"

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util"
-import { Config, dataDir, Paths } from "@lathe/core"
+import { dataDir } from "@lathe/core"
 import {
   authorize,
   connectAll,
@@ -13,8 +13,7 @@ import {
   openSystemBrowser,
   resolveServers
 } from "@lathe/mcp"
-import { Effect, Layer } from "effect"
-import { failureText } from "../app.js"
+import { loadConfig } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { addServer, configUsage, removeServer } from "./mcp-config.js"
 
@@ -36,16 +35,9 @@ Servers connect at once, each within its "timeout" (default 10000 ms). See docs/
 
 /** Loads config and paths only (no plugins, no model), resolves the servers and connects them. */
 const connect = async (io: CliIO, only?: string) => {
-  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
-  const exit = await Effect.runPromiseExit(
-    Effect.gen(function* () {
-      const config = yield* Config
-      const paths = yield* Paths
-      return { config, paths }
-    }).pipe(Effect.provide(layer))
-  )
-  if (exit._tag === "Failure") return { ok: false as const, message: failureText(exit.cause) }
-  const { config, paths } = exit.value
+  const loaded = await loadConfig(io)
+  if (!loaded.ok) return loaded
+  const { config, paths } = loaded.value
   const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
   const servers: Array<McpServer> = resolved.servers.filter((server) => only === undefined || server.name === only)
   const notices = [...config.notices.filter((n) => n.includes("mcp servers")), ...resolved.notices]
@@ -141,19 +133,12 @@ const auth = async (verb: "auth" | "logout", name: string | undefined, io: CliIO
     io.stdout(removed ? `Forgot the sign-in of ${name}.\n` : `${name} had no stored sign-in.\n`)
     return 0
   }
-  const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
-  const exit = await Effect.runPromiseExit(
-    Effect.gen(function* () {
-      const config = yield* Config
-      const paths = yield* Paths
-      return { config, paths }
-    }).pipe(Effect.provide(layer))
-  )
-  if (exit._tag === "Failure") {
-    io.stderr(`lathe mcp auth: ${failureText(exit.cause)}\n`)
+  const loaded = await loadConfig(io)
+  if (!loaded.ok) {
+    io.stderr(`lathe mcp auth: ${loaded.message}\n`)
     return 1
   }
-  const { config, paths } = exit.value
+  const { config, paths } = loaded.value
   const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
   const server = resolved.servers.find((s) => s.name === name)
   if (server?.type !== "remote") {

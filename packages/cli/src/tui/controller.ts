@@ -1,6 +1,5 @@
-import { readFile, stat, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
-import { pathToFileURL } from "node:url"
 import {
   type AgentInfo,
   Config,
@@ -24,14 +23,16 @@ import {
   unrevertSession
 } from "@lathe/core"
 import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp"
+import { runShell } from "@lathe/tools"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { type AppServices, appLayer, failureText } from "../app.js"
 import type { CliIO } from "../io.js"
+import { attachFiles } from "./attachments.js"
 import { type CustomCommand, expandTemplate, loadCustomCommands } from "./custom-commands.js"
 import { PromptHistory } from "./history.js"
-import { listFiles, mentionedFiles } from "./mentions.js"
+import { listFiles } from "./mentions.js"
 import { availableModels } from "./models.js"
-import { runShell } from "./shell.js"
+import { BUILTIN_COMMANDS, exportMarkdown, helpLines, INIT_PROMPT, type SlashCommand } from "./slash-commands.js"
 import { Transcript } from "./transcript.js"
 
 /** How `lathe` (interactive) starts. */
@@ -42,47 +43,6 @@ export interface ControllerOptions {
   readonly session?: string
   /** Resume the project's most recent session. */
   readonly continue?: boolean
-}
-
-/** A built-in slash command. */
-export interface SlashCommand {
-  readonly name: string
-  readonly description: string
-  readonly custom?: CustomCommand
-  /** An MCP server's prompt, listed as `/<server>:<prompt>`. */
-  readonly mcp?: McpPrompt
-}
-
-export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [
-  { name: "undo", description: "Put back the files the last step changed (and hide it from the model)" },
-  { name: "redo", description: "Bring back what /undo took away" },
-  { name: "new", description: "Start a new session" },
-  { name: "sessions", description: "Pick an earlier session of this project and resume it" },
-  { name: "agents", description: "Switch the primary agent (Tab cycles them)" },
-  { name: "models", description: "Switch the model for this session" },
-  { name: "compact", description: "Summarise the history now to free the model's context" },
-  { name: "cost", description: "Tokens and cost of this session, per step" },
-  { name: "export", description: "Write this session to a markdown file" },
-  { name: "init", description: "Have the agent write an AGENTS.md for this project" },
-  { name: "help", description: "Keys and commands" },
-  { name: "exit", description: "Quit Lathe" }
-]
-
-const INIT_PROMPT = `Write an AGENTS.md file at the root of this project for coding agents that will work here. Explore first
-(README, package manifests, build and test scripts, the source layout, existing agent rules such as CLAUDE.md or
-.cursorrules), then write a concise file (about 20–40 lines): how to build, test and lint (the exact commands, and how to
-run one test), the layout of the code, the conventions a newcomer would get wrong. If AGENTS.md exists, improve it.`
-
-/** Text files attached by @mention are cut at this size. */
-const ATTACH_LIMIT = 100_000
-
-const FILE_MIME: Readonly<Record<string, string>> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  webp: "image/webp",
-  pdf: "application/pdf"
 }
 
 /**
@@ -351,37 +311,9 @@ export class Controller {
     const resources = await resourceParts(text, mcpConnections(this.root))
     parts.push(...resources.parts)
     for (const problem of resources.problems) this.note("warn", "MCP resource not attached", [problem])
-    for (const path of await mentionedFiles(text, this.root).catch(() => [] as ReadonlyArray<string>)) {
-      const absolute = join(this.root, path)
-      const extension = path.split(".").pop()?.toLowerCase() ?? ""
-      const url = pathToFileURL(absolute).href
-      const binary = FILE_MIME[extension]
-      if (binary) {
-        const data = await readFile(absolute)
-        parts.push({
-          type: "file",
-          mime: binary,
-          url: `data:${binary};base64,${data.toString("base64")}`,
-          filename: path
-        })
-        continue
-      }
-      const info = await stat(absolute)
-      if (info.isDirectory()) continue
-      const buffer = await readFile(absolute)
-      if (buffer.subarray(0, 8000).includes(0)) {
-        this.note("warn", `@${path}`, ["Not attached: it is a binary file. Ask the agent to inspect it instead."])
-        continue
-      }
-      const content = buffer.toString("utf8")
-      const cut = content.length > ATTACH_LIMIT
-      parts.push({ type: "file", mime: "text/plain", url, filename: path })
-      parts.push({
-        type: "text",
-        synthetic: true,
-        text: `The user attached ${path}${cut ? ` (first ${ATTACH_LIMIT} characters of ${content.length})` : ""}:\n<file path="${path}">\n${cut ? content.slice(0, ATTACH_LIMIT) : content}\n</file>`
-      })
-    }
+    const files = await attachFiles(text, this.root)
+    parts.push(...files.parts)
+    for (const problem of files.problems) this.note("warn", problem.title, [problem.message])
     return parts
   }
 
@@ -438,23 +370,34 @@ export class Controller {
     if (!command) return
     const id = this.transcript.addLocal({ level: "info", title: `$ ${command}`, lines: [], running: true })
     this.changed()
-    const result = await runShell(command, this.root || this.io.cwd, this.io.env, (output) => {
-      this.transcript.updateLocal(id, { lines: output.split("\n").slice(-12) })
-      this.changed()
+    let live = ""
+    // The person's own command: not sandboxed and not asked (they typed it), killed with its children after 2 minutes.
+    const result = await runShell({
+      command,
+      cwd: this.root || this.io.cwd,
+      env: { ...this.io.env },
+      timeoutMs: 120_000,
+      signal: new AbortController().signal,
+      onOutput: (chunk) => {
+        live = (live + chunk).slice(-20_000)
+        this.transcript.updateLocal(id, { lines: live.split("\n").slice(-12) })
+        this.changed()
+      }
     })
+    const code = result.exitCode ?? (result.signal ? 128 : 1)
     const lines = result.output.replace(/\n$/, "").split("\n")
     this.transcript.updateLocal(id, {
       running: false,
-      level: result.code === 0 ? "info" : "warn",
+      level: code === 0 ? "info" : "warn",
       lines: [
         ...(lines.length > 40 ? [`… ${lines.length - 40} more lines`, ...lines.slice(-40)] : lines),
-        `(exit ${result.code})`
+        result.timedOut ? "(killed after 2 minutes)" : `(exit ${code})`
       ]
     })
     const final = this.transcript.timeline.find((item) => item.kind === "local" && item.id === id)
     if (final?.kind === "local") for (const listener of this.noteListeners) listener(final)
     this.pendingShell.push(
-      `The user ran a shell command themselves: \`${command}\` (exit ${result.code}). Output:\n${result.output.slice(-20_000)}`
+      `The user ran a shell command themselves: \`${command}\` (exit ${code}). Output:\n${result.output.slice(-20_000)}`
     )
     this.changed()
   }
@@ -735,38 +678,4 @@ export class Controller {
     this.abort?.abort()
     await this.runtime.dispose()
   }
-}
-
-const helpLines = (commands: ReadonlyArray<SlashCommand>): ReadonlyArray<string> => [
-  "Keys: Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab next agent · Esc interrupt",
-  "      PgUp/PgDn scroll · Ctrl+R show reasoning · Ctrl+C clear, twice to quit · @path attach a file",
-  "      !cmd run a shell command · / commands",
-  ...commands.map((c) => `/${c.name.padEnd(12)} ${c.description}`)
-]
-
-/** The session as markdown: each user prompt, each answer, each tool call with its title and status. */
-export const exportMarkdown = (session: Session, transcript: Transcript): string => {
-  const out = [`# ${session.title}`, "", `Session ${session.id} · ${new Date(session.time.created).toISOString()}`, ""]
-  for (const message of transcript.messages()) {
-    if (message.info.role === "user") {
-      const text = message.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n")
-      if (text) out.push("## User", "", text, "")
-      continue
-    }
-    out.push(
-      `## Assistant (${message.info.agent} · ${message.info.model.providerID}/${message.info.model.modelID})`,
-      ""
-    )
-    for (const part of message.parts) {
-      if (part.type === "text" && !part.synthetic && part.text.trim()) out.push(part.text.trim(), "")
-      if (part.type === "tool") {
-        const state = part.state
-        const title = state.status === "completed" ? state.title : JSON.stringify(state.input)
-        out.push(`- \`${part.tool}\` ${title} — ${state.status}${state.status === "error" ? `: ${state.error}` : ""}`)
-      }
-    }
-    if (message.info.error) out.push("", `> Error: ${message.info.error.message}`)
-    out.push("")
-  }
-  return `${out.join("\n").trimEnd()}\n`
 }

@@ -1,0 +1,69 @@
+import type { Session } from "@lathe/core"
+import type { McpPrompt } from "@lathe/mcp"
+import type { CustomCommand } from "./custom-commands.js"
+import type { Transcript } from "./transcript.js"
+
+/** A built-in slash command. */
+export interface SlashCommand {
+  readonly name: string
+  readonly description: string
+  readonly custom?: CustomCommand
+  /** An MCP server's prompt, listed as `/<server>:<prompt>`. */
+  readonly mcp?: McpPrompt
+}
+
+export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [
+  { name: "undo", description: "Put back the files the last step changed (and hide it from the model)" },
+  { name: "redo", description: "Bring back what /undo took away" },
+  { name: "new", description: "Start a new session" },
+  { name: "sessions", description: "Pick an earlier session of this project and resume it" },
+  { name: "agents", description: "Switch the primary agent (Tab cycles them)" },
+  { name: "models", description: "Switch the model for this session" },
+  { name: "compact", description: "Summarise the history now to free the model's context" },
+  { name: "cost", description: "Tokens and cost of this session, per step" },
+  { name: "export", description: "Write this session to a markdown file" },
+  { name: "init", description: "Have the agent write an AGENTS.md for this project" },
+  { name: "help", description: "Keys and commands" },
+  { name: "exit", description: "Quit Lathe" }
+]
+
+/** What /init asks the agent to do. */
+export const INIT_PROMPT = `Write an AGENTS.md file at the root of this project for coding agents that will work here. Explore first
+(README, package manifests, build and test scripts, the source layout, existing agent rules such as CLAUDE.md or
+.cursorrules), then write a concise file (about 20–40 lines): how to build, test and lint (the exact commands, and how to
+run one test), the layout of the code, the conventions a newcomer would get wrong. If AGENTS.md exists, improve it.`
+
+/** The lines /help shows: the keys, then every command. */
+export const helpLines = (commands: ReadonlyArray<SlashCommand>): ReadonlyArray<string> => [
+  "Keys: Enter send · Alt+Enter or Ctrl+J new line · ↑/↓ history · Tab next agent · Esc interrupt",
+  "      PgUp/PgDn scroll · Ctrl+R show reasoning · Ctrl+C clear, twice to quit · @path attach a file",
+  "      !cmd run a shell command · / commands",
+  ...commands.map((c) => `/${c.name.padEnd(12)} ${c.description}`)
+]
+
+/** The session as markdown: each user prompt, each answer, each tool call with its title and status. */
+export const exportMarkdown = (session: Session, transcript: Transcript): string => {
+  const out = [`# ${session.title}`, "", `Session ${session.id} · ${new Date(session.time.created).toISOString()}`, ""]
+  for (const message of transcript.messages()) {
+    if (message.info.role === "user") {
+      const text = message.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n")
+      if (text) out.push("## User", "", text, "")
+      continue
+    }
+    out.push(
+      `## Assistant (${message.info.agent} · ${message.info.model.providerID}/${message.info.model.modelID})`,
+      ""
+    )
+    for (const part of message.parts) {
+      if (part.type === "text" && !part.synthetic && part.text.trim()) out.push(part.text.trim(), "")
+      if (part.type === "tool") {
+        const state = part.state
+        const title = state.status === "completed" ? state.title : JSON.stringify(state.input)
+        out.push(`- \`${part.tool}\` ${title} — ${state.status}${state.status === "error" ? `: ${state.error}` : ""}`)
+      }
+    }
+    if (message.info.error) out.push("", `> Error: ${message.info.error.message}`)
+    out.push("")
+  }
+  return `${out.join("\n").trimEnd()}\n`
+}
