@@ -18,6 +18,7 @@ import {
 import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import { Config, type ConfigInfo } from "./config.js"
 import type { ModelConfig, ProviderConfig } from "./config-schema.js"
+import { ProviderErrorReason } from "./message.js"
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, modelInfo } from "./model-catalog.js"
 import { keyHintFor, StreamCutError, toProviderError } from "./provider-error.js"
 
@@ -70,22 +71,6 @@ export interface LLMRequest {
   readonly headers?: Readonly<Record<string, string>>
   readonly abort: AbortSignal
 }
-
-/** Why a provider call failed; the tag decides whether Retry tries again. */
-export const ProviderErrorReason = Schema.Union([
-  Schema.TaggedStruct("RateLimited", {
-    /** The server's own wait hint, from `retry-after-ms` / `retry-after`. */
-    retryAfterMs: Schema.optionalKey(Schema.Number)
-  }),
-  Schema.TaggedStruct("Overloaded", { retryAfterMs: Schema.optionalKey(Schema.Number) }),
-  Schema.TaggedStruct("ServerError", { status: Schema.Number, retryAfterMs: Schema.optionalKey(Schema.Number) }),
-  Schema.TaggedStruct("StreamCut", {}),
-  Schema.TaggedStruct("ContextOverflow", {}),
-  Schema.TaggedStruct("Auth", {}),
-  Schema.TaggedStruct("InvalidRequest", { status: Schema.optionalKey(Schema.Number) }),
-  Schema.TaggedStruct("Aborted", {})
-])
-export type ProviderErrorReason = typeof ProviderErrorReason.Type
 
 /** One error for every provider failure, with a tagged reason so nothing string-matches messages. */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {

@@ -1,6 +1,21 @@
 import { Schema } from "effect"
-import { ProviderErrorReason } from "./llm.js"
 import { Part, Tokens } from "./part.js"
+
+/** Why a provider call failed; the tag decides whether Retry tries again. */
+export const ProviderErrorReason = Schema.Union([
+  Schema.TaggedStruct("RateLimited", {
+    /** The server's own wait hint, from `retry-after-ms` / `retry-after`. */
+    retryAfterMs: Schema.optionalKey(Schema.Number)
+  }),
+  Schema.TaggedStruct("Overloaded", { retryAfterMs: Schema.optionalKey(Schema.Number) }),
+  Schema.TaggedStruct("ServerError", { status: Schema.Number, retryAfterMs: Schema.optionalKey(Schema.Number) }),
+  Schema.TaggedStruct("StreamCut", {}),
+  Schema.TaggedStruct("ContextOverflow", {}),
+  Schema.TaggedStruct("Auth", {}),
+  Schema.TaggedStruct("InvalidRequest", { status: Schema.optionalKey(Schema.Number) }),
+  Schema.TaggedStruct("Aborted", {})
+])
+export type ProviderErrorReason = typeof ProviderErrorReason.Type
 
 /** A model reference, split: `anthropic/claude-sonnet-4-5` → `{ providerID: "anthropic", modelID: "claude-sonnet-4-5" }`. */
 export const ModelRef = Schema.Struct({ providerID: Schema.String, modelID: Schema.String })

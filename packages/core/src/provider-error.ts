@@ -1,6 +1,7 @@
 import { APICallError, StreamProviderError } from "ai"
 import { z } from "zod"
-import { ProviderError, type ProviderErrorReason } from "./llm.js"
+import { ProviderError } from "./llm.js"
+import type { ProviderErrorReason } from "./message.js"
 
 /** Raised inside a model stream that ended without its `finish` part: classified as `StreamCut`. */
 export class StreamCutError extends Error {

@@ -33,6 +33,13 @@ export type PromptPart =
 export interface PromptInput {
   readonly sessionID: string
   readonly parts: ReadonlyArray<PromptPart>
+  /**
+   * The user message's ID, for a caller that must know it before the turn starts (the server answers a prompt with
+   * it). When a user message with this ID is already stored in the session (see `append`), the turn answers that
+   * message and `parts` are not stored again. A new ID must come from `ascendingId("message")` and be newer than
+   * every message of the session, or the history would be out of order.
+   */
+  readonly messageID?: string
   /** The agent to answer (default: the session's, else the configured default, else `build`). */
   readonly agent?: string
   /** `provider/model` for this turn (default: the agent's, else the configured model). */
@@ -102,6 +109,12 @@ export class SessionPrompt extends Context.Service<
   {
     /** Runs one turn; returns the last assistant message with its parts. */
     readonly prompt: (input: PromptInput) => Effect.Effect<MessageWithParts, PromptError>
+    /**
+     * Stores a prompt as a user message now, without running a turn: a turn running in the session sees it from its
+     * next step (the person steers it). Answer it later with `prompt({ sessionID, messageID, parts: [] })` if the
+     * running turn ended without answering it.
+     */
+    readonly append: (input: PromptInput) => Effect.Effect<UserMessage, PromptError>
     /** Aborts the session's running turn, if any. */
     readonly cancel: (sessionID: string) => Effect.Effect<void>
     /**
@@ -188,13 +201,9 @@ const makeSessionPrompt = Effect.gen(function* () {
   })
   const running = new Map<string, AbortController>()
 
-  const prompt = Effect.fn("SessionPrompt.prompt")(function* (input: PromptInput) {
+  /** The session, agents, agent and model a prompt runs with (the agent and model checked). */
+  const resolve = Effect.fnUntraced(function* (input: PromptInput) {
     const session = yield* store.getSession(input.sessionID)
-    if (running.has(session.id))
-      return yield* new SessionBusy({
-        sessionID: session.id,
-        message: `Session ${session.id} is already working on a prompt; wait for it to finish or cancel it.`
-      })
     const agents = resolveAgents(plugins.agents, config.info.agent)
     const agentName = input.agent ?? session.agent ?? config.info.default_agent ?? "build"
     const agent = agents.get(agentName)
@@ -207,6 +216,22 @@ const makeSessionPrompt = Effect.gen(function* () {
       })
     }
     const model = yield* llm.resolve(input.model ?? agent.model)
+    return { session, agents, agent, model }
+  })
+
+  const append = Effect.fn("SessionPrompt.append")(function* (input: PromptInput) {
+    const { session, agent, model } = yield* resolve(input)
+    return yield* storeUser(session.id, agent, model, input.parts, input.messageID)
+  })
+
+  const prompt = Effect.fn("SessionPrompt.prompt")(function* (input: PromptInput) {
+    const found = yield* store.getSession(input.sessionID)
+    if (running.has(found.id))
+      return yield* new SessionBusy({
+        sessionID: found.id,
+        message: `Session ${found.id} is already working on a prompt; wait for it to finish or cancel it.`
+      })
+    const { session, agents, agent, model } = yield* resolve(input)
 
     const controller = new AbortController()
     const onAbort = () => controller.abort()
@@ -230,31 +255,25 @@ const makeSessionPrompt = Effect.gen(function* () {
     )
   })
 
-  const turn = Effect.fnUntraced(function* (
+  /** Stores a person's prompt as a user message with its parts (and publishes them); `id` when the caller chose it. */
+  const storeUser = Effect.fnUntraced(function* (
     sessionID: string,
     agent: AgentInfo,
     model: ModelInfo,
-    input: PromptInput,
-    abort: AbortSignal,
-    agents: Map<string, AgentInfo>
+    promptParts: ReadonlyArray<PromptPart>,
+    id?: string
   ) {
-    // A step a dead process left open is closed first, so the history sent to the model is well-formed.
-    yield* recoverSession(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
-    // A new prompt after an undo makes the undo final: the hidden messages go.
-    yield* commitRevert(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
-    const now = yield* Clock.currentTimeMillis
-    const history = yield* store.messages(sessionID)
     const user: UserMessage = {
-      id: ascendingId("message"),
+      id: id ?? ascendingId("message"),
       sessionID,
       role: "user",
-      time: { created: now },
+      time: { created: yield* Clock.currentTimeMillis },
       agent: agent.name,
       model: { providerID: model.providerID, modelID: model.modelID }
     }
     yield* store.putMessage(user)
     yield* bus.publish({ type: "message.updated", message: user })
-    for (const promptPart of input.parts) {
+    for (const promptPart of promptParts) {
       const part: Part =
         promptPart.type === "text"
           ? {
@@ -277,12 +296,41 @@ const makeSessionPrompt = Effect.gen(function* () {
       yield* store.putPart(part)
       yield* bus.publish({ type: "part.updated", part })
     }
+    return user
+  })
+
+  const turn = Effect.fnUntraced(function* (
+    sessionID: string,
+    agent: AgentInfo,
+    model: ModelInfo,
+    input: PromptInput,
+    abort: AbortSignal,
+    agents: Map<string, AgentInfo>
+  ) {
+    // A step a dead process left open is closed first, so the history sent to the model is well-formed.
+    yield* recoverSession(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
+    // A new prompt after an undo makes the undo final: the hidden messages go.
+    yield* commitRevert(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
+    const now = yield* Clock.currentTimeMillis
+    const stored = yield* store.messages(sessionID)
+    // A prompt stored earlier (`append`, while another turn ran) is answered as it is; otherwise the parts are stored.
+    const existing = input.messageID
+      ? stored.find((m) => m.info.id === input.messageID && m.info.role === "user")
+      : undefined
+    const user: UserMessage =
+      existing?.info.role === "user"
+        ? existing.info
+        : yield* storeUser(sessionID, agent, model, input.parts, input.messageID)
+    const history = stored.filter((m) => m.info.id < user.id)
+    const parts: ReadonlyArray<PromptPart> = existing
+      ? existing.parts.flatMap((part) => (part.type === "text" ? [{ type: "text" as const, text: part.text }] : []))
+      : input.parts
     yield* bus.publish({ type: "session.started", sessionID, messageID: user.id })
     yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
 
     const session = yield* store.getSession(sessionID)
-    const promptText = input.parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
-    const firstText = input.parts.find((part) => part.type === "text")?.text.trim() ?? ""
+    const promptText = parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+    const firstText = parts.find((part) => part.type === "text")?.text.trim() ?? ""
     const titled =
       history.length === 0 && firstText && session.title === DEFAULT_SESSION_TITLE
         ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title }
@@ -481,5 +529,5 @@ const makeSessionPrompt = Effect.gen(function* () {
       )
   })
 
-  return SessionPrompt.of({ prompt, cancel, compact })
+  return SessionPrompt.of({ prompt, append, cancel, compact })
 })

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Config, type ConfigTestInput } from "../src/config.js"
-import { ProviderError, type ProviderErrorReason } from "../src/llm.js"
+import { ProviderError } from "../src/llm.js"
+import type { ProviderErrorReason } from "../src/message.js"
 import { defaultRetryPolicy, Retry, retryDelay } from "../src/retry.js"
 
 const error = (reason: ProviderErrorReason) =>

@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, Fiber, Layer, Option } from "effect"
 import { type LLM, ProviderError } from "../src/llm.js"
 import type { StepFinishPart } from "../src/part.js"
 import { PermissionNext, rejected } from "../src/permission-next.js"
 import { definePlugin } from "../src/plugin.js"
 import { Retry } from "../src/retry.js"
+import { createSession } from "../src/session.js"
 import { SessionPrompt } from "../src/session-prompt.js"
 import { SessionStore } from "../src/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
@@ -373,3 +374,46 @@ describe("SessionPrompt", () => {
 
 /** Keeps `LLM` referenced for readers: the scripted layer provides it. */
 export type _LLM = typeof LLM
+
+describe("prompts stored ahead of their turn (append, messageID)", () => {
+  it.live(
+    "a prompt appended while a turn runs is seen by that turn's next step; messageID answers a stored prompt",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const prompt = yield* SessionPrompt
+        const session = yield* createSession({ title: "steer" })
+        // The first step calls a tool; while it runs, the person adds a message.
+        const running = yield* prompt
+          .prompt({ sessionID: session.id, parts: [{ type: "text", text: "first" }], title: false })
+          .pipe(Effect.forkChild({ startImmediately: true }))
+        yield* Effect.sleep(Duration.millis(20))
+        const steer = yield* prompt.append({ sessionID: session.id, parts: [{ type: "text", text: "also do this" }] })
+        yield* Fiber.join(running)
+        const requests = yield* (yield* ScriptedLLM).requests
+        assert.strictEqual(requests.length, 2)
+        assert.notInclude(JSON.stringify(requests[0]?.messages), "also do this")
+        assert.include(JSON.stringify(requests[1]?.messages), "also do this", "the turn's second step sees it")
+        const messages = yield* store.messages(session.id)
+        const ids = messages.map((m) => m.info.id)
+        assert.deepStrictEqual(ids, [...ids].sort(), "messages stay in ID order")
+        assert.ok(messages.some((m) => m.info.id === steer.id && m.info.role === "user"))
+
+        // A prompt stored now and answered later by ID: no second user message is stored.
+        const later = yield* prompt.append({ sessionID: session.id, parts: [{ type: "text", text: "third" }] })
+        const answer = yield* prompt.prompt({ sessionID: session.id, messageID: later.id, parts: [], title: false })
+        assert.strictEqual(answer.info.role === "assistant" ? answer.info.parentID : undefined, later.id)
+        const users = (yield* store.messages(session.id)).filter((m) => m.info.role === "user")
+        assert.strictEqual(users.length, 3)
+      }).pipe(
+        Effect.provide(
+          testLoopLayer({
+            root: tempRoot(),
+            plugins: [tools],
+            scripted: { chunkDelayMs: 15 },
+            steps: [echo("a"), done, done]
+          })
+        )
+      )
+  )
+})

@@ -1,0 +1,333 @@
+import { LatheEvent, MessageWithParts, QuestionItem, Session } from "@lathe/core/schema"
+import { Schema } from "effect"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
+
+/**
+ * The Lathe server's HTTP API, defined once: `@lathe/server` implements it, the clients of this package are derived
+ * from it, and `/openapi.json` is generated from it, so the three cannot drift apart.
+ *
+ * JSON in and out. Every error is `{ error: { code, message } }` with a fitting status; `message` is written for the
+ * person reading it (what was wrong and how to fix it).
+ */
+
+const errorBody = <const Code extends string>(code: Code) =>
+  Schema.Struct({ error: Schema.Struct({ code: Schema.Literal(code), message: Schema.String }) })
+
+/** 400: the request is malformed or names something invalid (an unknown agent or model, a bad directory). */
+export const BadRequest = errorBody("bad_request").pipe(HttpApiSchema.status(400))
+export type BadRequest = typeof BadRequest.Type
+/** 401: a token is required and the request did not carry the right one. */
+export const Unauthorized = errorBody("unauthorized").pipe(HttpApiSchema.status(401))
+export type Unauthorized = typeof Unauthorized.Type
+/** 404: no session, message or pending request with that ID. */
+export const NotFound = errorBody("not_found").pipe(HttpApiSchema.status(404))
+export type NotFound = typeof NotFound.Type
+/** 409: the request conflicts with the session's state (nothing to undo, a turn is running). */
+export const Conflict = errorBody("conflict").pipe(HttpApiSchema.status(409))
+export type Conflict = typeof Conflict.Type
+/** 500: something failed on the server (the store, git); the message says what. */
+export const ServerError = errorBody("server_error").pipe(HttpApiSchema.status(500))
+export type ServerError = typeof ServerError.Type
+/** 503: the server is shutting down and takes no new work. */
+export const Unavailable = errorBody("unavailable").pipe(HttpApiSchema.status(503))
+export type Unavailable = typeof Unavailable.Type
+
+/**
+ * The bearer token check. A server started with a token answers 401 to every request without
+ * `Authorization: Bearer <token>`; without a token configured the check lets everything through (loopback only).
+ * Clients send the header themselves (`createLatheClient({ token })`); this middleware needs no client part.
+ */
+export class Authorization extends HttpApiMiddleware.Service<Authorization>()("@lathe/sdk/Authorization", {
+  security: { bearer: HttpApiSecurity.bearer },
+  error: Unauthorized
+}) {}
+
+/** Any error the API returns. */
+export type ApiError = BadRequest | Unauthorized | NotFound | Conflict | ServerError | Unavailable
+
+/** `GET /health`. */
+export const Health = Schema.Struct({ ok: Schema.Literal(true), version: Schema.String })
+export type Health = typeof Health.Type
+
+/** `POST /sessions`: every field optional. */
+export const CreateSession = Schema.Struct({
+  /** The session's working directory (absolute, or relative to the server's); default: the server's directory. */
+  directory: Schema.optionalKey(Schema.String),
+  /** The agent its prompts run with unless a prompt names another. */
+  agent: Schema.optionalKey(Schema.String),
+  /** `provider/model` its prompts run with unless a prompt names another. */
+  model: Schema.optionalKey(Schema.String),
+  title: Schema.optionalKey(Schema.String)
+})
+export type CreateSession = typeof CreateSession.Type
+
+/** A session as the API shows it: the stored session plus what the server knows about it now. */
+export const SessionInfo = Schema.Struct({
+  ...Session.fields,
+  /** The model its prompts run with by default, when one was chosen at creation. */
+  model: Schema.optionalKey(Schema.String),
+  /** `idle`, `busy` (a turn is running) or `retry` (waiting to call the model again). */
+  status: Schema.Literals(["idle", "busy", "retry"])
+})
+export type SessionInfo = typeof SessionInfo.Type
+
+/** `POST /sessions/:id/prompt`. */
+export const PromptRequest = Schema.Struct({
+  text: Schema.String.check(Schema.isMinLength(1)),
+  agent: Schema.optionalKey(Schema.String),
+  model: Schema.optionalKey(Schema.String)
+})
+export type PromptRequest = typeof PromptRequest.Type
+
+/**
+ * The answer to a prompt: the ID of its user message (it is stored at once). `queued` is true when a turn was already
+ * running: that turn's model sees the message from its next step, and if the turn ends without answering it, another
+ * turn answers it.
+ */
+export const PromptAccepted = Schema.Struct({ messageID: Schema.String, queued: Schema.Boolean })
+export type PromptAccepted = typeof PromptAccepted.Type
+
+/** `POST /sessions/:id/abort`: whether a turn was running. */
+export const AbortResult = Schema.Struct({ aborted: Schema.Boolean })
+export type AbortResult = typeof AbortResult.Type
+
+/** One file of a session's changes. */
+export const FileChange = Schema.Struct({
+  file: Schema.String,
+  status: Schema.Literals(["added", "modified", "deleted"]),
+  additions: Schema.Number,
+  deletions: Schema.Number
+})
+export type FileChange = typeof FileChange.Type
+
+/** `GET /sessions/:id/diff`: the session's changes to the work tree, from before its first step to now. */
+export const SessionDiff = Schema.Struct({
+  /** A unified diff (`git diff` format), empty when nothing changed. */
+  diff: Schema.String,
+  files: Schema.Array(FileChange)
+})
+export type SessionDiff = typeof SessionDiff.Type
+
+/** `POST /sessions/:id/undo` and `/redo`: the session after it, and the files put back. */
+export const RevertResult = Schema.Struct({ session: SessionInfo, files: Schema.Array(Schema.String) })
+export type RevertResult = typeof RevertResult.Type
+
+/** A permission ask waiting for a reply. */
+export const PendingPermission = Schema.Struct({
+  id: Schema.String,
+  sessionID: Schema.String,
+  callID: Schema.optionalKey(Schema.String),
+  permission: Schema.String,
+  patterns: Schema.Array(Schema.String),
+  always: Schema.optionalKey(Schema.Array(Schema.String)),
+  metadata: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+})
+export type PendingPermission = typeof PendingPermission.Type
+
+/** `POST /permissions/:requestID/reply`. A `message` with `reject` tells the model why (it goes on with it). */
+export const PermissionReply = Schema.Struct({
+  reply: Schema.Literals(["once", "always", "reject"]),
+  message: Schema.optionalKey(Schema.String)
+})
+export type PermissionReply = typeof PermissionReply.Type
+
+/** Questions a tool asked the person, waiting for answers. */
+export const PendingQuestion = Schema.Struct({
+  id: Schema.String,
+  sessionID: Schema.String,
+  callID: Schema.optionalKey(Schema.String),
+  questions: Schema.Array(QuestionItem)
+})
+export type PendingQuestion = typeof PendingQuestion.Type
+
+/** `POST /questions/:requestID/reply`: one list of answers per question, or `dismissed` with a reason for the model. */
+export const QuestionReply = Schema.Struct({
+  answers: Schema.optionalKey(Schema.Array(Schema.Array(Schema.String))),
+  dismissed: Schema.optionalKey(Schema.String)
+})
+export type QuestionReply = typeof QuestionReply.Type
+
+/** An agent a prompt can name. */
+export const AgentSummary = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optionalKey(Schema.String),
+  mode: Schema.Literals(["primary", "subagent", "all"])
+})
+export type AgentSummary = typeof AgentSummary.Type
+
+/**
+ * One Server-Sent Event of `GET /events`: `id` orders the stream (send the last one seen as `Last-Event-ID` when
+ * reconnecting), `event` is the event's type, `data` the event itself (the catalogue `lathe run --format json`
+ * prints).
+ */
+export const ServerEvent = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  event: Schema.String,
+  data: Schema.fromJsonString(LatheEvent)
+})
+export type ServerEvent = typeof ServerEvent.Type
+
+const sessionParams = { id: Schema.String }
+
+/** Health and the API's own description. */
+export class SystemApi extends HttpApiGroup.make("system")
+  .add(HttpApiEndpoint.get("health", "/health", { success: Health, error: Unauthorized }))
+  .add(
+    HttpApiEndpoint.get("openapi", "/openapi.json", {
+      success: Schema.Record(Schema.String, Schema.Unknown),
+      error: Unauthorized
+    })
+  )
+  .add(HttpApiEndpoint.get("agents", "/agents", { success: Schema.Array(AgentSummary), error: Unauthorized }))
+  .annotateMerge(OpenApi.annotations({ title: "System", description: "Health, the OpenAPI document, agents" })) {}
+
+/** Sessions: create, list, prompt, abort, read, undo. */
+export class SessionsApi extends HttpApiGroup.make("sessions")
+  .add(
+    HttpApiEndpoint.post("create", "/sessions", {
+      payload: CreateSession,
+      success: SessionInfo.pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Unauthorized, Unavailable]
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/sessions", {
+      query: { directory: Schema.optional(Schema.String), limit: Schema.optional(Schema.NumberFromString) },
+      success: Schema.Array(SessionInfo),
+      error: [Unauthorized, ServerError]
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/sessions/:id", {
+      params: sessionParams,
+      success: SessionInfo,
+      error: [NotFound, Unauthorized]
+    })
+  )
+  .add(
+    HttpApiEndpoint.delete("delete", "/sessions/:id", {
+      params: sessionParams,
+      error: [NotFound, Conflict, Unauthorized, ServerError]
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("prompt", "/sessions/:id/prompt", {
+      params: sessionParams,
+      payload: PromptRequest,
+      success: PromptAccepted.pipe(HttpApiSchema.status(202)),
+      error: [BadRequest, NotFound, Unauthorized, Unavailable]
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("abort", "/sessions/:id/abort", {
+      params: sessionParams,
+      success: AbortResult,
+      error: [NotFound, Unauthorized]
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("messages", "/sessions/:id/messages", {
+      params: sessionParams,
+      success: Schema.Array(MessageWithParts),
+      error: [NotFound, Unauthorized, ServerError]
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("diff", "/sessions/:id/diff", {
+      params: sessionParams,
+      success: SessionDiff,
+      error: [NotFound, Unauthorized, ServerError]
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("undo", "/sessions/:id/undo", {
+      params: sessionParams,
+      success: RevertResult,
+      error: [NotFound, Conflict, Unauthorized, ServerError]
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("redo", "/sessions/:id/redo", {
+      params: sessionParams,
+      success: RevertResult,
+      error: [NotFound, Conflict, Unauthorized, ServerError]
+    })
+  )
+  .annotateMerge(OpenApi.annotations({ title: "Sessions", description: "Conversations with the agent" })) {}
+
+/** The live event stream. */
+export class EventsApi extends HttpApiGroup.make("events")
+  .add(
+    HttpApiEndpoint.get("subscribe", "/events", {
+      query: { sessionID: Schema.optional(Schema.String) },
+      success: HttpApiSchema.StreamSse({ events: ServerEvent }),
+      error: Unauthorized
+    })
+  )
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Events",
+      description:
+        "Server-Sent Events, one Lathe event per message. With ?sessionID=, that session's events and its " +
+        "subagents'. Send Last-Event-ID to resume after a reconnect; a comment line every 15 s keeps it alive."
+    })
+  ) {}
+
+/** Asks waiting for the person: permissions and questions. */
+export class PermissionsApi extends HttpApiGroup.make("permissions")
+  .add(
+    HttpApiEndpoint.get("list", "/permissions", {
+      query: { sessionID: Schema.optional(Schema.String) },
+      success: Schema.Array(PendingPermission),
+      error: Unauthorized
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("reply", "/permissions/:requestID/reply", {
+      params: { requestID: Schema.String },
+      payload: PermissionReply,
+      error: [NotFound, Unauthorized]
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("questions", "/questions", {
+      query: { sessionID: Schema.optional(Schema.String) },
+      success: Schema.Array(PendingQuestion),
+      error: Unauthorized
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("answer", "/questions/:requestID/reply", {
+      params: { requestID: Schema.String },
+      payload: QuestionReply,
+      error: [BadRequest, NotFound, Unauthorized]
+    })
+  )
+  .annotateMerge(
+    OpenApi.annotations({ title: "Permissions", description: "Asks and questions waiting for a reply" })
+  ) {}
+
+/** The whole Lathe server API. */
+export class LatheApi extends HttpApi.make("lathe")
+  .add(SystemApi)
+  .add(SessionsApi)
+  .add(EventsApi)
+  .add(PermissionsApi)
+  .middleware(Authorization)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Lathe server API",
+      version: "1",
+      description:
+        "Drive the Lathe coding agent over HTTP. With a token configured, every request needs " +
+        "`Authorization: Bearer <token>`."
+    })
+  ) {}
