@@ -59,7 +59,9 @@ export const ModelConfig = z.strictObject({
     .optional(),
   reasoning: z.boolean().optional(),
   tool_call: z.boolean().optional(),
-  temperature: z.boolean().optional()
+  temperature: z.boolean().optional(),
+  /** Whether the model takes images (tool results and attachments); otherwise it gets a short note instead. */
+  image: z.boolean().optional()
 })
 /** One model's limits, price and abilities. */
 export type ModelConfig = z.infer<typeof ModelConfig>

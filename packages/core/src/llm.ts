@@ -20,6 +20,7 @@ import { Config, type ConfigInfo } from "./config.js"
 import type { ModelConfig, ProviderConfig } from "./config-schema.js"
 import { ProviderErrorReason } from "./message.js"
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, modelInfo } from "./model-catalog.js"
+import { liftToolImages } from "./model-messages.js"
 import { keyHintFor, StreamCutError, toProviderError } from "./provider-error.js"
 
 /** One event of a model step: exactly ai 7's `fullStream` part union (see STACK.md §5 for the fields). */
@@ -47,6 +48,8 @@ export interface ModelInfo {
     readonly reasoning: boolean
     readonly toolCall: boolean
     readonly temperature: boolean
+    /** Takes images as input: tool results that carry images and image attachments are sent as images. */
+    readonly image: boolean
   }
 }
 
@@ -146,7 +149,11 @@ export class LLM extends Context.Service<
             return Stream.fail(
               toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID)
             )
-          const options = { keyHint: provider.keyHint, url: provider.baseURL ?? "" }
+          const options = {
+            keyHint: provider.keyHint,
+            url: provider.baseURL ?? "",
+            imagesInToolResults: provider.type === "anthropic" || provider.type === "openai"
+          }
           return Stream.unwrap(
             Effect.map(
               Effect.tryPromise({
@@ -171,6 +178,11 @@ export interface StreamOptions {
   readonly keyHint?: string
   /** The provider's endpoint, for connection failures. */
   readonly url?: string
+  /**
+   * Whether tool results may carry images (Anthropic, OpenAI; default true). When false (OpenAI-compatible
+   * servers), images move to a user message after the results (`liftToolImages`).
+   */
+  readonly imagesInToolResults?: boolean
 }
 
 /** Ends the model's stream with a `StreamCutError` part when it closes without a `finish` part. */
@@ -225,7 +237,7 @@ export const streamWithModel = (
       const result = streamText({
         model: wrapLanguageModel({ model, middleware: requireFinish }),
         instructions: request.system.map((content) => ({ role: "system" as const, content })),
-        messages: [...request.messages],
+        messages: options.imagesInToolResults === false ? liftToolImages(request.messages) : [...request.messages],
         allowSystemInMessages: true,
         ...(hasTools ? { tools: toolSet(request.tools) } : {}),
         stopWhen: isStepCount(1),

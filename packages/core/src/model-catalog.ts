@@ -43,6 +43,9 @@ const ROWS: Readonly<Record<string, Row>> = {
   o1: ["o1", 200_000, 100_000, 15, 60, 7.5, 0, true, false]
 }
 
+/** Catalogue models that take no image input. */
+const TEXT_ONLY: ReadonlySet<string> = new Set(["claude-3-5-haiku", "o3-mini"])
+
 /** The model Lathe picks when only `ANTHROPIC_API_KEY` is set and no model is configured. */
 export const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 /** The model Lathe picks when only `OPENAI_API_KEY` is set and no model is configured. */
@@ -53,14 +56,17 @@ export const UNKNOWN_MODEL: CatalogEntry = {
   name: "unknown model",
   limit: { context: 32_768, output: 4_096 },
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  capabilities: { reasoning: false, toolCall: true, temperature: true }
+  capabilities: { reasoning: false, toolCall: true, temperature: true, image: false }
 }
 
-const entry = ([name, context, output, input, outputPrice, cacheRead, cacheWrite, reasoning, temperature]: Row) => ({
+const entry = (
+  id: string,
+  [name, context, output, input, outputPrice, cacheRead, cacheWrite, reasoning, temperature]: Row
+) => ({
   name,
   limit: { context, output },
   cost: { input, output: outputPrice, cacheRead, cacheWrite },
-  capabilities: { reasoning, toolCall: true, temperature }
+  capabilities: { reasoning, toolCall: true, temperature, image: !TEXT_ONLY.has(id) }
 })
 
 /**
@@ -73,7 +79,7 @@ export const lookupModel = (modelID: string): CatalogEntry | undefined => {
   const bare = id.replace(/-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$/, "")
   for (const candidate of [id, bare, bare.startsWith("claude") ? bare.replaceAll(".", "-") : bare]) {
     const row = ROWS[candidate]
-    if (row !== undefined) return entry(row)
+    if (row !== undefined) return entry(candidate, row)
   }
   return undefined
 }
@@ -104,7 +110,8 @@ export const modelInfo = (providerID: string, modelID: string, override?: ModelC
     capabilities: {
       reasoning: override?.reasoning ?? base.capabilities.reasoning,
       toolCall: override?.tool_call ?? base.capabilities.toolCall,
-      temperature: override?.temperature ?? base.capabilities.temperature
+      temperature: override?.temperature ?? base.capabilities.temperature,
+      image: override?.image ?? base.capabilities.image
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { AssistantContent, ModelMessage, ToolContent, UserContent } from "ai"
+import type { AssistantContent, ModelMessage, ToolContent, ToolResultPart, UserContent } from "ai"
 import type { MessageWithParts } from "./message.js"
 import type { CompactionPart, Part, ToolPart } from "./part.js"
 
@@ -33,12 +33,60 @@ const toolOutput = (part: ToolPart): string => {
   return "aborted"
 }
 
-const userContent = (parts: ReadonlyArray<Part>): UserContent => {
+/** How the history is shaped for one model. */
+export interface ModelMessageOptions {
+  /**
+   * Whether the model takes images (`ModelInfo.capabilities.image`, default true). Without it, images a tool
+   * returned and image attachments become a one-line note, so a text-only model never receives image data.
+   */
+  readonly images?: boolean
+}
+
+/** An image as a data URL, split into its media type and base64 data; undefined for anything else. */
+const imageData = (mime: string, url: string): { mediaType: string; data: string } | undefined => {
+  if (!mime.startsWith("image/")) return undefined
+  const match = /^data:([^;,]+)?(?:;[^,]*)?;base64,(.*)$/s.exec(url)
+  return match?.[2] === undefined ? undefined : { mediaType: match[1] ?? mime, data: match[2] }
+}
+
+const imageNote = (name: string) => `[image ${name}: not shown, this model does not take images]`
+
+/** A finished tool call's result: text, plus its image attachments as images for a model that takes them. */
+const toolResultOutput = (part: ToolPart, images: boolean): ToolResultPart["output"] => {
+  const state = part.state
+  if (state.status === "error") return { type: "error-text", value: toolOutput(part) }
+  const text = toolOutput(part)
+  const attached =
+    state.status === "completed" && state.time.compacted === undefined && images
+      ? (state.attachments ?? []).flatMap((a) => {
+          const image = imageData(a.mime, a.url)
+          return image ? [image] : []
+        })
+      : []
+  if (attached.length === 0) return { type: "text", value: text }
+  return {
+    type: "content",
+    value: [
+      { type: "text", text },
+      ...attached.map((image) => ({
+        type: "file" as const,
+        mediaType: image.mediaType,
+        data: { type: "data" as const, data: image.data }
+      }))
+    ]
+  }
+}
+
+const userContent = (parts: ReadonlyArray<Part>, images: boolean): UserContent => {
   const content: Exclude<UserContent, string> = []
   for (const part of parts) {
     if (part.type === "text" && part.text.length > 0) content.push({ type: "text", text: part.text })
     else if (part.type === "file") {
       if (part.mime.startsWith("text/") || part.mime === "application/x-directory") continue // inlined as text parts
+      if (!images && part.mime.startsWith("image/")) {
+        content.push({ type: "text", text: imageNote(part.filename ?? part.mime) })
+        continue
+      }
       content.push({
         type: "file",
         mediaType: part.mime,
@@ -60,14 +108,19 @@ const userContent = (parts: ReadonlyArray<Part>): UserContent => {
 
 /**
  * Converts stored messages into the model's messages: user parts to user content, assistant text and reasoning to
- * assistant content, each finished tool call to a tool-call plus its tool-result (errors as error text). Retry,
+ * assistant content, each finished tool call to a tool-call plus its tool-result (errors as error text; images the
+ * tool returned as image content for a model that takes them, see {@link ModelMessageOptions}). Retry,
  * step and patch parts are bookkeeping and never sent.
  */
-export const toModelMessages = (messages: ReadonlyArray<MessageWithParts>): Array<ModelMessage> => {
+export const toModelMessages = (
+  messages: ReadonlyArray<MessageWithParts>,
+  options: ModelMessageOptions = {}
+): Array<ModelMessage> => {
+  const images = options.images !== false
   const out: Array<ModelMessage> = []
   for (const { info, parts } of visibleHistory(messages)) {
     if (info.role === "user") {
-      const content = userContent(parts)
+      const content = userContent(parts, images)
       if (content.length > 0) out.push({ role: "user", content })
       continue
     }
@@ -87,10 +140,7 @@ export const toModelMessages = (messages: ReadonlyArray<MessageWithParts>): Arra
           type: "tool-result",
           toolCallId: part.callID,
           toolName: part.tool,
-          output:
-            part.state.status === "error"
-              ? { type: "error-text", value: toolOutput(part) }
-              : { type: "text", value: toolOutput(part) }
+          output: toolResultOutput(part, images)
         })
       }
     }
@@ -99,3 +149,32 @@ export const toModelMessages = (messages: ReadonlyArray<MessageWithParts>): Arra
   }
   return out
 }
+
+/**
+ * For providers whose tool results carry only text (OpenAI-compatible servers): the images of each tool result move
+ * to a user message right after the tool results, introduced by a line naming the calls they came from. Other
+ * messages are returned as they are.
+ */
+export const liftToolImages = (messages: ReadonlyArray<ModelMessage>): Array<ModelMessage> =>
+  messages.flatMap((message): Array<ModelMessage> => {
+    if (message.role !== "tool") return [message]
+    const images: Array<{ type: "file"; mediaType: string; data: { type: "data"; data: string } }> = []
+    const from: Array<string> = []
+    const content = message.content.map((part) => {
+      if (part.type !== "tool-result" || part.output.type !== "content") return part
+      const texts: Array<string> = []
+      for (const item of part.output.value) {
+        if (item.type === "text") texts.push(item.text)
+        else if (item.type === "file" && item.data.type === "data" && typeof item.data.data === "string") {
+          images.push({ type: "file", mediaType: item.mediaType, data: { type: "data", data: item.data.data } })
+          if (!from.includes(part.toolName)) from.push(part.toolName)
+        }
+      }
+      return { ...part, output: { type: "text" as const, value: texts.join("\n") } }
+    })
+    if (images.length === 0) return [message]
+    return [
+      { ...message, content },
+      { role: "user", content: [{ type: "text", text: `Images returned by ${from.join(", ")}:` }, ...images] }
+    ]
+  })

@@ -113,7 +113,7 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
       sessionID,
       model: input.model,
       system: systemMessages,
-      messages: toModelMessages(transformed.messages),
+      messages: toModelMessages(transformed.messages, { images: input.model.capabilities.image }),
       tools: Object.fromEntries(
         Object.values(input.tools).map((tool) => [
           tool.id,

@@ -77,5 +77,5 @@ const modelInfo = () => ({
   name: "qwen",
   limit: { context: 32_000, output: 4_000 },
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  capabilities: { reasoning: false, toolCall: true, temperature: true }
+  capabilities: { reasoning: false, toolCall: true, temperature: true, image: false }
 })

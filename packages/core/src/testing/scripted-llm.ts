@@ -38,7 +38,7 @@ export const scriptedModelInfo = (options: ScriptedModelOptions = {}): ModelInfo
   name: options.name ?? "Scripted model",
   limit: { context: 200_000, output: 32_000, ...options.limit },
   cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75, ...options.cost },
-  capabilities: { reasoning: true, toolCall: true, temperature: true, ...options.capabilities }
+  capabilities: { reasoning: true, toolCall: true, temperature: true, image: true, ...options.capabilities }
 })
 
 let sequence = 0
