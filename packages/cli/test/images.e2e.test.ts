@@ -46,5 +46,6 @@ describe("images from tools", () => {
     const messages = await readPicture("some-local-model")
     assert.notInclude(messages, "data:image/png")
     assert.include(messages, "Image read successfully")
+    assert.include(messages, "not shown: this model does not take images")
   })
 })

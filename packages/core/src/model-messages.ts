@@ -56,6 +56,13 @@ const toolResultOutput = (part: ToolPart, images: boolean): ToolResultPart["outp
   const state = part.state
   if (state.status === "error") return { type: "error-text", value: toolOutput(part) }
   const text = toolOutput(part)
+  const imageCount =
+    state.status === "completed" ? (state.attachments ?? []).filter((a) => a.mime.startsWith("image/")).length : 0
+  if (!images && imageCount > 0 && state.status === "completed" && state.time.compacted === undefined)
+    return {
+      type: "text",
+      value: `${text}\n[${imageCount === 1 ? "1 image" : `${imageCount} images`} not shown: this model does not take images]`
+    }
   const attached =
     state.status === "completed" && state.time.compacted === undefined && images
       ? (state.attachments ?? []).flatMap((a) => {

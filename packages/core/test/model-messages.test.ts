@@ -78,7 +78,7 @@ describe("images in the model's history", () => {
     const tool = messages.find((m) => m.role === "tool")
     assert.deepStrictEqual(tool?.content[0]?.type === "tool-result" ? tool.content[0].output : undefined, {
       type: "text",
-      value: "[image image/png, 8 bytes, attached]"
+      value: "[image image/png, 8 bytes, attached]\n[1 image not shown: this model does not take images]"
     })
   })
 
