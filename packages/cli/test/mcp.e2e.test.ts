@@ -96,7 +96,7 @@ describe("MCP in the CLI (end to end)", () => {
     assert.include(out.stdout, "nosuch had no stored sign-in")
   })
 
-  it("commands that call no tools (undo, agents) do not start MCP servers", async () => {
+  it("commands that call no tools (undo, agents, plugin list) do not start MCP servers", async () => {
     const box = sandbox()
     const configDir = join(box.env.XDG_CONFIG_HOME ?? "", "lathe")
     mkdirSync(configDir, { recursive: true })
@@ -106,7 +106,10 @@ describe("MCP in the CLI (end to end)", () => {
     const started = Date.now()
     const undo = await runLathe(["undo"], { cwd: box.project, env: box.env })
     const agents = await runLathe(["agents"], { cwd: box.project, env: box.env })
+    const plugins = await runLathe(["plugin", "list"], { cwd: box.project, env: box.env })
     assert.isBelow(Date.now() - started, 15_000)
+    assert.strictEqual(plugins.code, 0, plugins.stderr)
+    assert.include(plugins.stdout, "MCP servers: hang; not started here")
     assert.include(undo.stderr, "no session yet")
     assert.strictEqual(agents.code, 0, agents.stderr)
   })

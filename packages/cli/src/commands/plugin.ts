@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { Config, Plugins } from "@lathe/core"
+import { Config, Paths, Plugins } from "@lathe/core"
+import { resolveServers } from "@lathe/mcp"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"
 import type { CliIO, Command } from "../io.js"
@@ -22,14 +23,16 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
   const program = Effect.gen(function* () {
     const plugins = yield* Plugins
     const config = yield* Config
-    return { plugins, config }
+    const paths = yield* Paths
+    return { plugins, config, paths }
   })
-  const result = await runOnApp(io, program)
+  // MCP servers are not started to list plugins: their tools are listed by `lathe mcp tools <server>`.
+  const result = await runOnApp(io, program, { mcp: false })
   if (!result.ok) {
     io.stderr(`lathe plugin list: ${result.message}\n`)
     return 1
   }
-  const { plugins, config } = result.value
+  const { plugins, config, paths } = result.value
   if (json) {
     io.stdout(`${JSON.stringify({ loaded: plugins.list, failed: plugins.failed }, null, 2)}\n`)
     return plugins.failed.length > 0 ? 1 : 0
@@ -42,6 +45,17 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
     if (plugin.agents.length > 0) lines.push(`  agents: ${plugin.agents.join(", ")}`)
   }
   for (const failure of plugins.failed) lines.push(`✗ ${failure.message}`)
+  const { servers: resolved } = await resolveServers({
+    config: config.info,
+    root: paths.root,
+    trusted: config.trusted,
+    env: io.env
+  })
+  const servers = resolved.filter((server) => server.enabled !== false).map((server) => server.name)
+  if (servers.length > 0)
+    lines.push(
+      `@lathe/mcp  (MCP servers: ${servers.join(", ")}; not started here, see \`lathe mcp list\` and \`lathe mcp tools <server>\`)`
+    )
   if (!config.trusted)
     lines.push("(this project is not trusted: its lathe.json plugins and .lathe/plugins are not loaded)")
   io.stdout(`${lines.join("\n")}\n`)
