@@ -157,6 +157,9 @@ export const McpLocalConfig = z.strictObject({
   timeout: positiveInt().optional()
 })
 
+const CLIENT_METADATA_URL =
+  "an https URL with a path, where the client ID metadata document is served (e.g. https://example.com/lathe/client.json)"
+
 /** An MCP server reached over HTTP: Streamable HTTP, falling back to SSE. */
 export const McpRemoteConfig = z.strictObject({
   type: z.literal("remote", says('"local" or "remote"')),
@@ -171,10 +174,15 @@ export const McpRemoteConfig = z.strictObject({
         z.strictObject({
           clientId: z.string().optional(),
           clientSecret: z.string().optional(),
-          scope: z.string().optional()
+          scope: z.string().optional(),
+          /** A client ID metadata document (an https URL with a path) to use as the client_id where the server takes one. */
+          clientMetadataUrl: z
+            .url({ protocol: /^https$/, error: CLIENT_METADATA_URL })
+            .refine((url) => URL.canParse(url) && new URL(url).pathname !== "/", says(CLIENT_METADATA_URL))
+            .optional()
         })
       ],
-      says("false, or an object with clientId / clientSecret / scope")
+      says("false, or an object with clientId / clientSecret / scope / clientMetadataUrl")
     )
     .optional(),
   enabled: z.boolean().optional(),

@@ -4,6 +4,7 @@ import { SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextprotocol/sdk/types.js"
+import { McpAuthError } from "./oauth-error.js"
 import type { McpServer } from "./servers.js"
 import { type AuthProviderFactory, createTransport } from "./transport.js"
 
@@ -42,6 +43,7 @@ const text = (error: unknown): string => {
 
 const isUnauthorized = (error: unknown): boolean =>
   error instanceof UnauthorizedError ||
+  error instanceof McpAuthError ||
   ((error instanceof StreamableHTTPError || error instanceof SseError) && error.code === 401)
 
 class Timeout extends Error {}
@@ -98,7 +100,10 @@ export class McpConnection {
       this.status = isUnauthorized(error)
         ? {
             state: "needs-auth",
-            reason: `the server asks for authorization: run \`lathe mcp auth ${this.server.name}\``
+            reason:
+              error instanceof McpAuthError
+                ? error.message
+                : `the server asks for authorization: run \`lathe mcp auth ${this.server.name}\``
           }
         : { state: "failed", reason: this.reason(error) }
     }

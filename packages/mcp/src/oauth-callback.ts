@@ -5,7 +5,9 @@
  * Contract: the first request to `/callback` settles the sign-in, for better or worse (a code with the right state,
  * an error from the authorization server, a wrong or missing state), and the listener then closes. Other paths get
  * a 404 and change nothing. `waitForCode` fails with reason `"timeout"` when nothing arrives in time.
+ * `openSystemBrowser` is the other end: it sends the person to the authorization page.
  */
+import { spawn } from "node:child_process"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { McpAuthError } from "./oauth-error.js"
@@ -140,4 +142,22 @@ export const startLoopbackCallback = async (serverName: string, port = 0): Promi
     },
     close
   }
+}
+
+/** Opens a URL in the system browser; resolves once the opener started. */
+export const openSystemBrowser = (url: URL): Promise<void> => {
+  const [command, args] =
+    process.platform === "darwin"
+      ? ["open", [url.href]]
+      : process.platform === "win32"
+        ? ["cmd", ["/c", "start", '""', url.href.replaceAll("&", "^&")]]
+        : ["xdg-open", [url.href]]
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args as Array<string>, { detached: true, stdio: "ignore" })
+    child.once("error", reject)
+    child.once("spawn", () => {
+      child.unref()
+      resolve()
+    })
+  })
 }

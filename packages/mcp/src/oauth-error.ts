@@ -18,6 +18,8 @@ export type McpAuthFailureReason =
   | "denied"
   /** Discovery, registration or the token exchange failed, or the server could not be reached. */
   | "oauth"
+  /** The server refused a request for lacking a scope the sign-in does not grant, and no browser may open to widen it. */
+  | "insufficient-scope"
 
 /**
  * A failed sign-in (or a broken stored sign-in) for one MCP server. `message` is whole and actionable on its own:

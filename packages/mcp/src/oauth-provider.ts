@@ -4,9 +4,14 @@
  *
  * Contract: the provider opens a browser only while `authorize()` runs it (its loopback listener is then up).
  * Anywhere else (an SDK transport meeting a 401 it cannot fix by refreshing) a needed sign-in opens nothing:
- * the SDK then fails with `UnauthorizedError`, which callers report as "needs auth".
+ * the SDK then fails with `UnauthorizedError`, which callers report as "needs auth". Only a provider made with
+ * `interactive: true` lets the transport start `authorize()` by itself (a 401 at connect, a 403 scope step-up).
+ *
+ * Client identity, in order: the configured `clientId` (pre-registered; its secret, if any, is never written to
+ * disk), else a stored registration, else (decided by the SDK) the configured `clientMetadataUrl` as the
+ * client_id when the authorization server advertises `client_id_metadata_document_supported`, else dynamic
+ * registration.
  */
-import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { isAbsolute } from "node:path"
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
@@ -15,9 +20,21 @@ import type {
   OAuthClientMetadata,
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
-import { type LoopbackCallback, startLoopbackCallback } from "./oauth-callback.js"
+import { type LoopbackCallback, openSystemBrowser, startLoopbackCallback } from "./oauth-callback.js"
 import { McpAuthError } from "./oauth-error.js"
 import { checkServerName, readAuth, type StoredAuth, writeAuth } from "./oauth-store.js"
+
+/** A server's `oauth` settings from config: a pre-registered client, a scope, a client ID metadata document. */
+export interface OAuthSettings {
+  /** A client_id registered with the authorization server beforehand; no dynamic registration then. */
+  readonly clientId?: string | undefined
+  /** The pre-registered client's secret (sent as `client_secret_basic`, or `client_secret_post` where only that is offered). */
+  readonly clientSecret?: string | undefined
+  /** The scope to request, space-separated; wins over the one a server's 401 names and its `scopes_supported`. */
+  readonly scope?: string | undefined
+  /** An https URL serving this client's metadata document, used as the client_id where the server accepts one. */
+  readonly clientMetadataUrl?: string | undefined
+}
 
 /** Options of {@link createOAuthProvider}. */
 export interface OAuthProviderOptions {
@@ -35,37 +52,31 @@ export interface OAuthProviderOptions {
   readonly clientName?: string
   /** The clock, in epoch milliseconds (tests move it); default `Date.now`. */
   readonly now?: () => number
+  /** The server's `oauth` config; a transport fills it in from the server's config when it is absent. */
+  readonly oauth?: OAuthSettings
+  /**
+   * Whether a request may start a sign-in by itself (a 401 at connect, a 403 asking for a wider scope): the browser
+   * opens mid-session and the request is retried once. Default false (`lathe run`): such a request fails with an
+   * `McpAuthError` that names the missing scope and `lathe mcp auth <name>`.
+   */
+  readonly interactive?: boolean
 }
 
 /** The port written into `redirectUrl` while no listener runs (registration outside `authorize`). */
 const IDLE_REDIRECT_PORT = 19_876
 
-/** Opens a URL in the system browser; resolves once the opener started. */
-export const openSystemBrowser = (url: URL): Promise<void> => {
-  const [command, args] =
-    process.platform === "darwin"
-      ? ["open", [url.href]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", '""', url.href.replaceAll("&", "^&")]]
-        : ["xdg-open", [url.href]]
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args as Array<string>, { detached: true, stdio: "ignore" })
-    child.once("error", reject)
-    child.once("spawn", () => {
-      child.unref()
-      resolve()
-    })
-  })
-}
-
 /** The `OAuthClientProvider` that {@link createOAuthProvider} returns, plus what `authorize()` needs to drive it. */
 export class McpOAuthProvider implements OAuthClientProvider {
   /** The options it was made with. */
   readonly options: OAuthProviderOptions
+  /** The client ID metadata document URL from config, offered by the SDK where the server supports it. */
+  declare readonly clientMetadataUrl?: string
   private callback: LoopbackCallback | undefined
 
   constructor(options: OAuthProviderOptions) {
     this.options = options
+    const metadataUrl = options.oauth?.clientMetadataUrl
+    if (metadataUrl !== undefined) this.clientMetadataUrl = metadataUrl
   }
 
   /** `http://127.0.0.1:<port>/callback`, with the running listener's port when there is one. */
@@ -91,25 +102,51 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return state
   }
 
-  /** The stored client registration, if it was made for this server URL. */
+  /**
+   * The configured pre-registered client (no `token_endpoint_auth_method`: the SDK picks `client_secret_basic` with a
+   * secret unless the server offers only `client_secret_post`, and `none` without one), else the stored
+   * registration if it was made for this server URL.
+   */
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const { clientId, clientSecret } = this.options.oauth ?? {}
+    if (clientId !== undefined) return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) }
     return (await this.load()).client
   }
 
-  /** Stores the registration unchanged (the SDK binds it to its authorization server with `issuer`). */
+  /**
+   * Stores the registration unchanged (the SDK binds it to its authorization server with `issuer`). For a
+   * pre-registered client only its id is kept, so tokens stay tied to it and the secret stays in the config.
+   */
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
-    await this.save({ client })
+    const { clientId } = this.options.oauth ?? {}
+    await this.save({ client: clientId === undefined ? client : { client_id: clientId } })
   }
 
-  /** The stored tokens, if they were issued for this server URL (possibly expired: the SDK refreshes on a 401). */
+  /**
+   * The stored tokens, if they were issued for this server URL (possibly expired: the SDK refreshes on a 401) and,
+   * with a pre-registered client, to that client.
+   */
   async tokens(): Promise<OAuthTokens | undefined> {
-    return (await this.load()).tokens
+    const stored = await this.load()
+    const { clientId } = this.options.oauth ?? {}
+    if (clientId !== undefined && stored.client?.client_id !== clientId) return undefined
+    return stored.tokens
   }
 
   /** Stores the tokens unchanged and remembers when the access token expires. */
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     const expiresAt = tokens.expires_in === undefined ? undefined : this.now() + tokens.expires_in * 1000
     await this.save({ tokens, expiresAt, codeVerifier: undefined })
+  }
+
+  /** The scopes a server refused a request for lacking since the last sign-in (see `StoredAuth.stepUpScope`). */
+  async stepUpScope(): Promise<string | undefined> {
+    return (await this.load()).stepUpScope
+  }
+
+  /** Remembers (or, with `undefined`, forgets) the scopes the next sign-in must request. */
+  async saveStepUpScope(scope: string | undefined): Promise<void> {
+    await this.save({ stepUpScope: scope })
   }
 
   /** Stores the PKCE verifier of the sign-in in progress; the token exchange clears it. */
@@ -143,9 +180,23 @@ export class McpOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  /** Forgets what the server said is no longer valid. */
+  /**
+   * Forgets what the server said is no longer valid. A rejected pre-registered client cannot be forgotten (it is
+   * config): that fails the sign-in with an `McpAuthError` pointing at the config.
+   */
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     if (scope === "discovery") return
+    const { clientId } = this.options.oauth ?? {}
+    if (clientId !== undefined && (scope === "all" || scope === "client")) {
+      const name = this.options.serverName
+      throw new McpAuthError({
+        server: name,
+        reason: "oauth",
+        message:
+          `The authorization server of MCP server "${name}" rejected the pre-registered client "${clientId}": check ` +
+          `"oauth.clientId" and "oauth.clientSecret" of "${name}" in your config, then run \`lathe mcp auth ${name}\`.`
+      })
+    }
     const clearClient = scope === "all" || scope === "client"
     const clearTokens = scope === "all" || scope === "tokens"
     const clearVerifier = scope === "all" || scope === "verifier"
@@ -154,6 +205,15 @@ export class McpOAuthProvider implements OAuthClientProvider {
       ...(clearTokens ? { tokens: undefined, expiresAt: undefined } : {}),
       ...(clearVerifier ? { codeVerifier: undefined } : {})
     })
+  }
+
+  /**
+   * This provider, or, when it was made without `oauth` settings, one that uses `settings` (a server's `oauth` config).
+   * Throws like {@link createOAuthProvider} for an unusable `clientMetadataUrl`.
+   */
+  withSettings(settings: OAuthSettings | undefined): McpOAuthProvider {
+    if (settings === undefined || this.options.oauth !== undefined) return this
+    return createOAuthProvider({ ...this.options, oauth: settings })
   }
 
   /** Starts the loopback listener `authorize()` waits on; the redirect URL follows its port. */
@@ -192,7 +252,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
  * Throws `McpAuthError` (reason `"config"`) for a bad name, URL, data dir or port.
  */
 export const createOAuthProvider = (options: OAuthProviderOptions): McpOAuthProvider => {
-  const { serverName, serverUrl, dataDir, redirectPort } = options
+  const { serverName, serverUrl, dataDir, redirectPort, oauth } = options
   checkServerName(serverName)
   const bad = (message: string) => new McpAuthError({ server: serverName, reason: "config", message })
   if (!URL.canParse(serverUrl) || !/^https?:$/.test(new URL(serverUrl).protocol)) {
@@ -204,5 +264,15 @@ export const createOAuthProvider = (options: OAuthProviderOptions): McpOAuthProv
       `The redirect port of MCP server "${serverName}" must be a whole number from 1 to 65535, not ${redirectPort}.`
     )
   }
+  const metadataUrl = oauth?.clientMetadataUrl
+  if (metadataUrl !== undefined && !isClientMetadataUrl(metadataUrl)) {
+    throw bad(
+      `The clientMetadataUrl of MCP server "${serverName}" must be an https URL with a path (where the client ID ` +
+        `metadata document is served), not "${metadataUrl}".`
+    )
+  }
   return new McpOAuthProvider(options)
 }
+
+const isClientMetadataUrl = (url: string): boolean =>
+  URL.canParse(url) && new URL(url).protocol === "https:" && new URL(url).pathname !== "/"

@@ -32,6 +32,11 @@ export interface StoredAuth {
   readonly expiresAt?: number
   /** The PKCE code verifier of the sign-in in progress. */
   readonly codeVerifier?: string
+  /**
+   * Scopes the server refused a request for lacking (a 403 `insufficient_scope` met where no browser may open):
+   * the next sign-in requests them as well, and never settles for a refresh. Cleared once a sign-in succeeds.
+   */
+  readonly stepUpScope?: string
 }
 
 const FileSchema = z.object({
@@ -40,7 +45,8 @@ const FileSchema = z.object({
   client: z.unknown().optional(),
   tokens: z.unknown().optional(),
   expiresAt: z.number().optional(),
-  codeVerifier: z.string().optional()
+  codeVerifier: z.string().optional(),
+  stepUpScope: z.string().optional()
 })
 
 /** Server names become file names: characters outside `[A-Za-z0-9._-]` are percent-encoded, so names never collide. */
@@ -108,7 +114,7 @@ export const readAuth = async (serverName: string, dataDir: string): Promise<Sto
   }
   const parsed = FileSchema.safeParse(json)
   if (!parsed.success) throw unreadable(serverName, file, "unexpected content")
-  const { serverUrl, client, tokens, expiresAt, codeVerifier } = parsed.data
+  const { serverUrl, client, tokens, expiresAt, codeVerifier, stepUpScope } = parsed.data
   const parsedClient = client === undefined ? undefined : parseClient(client)
   if (client !== undefined && parsedClient === undefined) throw unreadable(serverName, file, "bad client registration")
   const parsedTokens = tokens === undefined ? undefined : OAuthTokensSchema.safeParse(tokens)
@@ -118,7 +124,8 @@ export const readAuth = async (serverName: string, dataDir: string): Promise<Sto
     ...(parsedClient === undefined ? {} : { client: parsedClient }),
     ...(parsedTokens === undefined ? {} : { tokens: parsedTokens.data }),
     ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(codeVerifier === undefined ? {} : { codeVerifier })
+    ...(codeVerifier === undefined ? {} : { codeVerifier }),
+    ...(stepUpScope === undefined ? {} : { stepUpScope })
   }
 }
 

@@ -3,27 +3,38 @@
  * `lathe mcp logout <name>`, and the `authProvider` the remote transports use.
  *
  * The SDK's client auth (`auth()` from `@modelcontextprotocol/sdk/client/auth.js`) does discovery (RFC 9728 /
- * RFC 8414), dynamic client registration (RFC 7591), PKCE (S256) and the token exchange and refresh. This module
- * stores the results in `<dataDir>/mcp-auth/<server>.json` (0600) and brings the browser back through a loopback
- * listener on 127.0.0.1.
+ * RFC 8414), client identity (pre-registered, client ID metadata document or dynamic registration, RFC 7591), PKCE
+ * (S256) and the token exchange and refresh. This module first reads the server's own challenge (its 401's
+ * `WWW-Authenticate`: where its metadata is, which scope it wants), stores the results in
+ * `<dataDir>/mcp-auth/<server>.json` (0600) and brings the browser back through a loopback listener on 127.0.0.1.
+ *
+ * Scope requested, first that applies: for a step-up (a 403 `insufficient_scope`), what the current tokens were
+ * granted plus the configured scope plus what the 403 names; otherwise the configured `oauth.scope`, else the 401's
+ * `scope`, else (the SDK's choice) the protected resource metadata's `scopes_supported`. Scopes a server refused a
+ * request for since the last sign-in are always added.
  */
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js"
+import { type Challenge, isStepUp, joinScopes, probeChallenge } from "./oauth-challenge.js"
 import { McpAuthError } from "./oauth-error.js"
 import type { McpOAuthProvider } from "./oauth-provider.js"
 import { readAuth, removeAuth } from "./oauth-store.js"
 
-export { type LoopbackCallback, startLoopbackCallback } from "./oauth-callback.js"
+export { type LoopbackCallback, openSystemBrowser, startLoopbackCallback } from "./oauth-callback.js"
+export { type Challenge, readChallenge } from "./oauth-challenge.js"
 export { McpAuthError, type McpAuthFailureReason } from "./oauth-error.js"
 export {
   createOAuthProvider,
   McpOAuthProvider,
   type OAuthProviderOptions,
-  openSystemBrowser
+  type OAuthSettings
 } from "./oauth-provider.js"
 export { authFile } from "./oauth-store.js"
 
-/** The MCP server to sign in to: its URL, or a config entry that has one. */
-export type OAuthServer = string | URL | { readonly url: string | URL }
+/** The MCP server to sign in to: its URL, or a config entry that has one (its `headers` go with the first request). */
+export type OAuthServer =
+  | string
+  | URL
+  | { readonly url: string | URL; readonly headers?: Readonly<Record<string, string>> }
 
 /** What `authorize` returns: `"AUTHORIZED"`, or the error that says what failed (never thrown). */
 export type AuthorizeResult = "AUTHORIZED" | McpAuthError
@@ -32,6 +43,8 @@ export type AuthorizeResult = "AUTHORIZED" | McpAuthError
 export interface AuthorizeOptions {
   /** How long the person has to finish in the browser, in milliseconds; default 5 minutes. */
   readonly timeoutMs?: number
+  /** The refusal that made a sign-in necessary; without one, `authorize` asks the server with a tokenless request. */
+  readonly challenge?: Challenge
 }
 
 /** A server's sign-in state, as `lathe mcp list` shows it. */
@@ -46,25 +59,50 @@ const describe = (error: unknown): string => {
 }
 
 /**
- * Signs in to a remote MCP server: refreshes the stored tokens when that works, otherwise registers the client if
- * needed, opens the authorization page through `provider`'s `openBrowser`, waits for the loopback redirect (checking
- * `state`) and exchanges the code. Never throws: a failure comes back as an `McpAuthError` whose `message` can be
- * printed as it is.
+ * `provider` as the SDK's flow sees it when a refresh cannot help (a wider scope is needed): without stored tokens.
+ * Everything else (the listener, the stored client and verifier, saving) goes to the provider itself.
+ */
+const withoutStoredTokens = (provider: McpOAuthProvider): McpOAuthProvider =>
+  Object.create(provider, { tokens: { value: async () => undefined } }) as McpOAuthProvider
+
+/**
+ * Signs in to a remote MCP server: reads its challenge (see the module comment for the scope), refreshes the stored
+ * tokens when that is enough, otherwise finds the client's identity, opens the authorization page through
+ * `provider`'s `openBrowser`, waits for the loopback redirect (checking `state`) and exchanges the code. Never
+ * throws: a failure comes back as an `McpAuthError` whose `message` can be printed as it is.
  */
 export const authorize = async (
   server: OAuthServer,
   provider: McpOAuthProvider,
   options: AuthorizeOptions = {}
 ): Promise<AuthorizeResult> => {
-  const serverUrl = typeof server === "string" || server instanceof URL ? server : server.url
+  const [serverUrl, headers] =
+    typeof server === "string" || server instanceof URL ? [server, undefined] : [server.url, server.headers]
   const name = provider.options.serverName
   try {
     const callback = await provider.listen()
-    const first = await auth(provider, { serverUrl })
-    if (first === "AUTHORIZED") return "AUTHORIZED"
-    const code = await callback.waitForCode(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
-    const second = await auth(provider, { serverUrl, authorizationCode: code })
-    if (second === "AUTHORIZED") return "AUTHORIZED"
+    const challenge = options.challenge ?? (await probeChallenge(serverUrl, headers))
+    const configured = provider.options.oauth?.scope
+    const pending = await provider.stepUpScope()
+    const stepUp = isStepUp(challenge)
+    const scope = stepUp
+      ? joinScopes((await provider.tokens())?.scope, configured, challenge?.scope, pending)
+      : joinScopes(configured ?? challenge?.scope, pending)
+    const flow = stepUp || pending !== undefined ? withoutStoredTokens(provider) : provider
+    const params = {
+      serverUrl,
+      ...(scope === undefined ? {} : { scope }),
+      ...(challenge?.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {})
+    }
+    let result = await auth(flow, params)
+    if (result !== "AUTHORIZED") {
+      const code = await callback.waitForCode(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+      result = await auth(flow, { ...params, authorizationCode: code })
+    }
+    if (result === "AUTHORIZED") {
+      if (pending !== undefined) await provider.saveStepUpScope(undefined)
+      return "AUTHORIZED"
+    }
     return new McpAuthError({
       server: name,
       reason: "oauth",

@@ -31,7 +31,11 @@ export interface RemoteServer extends Common {
   readonly type: "remote"
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
-  /** OAuth settings; `false` never tries OAuth. */
+  /**
+   * OAuth settings (pre-registered client, scope, client ID metadata document URL); `false` never tries OAuth. Only
+   * a config `mcp` entry sets them: `.mcp.json` servers never carry any, and an untrusted project's `mcp` block is
+   * dropped by the config loader, so a cloned repository cannot choose a client secret or metadata document.
+   */
   readonly oauth?: NonNullable<Extract<McpServerConfig, { type: "remote" }>["oauth"]>
   /** `sse` when `.mcp.json` says so; otherwise Streamable HTTP first. */
   readonly transport?: "sse"

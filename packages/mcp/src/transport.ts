@@ -2,7 +2,9 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { oauthFetch } from "./oauth-fetch.js"
+import { McpOAuthProvider } from "./oauth-provider.js"
 import type { McpServer, RemoteServer } from "./servers.js"
 
 /**
@@ -22,7 +24,9 @@ export interface TransportOptions {
 /**
  * The SDK transport for a server. Local: the command over stdio, in its `cwd`, with the SDK's safe default
  * environment (PATH, HOME, …; no secrets) plus the server's `env`, stderr piped (read it from `transport.stderr`).
- * Remote: Streamable HTTP (or SSE) with the server's headers and, when given, the OAuth provider.
+ * Remote: Streamable HTTP (or SSE) with the server's headers and, when given, the OAuth provider. Lathe's own
+ * provider (`createOAuthProvider`) takes the server's `oauth` config unless it was made with its own, and answers
+ * the server's 401 / 403 `insufficient_scope` challenges as `oauthFetch` describes.
  */
 export const createTransport = (server: McpServer, options: TransportOptions = {}): Transport => {
   if (server.type === "local")
@@ -35,7 +39,16 @@ export const createTransport = (server: McpServer, options: TransportOptions = {
     })
   const url = new URL(server.url)
   const requestInit: RequestInit = { headers: { ...server.headers } }
-  const auth = options.authProvider ? { authProvider: options.authProvider } : {}
+  const provider =
+    options.authProvider instanceof McpOAuthProvider
+      ? options.authProvider.withSettings(server.oauth === false ? undefined : server.oauth)
+      : options.authProvider
+  const auth: { authProvider?: OAuthClientProvider; fetch?: FetchLike } =
+    provider instanceof McpOAuthProvider
+      ? { authProvider: provider, fetch: oauthFetch(provider) }
+      : provider
+        ? { authProvider: provider }
+        : {}
   return (options.protocol ?? server.transport ?? "streamable-http") === "sse"
     ? new SSEClientTransport(url, { requestInit, ...auth })
     : new StreamableHTTPClientTransport(url, { requestInit, ...auth })

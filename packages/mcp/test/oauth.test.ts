@@ -1,183 +1,28 @@
 /**
- * OAuth 2.1 end to end: a local authorization server built with the SDK's server-side helpers (`mcpAuthRouter`
- * for metadata, registration, authorization and token endpoints; `requireBearerAuth` in front of a real MCP
- * endpoint), on 127.0.0.1. The "browser" follows the authorization URL with fetch, redirects included.
+ * OAuth 2.1 end to end against the local authorization server and MCP endpoint of `oauth-server.ts`.
  */
-import { createHash, randomBytes } from "node:crypto"
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises"
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from "node:http"
-import { createRequire } from "node:module"
-import type { AddressInfo } from "node:net"
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { McpServerConfig } from "@lathe/core"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { InvalidGrantError, InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js"
-import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js"
-import type { AuthorizationParams, OAuthServerProvider } from "@modelcontextprotocol/sdk/server/auth/provider.js"
-import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from "@modelcontextprotocol/sdk/server/auth/router.js"
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import type { OAuthClientInformationFull, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { authFile, authorize, authStatus, createOAuthProvider, logout, McpAuthError } from "../src/oauth.js"
-
-// express is the SDK's own dependency (its auth router is an express router); load it the way the SDK does.
-interface ExpressApp extends RequestListener {
-  use(...handlers: Array<unknown>): void
-  all(path: string, ...handlers: Array<unknown>): void
-  post(path: string, ...handlers: Array<unknown>): void
-}
-const sdkRequire = createRequire(
-  createRequire(import.meta.url).resolve("@modelcontextprotocol/sdk/server/auth/router.js")
-)
-const express = sdkRequire("express") as { (): ExpressApp; json(): unknown }
-
-const random = () => randomBytes(16).toString("hex")
-
-/** An authorization server that approves at once (or declines), checks PKCE S256 itself and counts what it did. */
-class TestAuthServer implements OAuthServerProvider {
-  readonly clients = new Map<string, OAuthClientInformationFull>()
-  readonly codes = new Map<string, { clientId: string; params: AuthorizationParams }>()
-  readonly access = new Map<string, AuthInfo>()
-  readonly refresh = new Map<string, string>()
-  readonly counts = { pkceVerified: 0, refreshes: 0 }
-  /** The verifier check is ours, so the test sees that the client's S256 challenge matches its verifier. */
-  readonly skipLocalPkceValidation = true
-  deny = false
-
-  readonly clientsStore = {
-    getClient: async (id: string) => this.clients.get(id),
-    registerClient: async (client: OAuthClientInformationFull) => {
-      this.clients.set(client.client_id, client)
-      return client
-    }
-  }
-
-  async authorize(
-    client: OAuthClientInformationFull,
-    params: AuthorizationParams,
-    res: ServerResponse & {
-      redirect(status: number, url: string): void
-    }
-  ): Promise<void> {
-    const target = new URL(params.redirectUri)
-    if (this.deny) {
-      target.searchParams.set("error", "access_denied")
-      target.searchParams.set("error_description", "The user said no")
-    } else {
-      const code = random()
-      this.codes.set(code, { clientId: client.client_id, params })
-      target.searchParams.set("code", code)
-    }
-    if (params.state !== undefined) target.searchParams.set("state", params.state)
-    res.redirect(302, target.href)
-  }
-
-  async challengeForAuthorizationCode(_client: OAuthClientInformationFull, code: string): Promise<string> {
-    const grant = this.codes.get(code)
-    if (grant === undefined) throw new InvalidGrantError("Unknown authorization code")
-    return grant.params.codeChallenge
-  }
-
-  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, verifier?: string) {
-    const grant = this.codes.get(code)
-    this.codes.delete(code)
-    if (grant === undefined || grant.clientId !== client.client_id) throw new InvalidGrantError("Unknown code")
-    const challenge = createHash("sha256")
-      .update(verifier ?? "")
-      .digest("base64url")
-    if (verifier === undefined || challenge !== grant.params.codeChallenge) throw new InvalidGrantError("PKCE failed")
-    this.counts.pkceVerified++
-    return this.issue(client.client_id)
-  }
-
-  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string) {
-    if (this.refresh.get(refreshToken) !== client.client_id) throw new InvalidGrantError("Unknown refresh token")
-    this.refresh.delete(refreshToken)
-    this.counts.refreshes++
-    return this.issue(client.client_id)
-  }
-
-  async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const info = this.access.get(token)
-    if (info === undefined) throw new InvalidTokenError("Unknown access token")
-    return info
-  }
-
-  /** Every access token issued so far is now past its expiry. */
-  expireAccessTokens(): void {
-    for (const info of this.access.values()) info.expiresAt = 0
-  }
-
-  private issue(clientId: string): OAuthTokens {
-    const [accessToken, refreshToken] = [random(), random()]
-    this.access.set(accessToken, { token: accessToken, clientId, scopes: [], expiresAt: Date.now() / 1000 + 3600 })
-    this.refresh.set(refreshToken, clientId)
-    return { access_token: accessToken, token_type: "Bearer", expires_in: 3600, refresh_token: refreshToken }
-  }
-}
-
-/** The authorization server and, behind bearer auth, an MCP endpoint with a `whoami` tool, on one port. */
-const startServers = async () => {
-  const provider = new TestAuthServer()
-  let app: ExpressApp | undefined
-  const server = createServer((req, res) => app?.(req, res))
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const mcpUrl = new URL(`${base}/mcp`)
-  app = express()
-  app.use(
-    mcpAuthRouter({
-      provider,
-      issuerUrl: new URL(base),
-      resourceServerUrl: mcpUrl,
-      authorizationOptions: { rateLimit: false },
-      clientRegistrationOptions: { rateLimit: false },
-      tokenOptions: { rateLimit: false }
-    })
-  )
-  const bearer = requireBearerAuth({
-    verifier: provider,
-    resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl)
-  })
-  app.post("/mcp", express.json(), bearer, async (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => {
-    const mcp = new McpServer({ name: "oauth-test", version: "1.0.0" })
-    mcp.registerTool("whoami", { description: "The caller's OAuth client id" }, (extra) => ({
-      content: [{ type: "text", text: extra.authInfo?.clientId ?? "nobody" }]
-    }))
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
-    res.on("close", () => void mcp.close())
-    await mcp.connect(transport)
-    await transport.handleRequest(req, res, req.body)
-  })
-  app.all("/mcp", (_req: IncomingMessage, res: ServerResponse) => res.writeHead(405).end())
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      server.closeAllConnections()
-    })
-  return { provider, base, mcpUrl: mcpUrl.href, close }
-}
-
-/** A browser that loads the authorization page and follows its redirects; `tamper` edits the URL first. */
-const browser = (tamper?: (url: URL) => void) => {
-  const visits: Array<{ status: number; body: string }> = []
-  const open = async (url: URL) => {
-    const target = new URL(url)
-    tamper?.(target)
-    const response = await fetch(target)
-    visits.push({ status: response.status, body: await response.text() })
-  }
-  return { visits, open }
-}
-
-/** A browser that must never be needed. */
-const noBrowser = async (url: URL) => {
-  throw new Error(`the browser was opened for ${url.href}`)
-}
+import { McpConnection } from "../src/connection.js"
+import {
+  authFile,
+  authorize,
+  authStatus,
+  createOAuthProvider,
+  logout,
+  McpAuthError,
+  type OAuthSettings
+} from "../src/oauth.js"
+import { type RemoteServer, resolveServers } from "../src/servers.js"
+import { mcpTools } from "../src/tools.js"
+import { runTool } from "./helpers.js"
+import { browser, noBrowser, PUBLISH_SCOPE, type ServerOptions, startServers } from "./oauth-server.js"
 
 const whoami = async (mcpUrl: string, provider: ReturnType<typeof createOAuthProvider>) => {
   const client = new Client({ name: "lathe-test", version: "0.0.0" })
@@ -201,14 +46,50 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true })
 })
 
-const providerFor = (openBrowser: (url: URL) => Promise<void>, now?: () => number) =>
+const providerFor = (
+  openBrowser: (url: URL) => Promise<void>,
+  now?: () => number,
+  more: { readonly oauth?: OAuthSettings; readonly interactive?: boolean } = {}
+) =>
   createOAuthProvider({
     serverName: "remote",
     serverUrl: servers.mcpUrl,
     dataDir,
     openBrowser,
-    ...(now === undefined ? {} : { now })
+    ...(now === undefined ? {} : { now }),
+    ...more
   })
+
+/** Restarts the servers with other protection. */
+const restart = async (options: ServerOptions) => {
+  await servers.close()
+  servers = await startServers(options)
+}
+
+const remote = (): RemoteServer => ({
+  name: "remote",
+  source: "test",
+  enabled: true,
+  timeout: 10_000,
+  type: "remote",
+  url: servers.mcpUrl,
+  headers: {}
+})
+
+/** Connects as `lathe run` does (the provider comes from the plugin's factory) and runs `tool`; closes after. */
+const callTool = async (provider: ReturnType<typeof createOAuthProvider>, tool: string, expect: "ok" | "error") => {
+  const connection = new McpConnection(remote(), { restartDelays: [], authProvider: () => provider })
+  try {
+    const status = await connection.start()
+    if (status.state !== "connected") throw new Error(`not connected: ${JSON.stringify(status)}`)
+    const found = mcpTools([connection]).find((t) => t.id === `remote_${tool}`)
+    if (found === undefined) throw new Error(`no tool remote_${tool}`)
+    const call = runTool(found, {})
+    return expect === "ok" ? (await call.result).output : (await call.error()).message
+  } finally {
+    await connection.close()
+  }
+}
 
 describe("authorize", () => {
   it("registers, signs in with PKCE through the loopback redirect and stores the tokens 0600", async () => {
@@ -302,5 +183,100 @@ describe("logout", () => {
     expect(await authStatus("remote", dataDir)).toBe("needs auth")
     expect(await logout("remote", dataDir)).toBe(false)
     await expect(whoami(servers.mcpUrl, providerFor(noBrowser))).rejects.toBeInstanceOf(UnauthorizedError)
+  })
+})
+
+describe("client identity", () => {
+  it("uses a pre-registered client (its secret at the token endpoint) and never registers", async () => {
+    servers.provider.clients.set("lathe-pre", {
+      client_id: "lathe-pre",
+      client_secret: "pre-secret",
+      redirect_uris: ["http://127.0.0.1/callback"]
+    })
+    const oauth = { clientId: "lathe-pre", clientSecret: "pre-secret" }
+    expect(await authorize(servers.mcpUrl, providerFor(browser().open, undefined, { oauth }))).toBe("AUTHORIZED")
+
+    expect(servers.provider.counts.registrations).toBe(0)
+    expect(servers.provider.authorizations).toEqual([{ clientId: "lathe-pre", scopes: [] }])
+    const stored = await readFile(authFile("remote", dataDir), "utf8")
+    expect(stored).not.toContain("pre-secret")
+    expect(await whoami(servers.mcpUrl, providerFor(noBrowser, undefined, { oauth }))).toBe("lathe-pre")
+  })
+
+  it("points at the config when the authorization server rejects the pre-registered client", async () => {
+    servers.provider.clients.set("lathe-pre", {
+      client_id: "lathe-pre",
+      client_secret: "pre-secret",
+      redirect_uris: ["http://127.0.0.1/callback"]
+    })
+    const oauth = { clientId: "lathe-pre", clientSecret: "not-it" }
+    const result = await authorize(servers.mcpUrl, providerFor(browser().open, undefined, { oauth }))
+    expect(result).toMatchObject({ reason: "oauth" })
+    expect((result as McpAuthError).message).toContain('rejected the pre-registered client "lathe-pre"')
+    expect(servers.provider.counts.registrations).toBe(0)
+  })
+
+  it("refuses a client metadata URL that is not https with a path, in config and in the provider", () => {
+    const config = (clientMetadataUrl: string) =>
+      McpServerConfig.safeParse({ type: "remote", url: "https://x.dev/mcp", oauth: { clientMetadataUrl } })
+    expect(config("https://example.com/lathe/client.json").success).toBe(true)
+    for (const bad of ["http://example.com/client.json", "https://example.com/", "client.json"])
+      expect(config(bad).error?.issues[0]?.message).toMatch(/^an https URL with a path/)
+    expect(() =>
+      providerFor(noBrowser, undefined, { oauth: { clientMetadataUrl: "http://example.com/client.json" } })
+    ).toThrow(/must be an https URL with a path/)
+  })
+
+  it("takes no OAuth settings from a project's .mcp.json, trusted or not", async () => {
+    const root = await mkdtemp(join(tmpdir(), "lathe-oauth-project-"))
+    const entry = { type: "http", url: servers.mcpUrl, oauth: { clientId: "x", clientMetadataUrl: "https://e.com/c" } }
+    await writeFile(join(root, ".mcp.json"), JSON.stringify({ mcpServers: { repo: entry } }))
+    const { servers: resolved } = await resolveServers({ config: {}, root, trusted: true, env: {} })
+    expect(resolved).toEqual([expect.objectContaining({ name: "repo", type: "remote" })])
+    expect(resolved[0]).not.toHaveProperty("oauth")
+    await rm(root, { recursive: true, force: true })
+  })
+})
+
+describe("scope", () => {
+  const scopesSupported = ["mcp:read", PUBLISH_SCOPE, "mcp:admin"]
+
+  it("asks for the scope the server's 401 names rather than all of scopes_supported", async () => {
+    await restart({ requiredScope: "mcp:read", scopesSupported })
+    expect(await authorize(servers.mcpUrl, providerFor(browser().open))).toBe("AUTHORIZED")
+    expect(servers.provider.authorizations.map((a) => a.scopes)).toEqual([["mcp:read"]])
+    expect(await whoami(servers.mcpUrl, providerFor(noBrowser))).toBe(servers.provider.authorizations[0]?.clientId)
+  })
+
+  it("asks for the configured scope over the 401's", async () => {
+    await restart({ requiredScope: "mcp:read", scopesSupported })
+    const oauth = { scope: "mcp:admin mcp:read" }
+    expect(await authorize(servers.mcpUrl, providerFor(browser().open, undefined, { oauth }))).toBe("AUTHORIZED")
+    expect(servers.provider.authorizations.map((a) => a.scopes)).toEqual([["mcp:admin", "mcp:read"]])
+  })
+
+  it("interactive: connecting signs in from the 401, and a 403 insufficient_scope signs in again once", async () => {
+    await restart({ requiredScope: "mcp:read", scopesSupported })
+    const page = browser()
+    const provider = providerFor(page.open, undefined, { interactive: true })
+    expect(await callTool(provider, "publish", "ok")).toBe("published")
+    expect(servers.provider.authorizations.map((a) => a.scopes)).toEqual([["mcp:read"], ["mcp:read", PUBLISH_SCOPE]])
+    expect(page.visits).toHaveLength(2)
+  })
+
+  it("lathe run: a 403 insufficient_scope is the tool's error naming the scope and the command", async () => {
+    await restart({ requiredScope: "mcp:read", scopesSupported })
+    expect(await authorize(servers.mcpUrl, providerFor(browser().open))).toBe("AUTHORIZED")
+
+    const refused = await callTool(providerFor(noBrowser), "publish", "error")
+    expect(refused).toContain(`needs the OAuth scope "${PUBLISH_SCOPE}"`)
+    expect(refused).toContain("`lathe mcp auth remote`")
+    expect(servers.provider.authorizations).toHaveLength(1)
+
+    // The command it names asks for the missing scope with a new sign-in (a refresh would keep the old scope).
+    expect(await authorize(servers.mcpUrl, providerFor(browser().open))).toBe("AUTHORIZED")
+    expect(servers.provider.authorizations.at(-1)?.scopes).toEqual(["mcp:read", PUBLISH_SCOPE])
+    expect(servers.provider.counts.refreshes).toBe(0)
+    expect(await callTool(providerFor(noBrowser), "publish", "ok")).toBe("published")
   })
 })

@@ -149,12 +149,13 @@ const auth = async (verb: "auth" | "logout", name: string | undefined, io: CliIO
     serverName: name,
     serverUrl: server.url,
     dataDir: data,
+    ...(server.oauth ? { oauth: server.oauth } : {}),
     openBrowser: async (url) => {
       io.stderr(`Sign in at ${url.href}\n`)
       await openSystemBrowser(url).catch(() => undefined)
     }
   })
-  const result = await authorize(server.url, provider)
+  const result = await authorize(server, provider)
   if (result !== "AUTHORIZED") {
     io.stderr(`lathe mcp auth: ${result.message}\n`)
     return 1
