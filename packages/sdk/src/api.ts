@@ -179,14 +179,24 @@ const sessionParams = { id: Schema.String }
 
 /** Health and the API's own description. */
 export class SystemApi extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("health", "/health", { success: Health, error: Unauthorized }))
+  .add(
+    HttpApiEndpoint.get("health", "/health", { success: Health, error: Unauthorized }).annotate(
+      OpenApi.Description,
+      "Whether the server is up, and its version."
+    )
+  )
   .add(
     HttpApiEndpoint.get("openapi", "/openapi.json", {
       success: Schema.Record(Schema.String, Schema.Unknown),
       error: Unauthorized
-    })
+    }).annotate(OpenApi.Description, "This API as an OpenAPI 3.1 document.")
   )
-  .add(HttpApiEndpoint.get("agents", "/agents", { success: Schema.Array(AgentSummary), error: Unauthorized }))
+  .add(
+    HttpApiEndpoint.get("agents", "/agents", { success: Schema.Array(AgentSummary), error: Unauthorized }).annotate(
+      OpenApi.Description,
+      "The agents a session or prompt can name (hidden agents are not listed)."
+    )
+  )
   .annotateMerge(OpenApi.annotations({ title: "System", description: "Health, the OpenAPI document, agents" })) {}
 
 /** Sessions: create, list, prompt, abort, read, undo. */
@@ -196,27 +206,33 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       payload: CreateSession,
       success: SessionInfo.pipe(HttpApiSchema.status(201)),
       error: [BadRequest, Unauthorized, Unavailable]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Creates a session in the server's directory, or in `directory` (which must exist). Its prompts run under that directory's config: trust, permission rules and sandbox as in the CLI."
+    )
   )
   .add(
     HttpApiEndpoint.get("list", "/sessions", {
       query: { directory: Schema.optional(Schema.String), limit: Schema.optional(Schema.NumberFromString) },
       success: Schema.Array(SessionInfo),
       error: [Unauthorized, ServerError]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Top-level sessions, most recently updated first (`directory` filters by project directory)."
+    )
   )
   .add(
     HttpApiEndpoint.get("get", "/sessions/:id", {
       params: sessionParams,
       success: SessionInfo,
       error: [NotFound, Unauthorized]
-    })
+    }).annotate(OpenApi.Description, "One session, with its current status.")
   )
   .add(
     HttpApiEndpoint.delete("delete", "/sessions/:id", {
       params: sessionParams,
       error: [NotFound, Conflict, Unauthorized, ServerError]
-    })
+    }).annotate(OpenApi.Description, "Deletes a session and its messages (409 while a turn runs: abort it first).")
   )
   .add(
     HttpApiEndpoint.post("prompt", "/sessions/:id/prompt", {
@@ -224,42 +240,54 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       payload: PromptRequest,
       success: PromptAccepted.pipe(HttpApiSchema.status(202)),
       error: [BadRequest, NotFound, Unauthorized, Unavailable]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Stores the prompt as a user message at once and answers 202 with its ID; the turn runs in the background (follow it on `GET /events`). While a turn runs, the prompt is queued: that turn's model sees it from its next step, and if the turn ends without answering it, another turn does."
+    )
   )
   .add(
     HttpApiEndpoint.post("abort", "/sessions/:id/abort", {
       params: sessionParams,
       success: AbortResult,
       error: [NotFound, Unauthorized]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Aborts the running turn (recorded as aborted; the session stays usable). Queued prompts stay in the history unanswered until the next prompt."
+    )
   )
   .add(
     HttpApiEndpoint.get("messages", "/sessions/:id/messages", {
       params: sessionParams,
       success: Schema.Array(MessageWithParts),
       error: [NotFound, Unauthorized, ServerError]
-    })
+    }).annotate(OpenApi.Description, "Every message of the session with its parts, oldest first.")
   )
   .add(
     HttpApiEndpoint.get("diff", "/sessions/:id/diff", {
       params: sessionParams,
       success: SessionDiff,
       error: [NotFound, Unauthorized, ServerError]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "The session's changes to the work tree as a unified diff, from before its first step to now."
+    )
   )
   .add(
     HttpApiEndpoint.post("undo", "/sessions/:id/undo", {
       params: sessionParams,
       success: RevertResult,
       error: [NotFound, Conflict, Unauthorized, ServerError]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Undoes the session's last step that changed files: the files are put back and the step's messages hidden."
+    )
   )
   .add(
     HttpApiEndpoint.post("redo", "/sessions/:id/redo", {
       params: sessionParams,
       success: RevertResult,
       error: [NotFound, Conflict, Unauthorized, ServerError]
-    })
+    }).annotate(OpenApi.Description, "Brings back what undo took (only before the next prompt).")
   )
   .annotateMerge(OpenApi.annotations({ title: "Sessions", description: "Conversations with the agent" })) {}
 
@@ -270,7 +298,10 @@ export class EventsApi extends HttpApiGroup.make("events")
       query: { sessionID: Schema.optional(Schema.String) },
       success: HttpApiSchema.StreamSse({ events: ServerEvent }),
       error: Unauthorized
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Server-Sent Events, one Lathe event per message (`event:` is its type, `data:` the event as JSON, `id:` its sequence number). With `sessionID`, that session's events and its subagents', plus notices. Reconnect with `Last-Event-ID` to get what was missed (from a bounded buffer). A comment line every 15 s keeps the connection alive."
+    )
   )
   .annotateMerge(
     OpenApi.annotations({
@@ -288,28 +319,34 @@ export class PermissionsApi extends HttpApiGroup.make("permissions")
       query: { sessionID: Schema.optional(Schema.String) },
       success: Schema.Array(PendingPermission),
       error: Unauthorized
-    })
+    }).annotate(OpenApi.Description, "Permission asks waiting for a reply.")
   )
   .add(
     HttpApiEndpoint.post("reply", "/permissions/:requestID/reply", {
       params: { requestID: Schema.String },
       payload: PermissionReply,
       error: [NotFound, Unauthorized]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Answers a permission ask: `once`, `always` (adds allow rules for the ask's `always` patterns), or `reject` (with a `message`, the model is told why and goes on)."
+    )
   )
   .add(
     HttpApiEndpoint.get("questions", "/questions", {
       query: { sessionID: Schema.optional(Schema.String) },
       success: Schema.Array(PendingQuestion),
       error: Unauthorized
-    })
+    }).annotate(OpenApi.Description, "Questions a tool asked, waiting for answers.")
   )
   .add(
     HttpApiEndpoint.post("answer", "/questions/:requestID/reply", {
       params: { requestID: Schema.String },
       payload: QuestionReply,
       error: [BadRequest, NotFound, Unauthorized]
-    })
+    }).annotate(
+      OpenApi.Description,
+      "Answers questions (one list of answers per question), or dismisses them with a reason for the model."
+    )
   )
   .annotateMerge(
     OpenApi.annotations({ title: "Permissions", description: "Asks and questions waiting for a reply" })
