@@ -1,0 +1,97 @@
+import { parseArgs } from "node:util"
+import { Config } from "@lathe/core"
+import { Effect, Layer } from "effect"
+import { appLayer, cliLogger } from "../app.js"
+import type { CliIO, Command } from "../io.js"
+
+const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T]
+
+Runs Lathe as a server: the HTTP + SSE API that editors, scripts and \`lathe run --attach\` drive (see
+GET /openapi.json). Sessions run in this directory unless one names another; each directory's config, trust,
+permission and sandbox rules apply as in \`lathe\` there. Permission asks and questions wait for a client to
+answer them over HTTP; the server never answers them itself. The first line on stdout is
+\`listening on http://HOST:PORT\`. SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.
+
+Options:
+  --port <n>        The port (default 4096; 0 picks a free one)
+  --hostname <h>    The address to listen on (default 127.0.0.1); anything but loopback needs a token
+  --token <t>       Require \`Authorization: Bearer <t>\` on every request (default: $LATHE_SERVER_TOKEN)
+  -h, --help        Show this help
+
+Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.
+`
+
+const parse = (args: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...args],
+    options: {
+      port: { type: "string" },
+      hostname: { type: "string" },
+      token: { type: "string" },
+      help: { type: "boolean", short: "h" }
+    },
+    strict: true
+  })
+
+/** `lathe serve`: the headless server, until SIGTERM or Ctrl-C. */
+export const serveCommand =
+  (version: string): Command =>
+  async (args, io: CliIO) => {
+    let values: ReturnType<typeof parse>["values"]
+    try {
+      values = parse(args).values
+    } catch (error) {
+      io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
+      return 2
+    }
+    if (values.help) {
+      io.stdout(usage)
+      return 0
+    }
+    const port = values.port === undefined ? 4096 : Number(values.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      io.stderr(`lathe serve: --port must be a whole number from 0 to 65535, not "${values.port}".\n`)
+      return 2
+    }
+    const token = values.token ?? io.env.LATHE_SERVER_TOKEN
+    // Loaded only here: other commands never load the server.
+    const { serve, ServeError } = await import("@lathe/server")
+    // One app per directory, as `lathe` would compose it there; its config notices go to stderr once.
+    const app = (directory: string) =>
+      Layer.effectDiscard(
+        Effect.map(Config, (config) => {
+          for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+        })
+      ).pipe(Layer.provideMerge(appLayer({ ...io, cwd: directory }, {})), Layer.provideMerge(cliLogger(io)))
+    let server: Awaited<ReturnType<typeof serve>>
+    try {
+      server = await serve({
+        app,
+        directory: io.cwd,
+        port,
+        ...(values.hostname ? { hostname: values.hostname } : {}),
+        ...(token ? { token } : {}),
+        version,
+        report: (line) => io.stderr(`lathe serve: ${line}\n`)
+      })
+    } catch (error) {
+      io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
+      return error instanceof ServeError && /without a token/.test(error.message) ? 2 : 1
+    }
+    io.stdout(`listening on ${server.url}\n`)
+    return new Promise<number>((resolve) => {
+      let stopping = false
+      const remove = io.onInterrupt?.(() => {
+        if (stopping) return
+        stopping = true
+        io.stderr("lathe serve: stopping: no new work, aborting running turns (at most 10 s)...\n")
+        server.close(10_000).then((clean) => {
+          remove?.()
+          io.stderr(clean ? "lathe serve: stopped.\n" : "lathe serve: stopped without finishing the drain.\n")
+          // Anything a plugin left running must not keep the process alive after the drain.
+          setTimeout(() => process.exit(clean ? 0 : 1), 2_000).unref()
+          resolve(clean ? 0 : 1)
+        })
+      })
+    })
+  }

@@ -1,0 +1,297 @@
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import type { LatheEvent } from "@lathe/core"
+import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { runLathe, sandbox } from "./helpers.js"
+import { byScenario, readEvents, type ServeProcess, startServe } from "./serve-helpers.js"
+
+// Black-box tests of `lathe serve`: real server processes on loopback, raw fetch and a plain SSE reader, against the
+// scripted model server. One shared server (with a token) serves most tests; each test uses its own session and a
+// `[marker]` in its prompt that picks the model's script, so the tests are independent of each other.
+const TOKEN = "s3cret-token"
+const auth = { authorization: `Bearer ${TOKEN}` }
+
+let model: ScriptedServer
+let server: ServeProcess
+let box: ReturnType<typeof sandbox>
+let env: Record<string, string>
+
+const api = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
+  const response = await fetch(`${server.url}${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: { ...auth, "content-type": "application/json", ...init.headers },
+    ...(init.body === undefined ? {} : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) })
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === "" ? undefined : (JSON.parse(text) as Record<string, unknown>) }
+}
+
+const newSession = async () => {
+  const created = await api("/sessions", { body: {} })
+  assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+  return String(created.body?.id)
+}
+
+const isIdle = (sessionID: string) => (e: { data: LatheEvent }) =>
+  e.data.type === "session.idle" && e.data.sessionID === sessionID
+
+beforeAll(async () => {
+  model = await startScriptedServer(
+    byScenario({
+      write: (_request, step) =>
+        step === 0
+          ? { steps: [{ tool: "write", input: { filePath: "hello.txt", content: "hello from the agent\n" } }] }
+          : { steps: [{ text: "Wrote hello.txt." }] },
+      plain: () => ({ steps: [{ text: "Just text." }] }),
+      ask: (_request, step) =>
+        step === 0
+          ? { steps: [{ tool: "read", input: { filePath: "secret.env" } }] }
+          : { steps: [{ text: "Read it." }] },
+      slow: () => ({ steps: Array.from({ length: 60 }, (_, i) => ({ text: `chunk ${i} ` })), delayMs: 100 }),
+      brief: () => ({ steps: Array.from({ length: 8 }, (_, i) => ({ text: `part ${i} ` })), delayMs: 40 })
+    })
+  )
+  box = sandbox()
+  writeFileSync(join(box.project, "secret.env"), "TOKEN=abc\n")
+  env = { ...box.env, LATHE_BASE_URL: model.url, LATHE_MODEL: "m", LATHE_SERVER_TOKEN: TOKEN }
+  server = await startServe(["--port", "0"], { cwd: box.project, env })
+}, 40_000)
+
+afterAll(async () => {
+  server?.child.kill("SIGKILL")
+  await model?.close()
+})
+
+describe("lathe serve", () => {
+  it("answers a request sent the instant the port is bound, and prints the URL first", async () => {
+    const response = await fetch(`${server.url}/health`, { headers: auth })
+    const waited = performance.now() - server.listeningAt
+    assert.strictEqual(response.status, 200)
+    assert.deepInclude(await response.json(), { ok: true })
+    assert.isBelow(waited, 2_000)
+    assert.match(server.stdout(), /^listening on http:\/\/127\.0\.0\.1:\d+\n/)
+  })
+
+  it("creates a session, runs a prompt to idle over SSE, and shows its messages and diff", async () => {
+    const sessionID = await newSession()
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    const accepted = await api(`/sessions/${sessionID}/prompt`, { body: { text: "[write] make hello.txt" } })
+    assert.strictEqual(accepted.status, 202)
+    assert.strictEqual(accepted.body?.queued, false)
+    await events.waitFor(isIdle(sessionID))
+    events.close()
+    assert.isTrue(events.events.every((e) => e.id !== undefined && e.event === e.data.type))
+    assert.isTrue(events.events.some((e) => e.data.type === "tool.completed" && e.data.tool === "write"))
+    assert.strictEqual(readFileSync(join(box.project, "hello.txt"), "utf8"), "hello from the agent\n")
+
+    const messages = await api(`/sessions/${sessionID}/messages`)
+    const list = messages.body as unknown as Array<{ info: { id: string; role: string } }>
+    assert.deepStrictEqual(
+      list.map((m) => m.info.role),
+      ["user", "assistant", "assistant"]
+    )
+    assert.strictEqual(list[0]?.info.id, accepted.body?.messageID)
+    const diff = await api(`/sessions/${sessionID}/diff`)
+    assert.strictEqual(diff.status, 200)
+    assert.include(String(diff.body?.diff), "+hello from the agent")
+    assert.deepStrictEqual(diff.body?.files, [{ file: "hello.txt", status: "added", additions: 1, deletions: 0 }])
+  })
+
+  it("runs a session in another directory named at creation, with that directory's files", async () => {
+    const other = join(box.dir, "other")
+    mkdirSync(other)
+    const created = await api("/sessions", { body: { directory: other } })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const sessionID = String(created.body?.id)
+    assert.strictEqual(created.body?.directory, realpathSync(other))
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    await api(`/sessions/${sessionID}/prompt`, { body: { text: "[write-3] there" } })
+    await events.waitFor(isIdle(sessionID))
+    events.close()
+    assert.strictEqual(readFileSync(join(other, "hello.txt"), "utf8"), "hello from the agent\n")
+    const listed = await api(`/sessions?directory=${encodeURIComponent(other)}`)
+    assert.deepStrictEqual(
+      (listed.body as unknown as Array<{ id: string }>).map((s) => s.id),
+      [sessionID]
+    )
+  })
+
+  it("runs two sessions prompted at once to the end", async () => {
+    const [a, b] = [await newSession(), await newSession()]
+    const events = await readEvents(`${server.url}/events`, auth)
+    const [pa, pb] = await Promise.all([
+      api(`/sessions/${a}/prompt`, { body: { text: "[plain-1] first" } }),
+      api(`/sessions/${b}/prompt`, { body: { text: "[plain-2] second" } })
+    ])
+    assert.deepStrictEqual([pa.status, pb.status], [202, 202])
+    await Promise.all([events.waitFor(isIdle(a)), events.waitFor(isIdle(b))])
+    events.close()
+    for (const id of [a, b]) {
+      const list = (await api(`/sessions/${id}/messages`)).body as unknown as Array<{ parts: Array<{ text?: string }> }>
+      assert.strictEqual(list.at(-1)?.parts.find((p) => p.text)?.text, "Just text.")
+    }
+  })
+
+  it("queues a prompt sent while a turn runs and answers it in another turn after that one", async () => {
+    const sessionID = await newSession()
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    const first = await api(`/sessions/${sessionID}/prompt`, { body: { text: "[brief] first" } })
+    await events.waitFor((e) => e.data.type === "part.delta")
+    const second = await api(`/sessions/${sessionID}/prompt`, { body: { text: "[plain-5] and then this" } })
+    assert.deepStrictEqual([first.body?.queued, second.body?.queued], [false, true])
+    const started = await events.waitFor(
+      (e) => e.data.type === "session.started" && e.data.messageID === second.body?.messageID
+    )
+    await events.waitFor((e) => isIdle(sessionID)(e) && Number(e.id) > Number(started.id))
+    const list = (await api(`/sessions/${sessionID}/messages`)).body as unknown as Array<{
+      info: { role: string; parentID?: string }
+    }>
+    assert.deepStrictEqual(
+      list.map((m) => m.info.role),
+      ["user", "assistant", "user", "assistant"]
+    )
+    assert.strictEqual(list[3]?.info.parentID, second.body?.messageID)
+    events.close()
+  })
+
+  it("waits for a permission ask answered over HTTP: once runs the tool, reject tells the model why", async () => {
+    for (const reply of ["once", "reject"] as const) {
+      const sessionID = await newSession()
+      const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+      await api(`/sessions/${sessionID}/prompt`, { body: { text: `[ask-${reply === "once" ? 1 : 2}] read it` } })
+      const asked = await events.waitFor((e) => e.data.type === "permission.asked")
+      const pending = await api(`/permissions?sessionID=${sessionID}`)
+      const list = pending.body as unknown as Array<{ id: string; permission: string }>
+      assert.deepStrictEqual(
+        list.map((p) => p.permission),
+        ["read"]
+      )
+      assert.strictEqual(asked.data.type === "permission.asked" ? asked.data.id : "", list[0]?.id)
+      const body = reply === "once" ? { reply } : { reply, message: "not that file, use config.json" }
+      const answered = await api(`/permissions/${list[0]?.id}/reply`, { body })
+      assert.strictEqual(answered.status, 204, JSON.stringify(answered.body))
+      const done = await events.waitFor((e) => e.data.type === "tool.completed" || e.data.type === "tool.error")
+      events.close()
+      if (reply === "once") assert.strictEqual(done.data.type, "tool.completed")
+      else {
+        assert.strictEqual(done.data.type, "tool.error")
+        await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth).then(async (r) => {
+          const idle = await api(`/sessions/${sessionID}`)
+          if (idle.body?.status !== "idle") await r.waitFor(isIdle(sessionID))
+          r.close()
+        })
+        const next = model.requests.findLast((r) => JSON.stringify(r.body).includes("[ask-2]"))
+        assert.include(JSON.stringify(next?.body), "not that file, use config.json")
+      }
+    }
+    assert.strictEqual((await api("/permissions/per_nope/reply", { body: { reply: "once" } })).status, 404)
+  })
+
+  it("aborts a turn during a slow stream and leaves the session idle and promptable", async () => {
+    const sessionID = await newSession()
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    await api(`/sessions/${sessionID}/prompt`, { body: { text: "[slow] take your time" } })
+    await events.waitFor((e) => e.data.type === "part.delta")
+    const aborted = await api(`/sessions/${sessionID}/abort`, { body: {} })
+    assert.deepStrictEqual(aborted.body, { aborted: true })
+    await events.waitFor(isIdle(sessionID), 5_000)
+    events.close()
+    const list = (await api(`/sessions/${sessionID}/messages`)).body as unknown as Array<{
+      info: { role: string; error?: { name: string } }
+    }>
+    assert.strictEqual(list.at(-1)?.info.error?.name, "Aborted")
+    assert.strictEqual((await api(`/sessions/${sessionID}`)).body?.status, "idle")
+    assert.deepStrictEqual((await api(`/sessions/${sessionID}/abort`, { body: {} })).body, { aborted: false })
+  })
+
+  it("needs the token on API routes, /openapi.json and unknown paths", async () => {
+    for (const path of ["/sessions", "/openapi.json", "/health", "/no/such/path"]) {
+      for (const headers of [{}, { authorization: "Bearer wrong" }]) {
+        const response = await fetch(`${server.url}${path}`, { headers })
+        assert.strictEqual(response.status, 401, `${path} ${JSON.stringify(headers)}`)
+        const body = (await response.json()) as { error: { code: string; message: string } }
+        assert.strictEqual(body.error.code, "unauthorized")
+        assert.include(body.error.message, "Bearer")
+      }
+    }
+    const openapi = await api("/openapi.json")
+    assert.strictEqual(openapi.status, 200)
+    assert.strictEqual(openapi.body?.openapi, "3.1.0")
+  })
+
+  it("replays what a reconnecting client missed after Last-Event-ID, without gaps or duplicates", async () => {
+    const sessionID = await newSession()
+    const whole = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    const first = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    await api(`/sessions/${sessionID}/prompt`, { body: { text: "[write-2] make it again" } })
+    const seen = await first.waitFor((e) => e.data.type === "session.started")
+    first.close()
+    const second = await readEvents(`${server.url}/events?sessionID=${sessionID}`, {
+      ...auth,
+      "last-event-id": String(seen.id)
+    })
+    await Promise.all([second.waitFor(isIdle(sessionID)), whole.waitFor(isIdle(sessionID))])
+    second.close()
+    whole.close()
+    const upTo = first.events.slice(0, first.events.indexOf(seen) + 1)
+    const joined = [...upTo, ...second.events].map((e) => e.id)
+    assert.deepStrictEqual(joined, whole.events.map((e) => e.id).slice(0, joined.length))
+    assert.strictEqual(new Set(joined).size, joined.length)
+    assert.isAbove(second.events.length, 3)
+  })
+
+  it("answers bad JSON with 400 and an unknown session with 404, in the error shape", async () => {
+    const errorOf = (reply: { body?: Record<string, unknown> | undefined }) =>
+      (reply.body?.error ?? {}) as { code?: string; message?: string }
+    const bad = await api("/sessions", { body: "{not json" })
+    assert.strictEqual(bad.status, 400)
+    assert.strictEqual(errorOf(bad).code, "bad_request")
+    assert.include(errorOf(bad).message, "JSON")
+    const missing = await api("/sessions/ses_x/prompt", { body: {} })
+    assert.strictEqual(missing.status, 400)
+    assert.include(errorOf(missing).message, "text")
+    const unknown = await api("/sessions/ses_nope")
+    assert.strictEqual(unknown.status, 404)
+    assert.strictEqual(errorOf(unknown).code, "not_found")
+    const dir = await api("/sessions", { body: { directory: "no/such/dir" } })
+    assert.strictEqual(dir.status, 400)
+    assert.include(errorOf(dir).message, "does not exist")
+  })
+})
+
+describe("lathe serve, starting and stopping", () => {
+  it("refuses a non-loopback hostname without a token (exit 2, says how to fix it)", async () => {
+    const own = sandbox()
+    const run = await runLathe(["serve", "--hostname", "0.0.0.0", "--port", "0"], { cwd: own.project, env: own.env })
+    assert.strictEqual(run.code, 2)
+    assert.include(run.stderr, "--token")
+    assert.strictEqual(run.stdout, "")
+  })
+
+  it("drains on SIGTERM during a step (exit 0), and `lathe run --session` continues the session", async () => {
+    const own = sandbox()
+    const ownEnv = { ...own.env, LATHE_BASE_URL: model.url, LATHE_MODEL: "m" }
+    const serve = await startServe(["--port", "0"], { cwd: own.project, env: ownEnv })
+    const created = await fetch(`${serve.url}/sessions`, { method: "POST", body: "{}" })
+    const sessionID = String(((await created.json()) as { id: string }).id)
+    const events = await readEvents(`${serve.url}/events?sessionID=${sessionID}`)
+    await fetch(`${serve.url}/sessions/${sessionID}/prompt`, {
+      method: "POST",
+      body: JSON.stringify({ text: "[slow-2] long answer" })
+    })
+    await events.waitFor((e) => e.data.type === "part.delta")
+    serve.child.kill("SIGTERM")
+    assert.strictEqual(await serve.exited, 0, serve.stderr())
+    await events.ended
+    assert.include(serve.stderr(), "draining")
+    assert.isTrue(events.events.some((e) => isIdle(sessionID)(e)))
+
+    const next = await runLathe(["run", "--session", sessionID, "--format", "json", "[plain-3] go on"], {
+      cwd: own.project,
+      env: ownEnv
+    })
+    assert.strictEqual(next.code, 0, next.stderr)
+    assert.isTrue(next.events.some((e) => e.type === "session.idle"))
+  }, 40_000)
+})

@@ -1,0 +1,82 @@
+import { SessionStore } from "@lathe/core"
+import type { Session, SessionStatus } from "@lathe/core/schema"
+import type { SessionInfo } from "@lathe/sdk"
+import { Effect, Exit } from "effect"
+import type { Directories, DirectoryApp, ServerServices } from "./directories.js"
+import { exitError } from "./errors.js"
+import type { EventLog } from "./event-log.js"
+import type { Turns } from "./turns.js"
+
+/** Runs an effect in a directory's app; rejects with the effect's own typed error (or defect), unwrapped. */
+export const runIn = async <A, E>(app: DirectoryApp, effect: Effect.Effect<A, E, ServerServices>): Promise<A> => {
+  const exit = await app.runtime.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) return exit.value
+  throw exitError(exit)
+}
+
+/** What every handler shares: the apps, the event log, the turns, and what the server remembers of sessions. */
+export class ServerContext {
+  /** Sessions' directories, so a request finds its app without reading the store. */
+  private readonly sessionDirs = new Map<string, string>()
+  /** The model each session was created with (the API's `model`; not stored with the session). */
+  readonly sessionModels = new Map<string, string>()
+  /** The last status each session published. */
+  private readonly statuses = new Map<string, SessionStatus["type"]>()
+  /** Set when the server starts draining: no new sessions or prompts (503). */
+  draining = false
+
+  constructor(
+    readonly directories: Directories,
+    /** The app of the server's own directory (built before the port is bound). */
+    readonly home: DirectoryApp,
+    readonly log: EventLog,
+    readonly turns: Turns,
+    readonly version: string
+  ) {
+    log.subscribe(
+      undefined,
+      ({ event }) => {
+        if (event.type === "session.status") this.statuses.set(event.sessionID, event.status.type)
+        else if (event.type === "session.created") this.sessionDirs.set(event.session.id, event.session.directory)
+        else if (event.type === "session.deleted") {
+          this.sessionDirs.delete(event.sessionID)
+          this.statuses.delete(event.sessionID)
+          this.sessionModels.delete(event.sessionID)
+        }
+      },
+      () => {}
+    )
+  }
+
+  /** Remembers a session's directory (a session just created, whose store write may still be batched). */
+  remember(session: Session): void {
+    this.sessionDirs.set(session.id, session.directory)
+  }
+
+  /** The session and the app of its directory; rejects with SessionNotFound. */
+  async session(sessionID: string): Promise<{ session: Session; app: DirectoryApp }> {
+    const known = this.sessionDirs.get(sessionID)
+    const home = known === undefined || known === this.home.directory ? this.home : undefined
+    const first = home ?? (await this.directories.get(known ?? this.home.directory))
+    const session = await runIn(
+      first,
+      Effect.flatMap(SessionStore, (store) => store.getSession(sessionID))
+    )
+    if (session.parentID) this.log.learnParent(session.id, session.parentID)
+    this.sessionDirs.set(session.id, session.directory)
+    if (session.directory === first.directory) return { session, app: first }
+    const app = await this.directories.get(session.directory)
+    return { session, app }
+  }
+
+  /** A session as the API shows it. */
+  info(session: Session): SessionInfo {
+    const model = this.sessionModels.get(session.id)
+    const status = !this.turns.isRunning(session.id)
+      ? "idle"
+      : this.statuses.get(session.id) === "retry"
+        ? "retry"
+        : "busy"
+    return { ...session, ...(model ? { model } : {}), status }
+  }
+}

@@ -1,0 +1,166 @@
+import { realpath } from "node:fs/promises"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { SessionStore } from "@lathe/core"
+import { Effect } from "effect"
+import { bearerOf, tokenMatches, unauthorizedBody } from "./auth.js"
+import { runIn, ServerContext } from "./context.js"
+import { type AppFactory, Directories } from "./directories.js"
+import { apiError } from "./errors.js"
+import { EventLog } from "./event-log.js"
+import { isApiRoute, toWebRequest, writeJson, writeWebResponse } from "./node-adapter.js"
+import { Turns } from "./turns.js"
+import { makeWebHandler } from "./web-app.js"
+
+/** How to start a Lathe server. */
+export interface ServeOptions {
+  /** Builds the app of a directory (the CLI passes its `appLayer` for that directory). */
+  readonly app: AppFactory
+  /** The server's own directory: sessions run here unless they name another. Default: the process's cwd. */
+  readonly directory?: string
+  /** Default 4096; 0 picks a free port (read it from `port` or `url`). */
+  readonly port?: number
+  /** Default `127.0.0.1`. A hostname other than loopback needs a token. */
+  readonly hostname?: string
+  /** With a token, every request needs `Authorization: Bearer <token>`. */
+  readonly token?: string
+  /** Reported by `GET /health`. */
+  readonly version?: string
+  /** Name new sessions with the hidden `title` agent (one more model call per session). Default false. */
+  readonly titles?: boolean
+  /** How many events `GET /events` can replay after a reconnect (default 10,000). */
+  readonly eventBuffer?: number
+  /** Progress lines for the person running the server (drain steps); default: nothing. */
+  readonly report?: (line: string) => void
+}
+
+/** A running server. */
+export interface LatheServer {
+  /** `http://HOST:PORT`. */
+  readonly url: string
+  readonly hostname: string
+  readonly port: number
+  /**
+   * Drains and stops: new sessions and prompts get 503, running turns are aborted (recorded as aborted; the sessions
+   * stay resumable), stores are flushed, event streams end, apps are disposed, the port is closed. Bounded by
+   * `timeoutMs` (default 10 s); resolves `false` when it had to give up waiting.
+   */
+  readonly close: (timeoutMs?: number) => Promise<boolean>
+}
+
+/** The server cannot start as asked (a non-loopback hostname without a token, a port in use). */
+export class ServeError extends Error {
+  readonly _tag = "ServeError"
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+
+/** Whether a hostname only accepts connections from this machine. */
+export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname) || hostname.startsWith("127.")
+
+/**
+ * Starts a Lathe server: builds the app of its directory first, then binds the port, so the first request is
+ * answered at once. Resolves when it listens.
+ */
+export const serve = async (options: ServeOptions): Promise<LatheServer> => {
+  const hostname = options.hostname ?? "127.0.0.1"
+  const token = options.token === "" ? undefined : options.token
+  if (!isLoopback(hostname) && token === undefined)
+    throw new ServeError(
+      `Refusing to listen on ${hostname} without a token: anyone who can reach it could run commands here. ` +
+        "Give one with --token <secret> (or LATHE_SERVER_TOKEN), or listen on 127.0.0.1."
+    )
+  const report = options.report ?? (() => {})
+  const log = new EventLog(options.eventBuffer)
+  const directories = new Directories(options.app, log)
+  const home = await directories.get(await realpath(options.directory ?? process.cwd()))
+  const turns = new Turns(options.titles === true)
+  const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown")
+  const web = makeWebHandler(ctx, token)
+  // Builds the router now (a request to nothing), so the first real request never waits on it.
+  await web.handler(new Request("http://localhost/", { method: "OPTIONS" })).catch(() => undefined)
+
+  let origin = "http://localhost"
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", origin)
+    const method = req.method ?? "GET"
+    if (!isApiRoute(method, url.pathname)) {
+      const given = bearerOf(req.headers.authorization)
+      if (token !== undefined && (given === undefined || !tokenMatches(token, given)))
+        return writeJson(res, 401, unauthorizedBody(given !== undefined))
+      return writeJson(
+        res,
+        404,
+        apiError.notFound(`No route ${method} ${url.pathname}. The API is described at GET /openapi.json.`)
+      )
+    }
+    web
+      .handler(toWebRequest(req, res, origin))
+      .then((response) => writeWebResponse(response, res))
+      .catch((error: unknown) => {
+        if (res.headersSent) return res.destroy()
+        writeJson(res, 500, apiError.serverError(`The server failed: ${String(error)}`))
+      })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new ServeError(
+          error.code === "EADDRINUSE"
+            ? `Port ${options.port} on ${hostname} is in use; pick another with --port (0 picks a free one).`
+            : `Cannot listen on ${hostname}:${options.port}: ${error.message}`
+        )
+      )
+    )
+    server.listen(options.port ?? 4096, hostname, () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  const host = hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname
+  origin = `http://${host}:${port}`
+
+  let closing: Promise<boolean> | undefined
+  const drain = async (): Promise<void> => {
+    ctx.draining = true
+    const running = turns.count
+    report(running === 0 ? "draining: no turn is running" : `draining: aborting ${running} running turn(s) and waiting`)
+    await turns.abortAll(8_000)
+    // The turns' last events (aborted, idle) reach the log through each app's bus subscriber; let them arrive.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    report("draining: flushing the session store and closing event streams")
+    for (const app of await directories.all())
+      await runIn(
+        app,
+        Effect.flatMap(SessionStore, (store) => store.flush)
+      ).catch((error: unknown) => report(`draining: flushing ${app.directory} failed: ${String(error)}`))
+    log.close()
+    server.close()
+    server.closeIdleConnections()
+    report("draining: stopping the apps")
+    await web.dispose()
+    await directories.dispose()
+    server.closeAllConnections()
+  }
+  const close = (timeoutMs = 10_000) => {
+    closing ??= new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        report(`draining: gave up after ${timeoutMs} ms`)
+        server.closeAllConnections()
+        resolve(false)
+      }, timeoutMs)
+      drain().then(
+        () => {
+          clearTimeout(timer)
+          resolve(true)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          report(`draining failed: ${String(error)}`)
+          server.closeAllConnections()
+          resolve(false)
+        }
+      )
+    })
+    return closing
+  }
+  return { url: origin, hostname, port, close }
+}

@@ -1,0 +1,173 @@
+import {
+  Bus,
+  Config,
+  createSession,
+  LLM,
+  Plugins,
+  resolveAgents,
+  SessionStore,
+  Snapshot,
+  undoLastStep,
+  unrevertSession
+} from "@lathe/core"
+import { LatheApi, type RevertResult, type SessionDiff } from "@lathe/sdk"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { runIn, type ServerContext } from "./context.js"
+import { type DirectoryApp, resolveDirectory } from "./directories.js"
+import { apiError, attempt, fail } from "./errors.js"
+
+const drainingMessage = "The server is shutting down and takes no new work; start it again (or use another) and retry."
+
+/** Checks at creation that the agent can take prompts and the model resolves, so a typo fails now with core's words. */
+const checkAgentAndModel = (app: DirectoryApp, agent: string | undefined, model: string | undefined) =>
+  runIn(
+    app,
+    Effect.gen(function* () {
+      if (agent !== undefined) {
+        const plugins = yield* Plugins
+        const config = yield* Config
+        const agents = resolveAgents(plugins.agents, config.info.agent)
+        const found = agents.get(agent)
+        if (!found || found.hidden || found.mode === "subagent") {
+          const names = [...agents.values()].filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
+          return yield* Effect.fail({
+            _tag: "AgentNotFound",
+            message: `No agent "${agent}" can take a prompt. Available agents: ${names.sort().join(", ")}.`
+          })
+        }
+      }
+      if (model !== undefined) yield* Effect.flatMap(LLM, (llm) => llm.resolve(model))
+    })
+  )
+
+/** The changes of a session: from the first step's snapshot to the work tree now; empty without a snapshot. */
+const sessionDiff = (app: DirectoryApp, sessionID: string) =>
+  runIn(
+    app,
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const snapshot = yield* Snapshot
+      const messages = yield* store.messages(sessionID)
+      const first = messages
+        .flatMap((m) => m.parts)
+        .find((part) => part.type === "step-start" && part.snapshot !== undefined)
+      const from = first?.type === "step-start" ? first.snapshot : undefined
+      if (from === undefined) return { diff: "", files: [] } satisfies SessionDiff
+      const diff = yield* snapshot.diff(from)
+      const now = yield* snapshot.track
+      const files = now === undefined ? [] : yield* snapshot.diffFull(from, now)
+      return {
+        diff,
+        files: files.map((f) => ({ file: f.file, status: f.status, additions: f.additions, deletions: f.deletions }))
+      } satisfies SessionDiff
+    })
+  )
+
+/** The `sessions` group: create, list, read, prompt, abort, diff, undo, redo, delete. */
+export const sessionsApi = (ctx: ServerContext) =>
+  HttpApiBuilder.group(LatheApi, "sessions", (handlers) =>
+    handlers
+      .handle("create", ({ payload }) =>
+        ctx.draining
+          ? fail(apiError.unavailable(drainingMessage))
+          : attempt(async () => {
+              const directory =
+                payload.directory === undefined
+                  ? ctx.home.directory
+                  : await resolveDirectory(ctx.home.directory, payload.directory)
+              const app = directory === ctx.home.directory ? ctx.home : await ctx.directories.get(directory)
+              await checkAgentAndModel(app, payload.agent, payload.model)
+              const session = await runIn(
+                app,
+                createSession({
+                  ...(payload.title ? { title: payload.title } : {}),
+                  ...(payload.agent ? { agent: payload.agent } : {})
+                })
+              )
+              ctx.remember(session)
+              if (payload.model) ctx.sessionModels.set(session.id, payload.model)
+              return ctx.info(session)
+            }, ["bad_request"])
+      )
+      .handle("list", ({ query }) =>
+        attempt(async () => {
+          const directory =
+            query.directory === undefined
+              ? undefined
+              : await resolveDirectory(ctx.home.directory, query.directory).catch(() => query.directory)
+          const all = await runIn(
+            ctx.home,
+            Effect.flatMap(SessionStore, (store) =>
+              store.listSessions({
+                parentID: null,
+                ...(directory === undefined && query.limit !== undefined ? { limit: query.limit } : {})
+              })
+            )
+          )
+          const inDirectory = directory === undefined ? all : all.filter((s) => s.directory === directory)
+          const limited = query.limit === undefined ? inDirectory : inDirectory.slice(0, query.limit)
+          return limited.map((session) => ctx.info(session))
+        }, ["server_error"])
+      )
+      .handle("get", ({ params }) =>
+        attempt(async () => ctx.info((await ctx.session(params.id)).session), ["not_found"])
+      )
+      .handle("delete", ({ params }) =>
+        attempt(async () => {
+          const { app } = await ctx.session(params.id)
+          if (ctx.turns.isRunning(params.id))
+            throw { _tag: "SessionBusy", message: `Session ${params.id} is running a turn; abort it first.` }
+          await runIn(
+            app,
+            Effect.gen(function* () {
+              yield* (yield* SessionStore).deleteSession(params.id)
+              yield* (yield* Bus).publish({ type: "session.deleted", sessionID: params.id })
+            })
+          )
+        }, ["not_found", "conflict", "server_error"])
+      )
+      .handle("prompt", ({ params, payload }) =>
+        ctx.draining
+          ? fail(apiError.unavailable(drainingMessage))
+          : attempt(async () => {
+              const { app } = await ctx.session(params.id)
+              const model = payload.model ?? ctx.sessionModels.get(params.id)
+              return ctx.turns.prompt(app, {
+                sessionID: params.id,
+                text: payload.text,
+                ...(payload.agent ? { agent: payload.agent } : {}),
+                ...(model ? { model } : {})
+              })
+            }, ["bad_request", "not_found"])
+      )
+      .handle("abort", ({ params }) =>
+        attempt(async () => {
+          await ctx.session(params.id)
+          return { aborted: ctx.turns.abort(params.id) }
+        }, ["not_found"])
+      )
+      .handle("messages", ({ params }) =>
+        attempt(async () => {
+          const { app } = await ctx.session(params.id)
+          return runIn(
+            app,
+            Effect.flatMap(SessionStore, (store) => store.messages(params.id))
+          )
+        }, ["not_found", "server_error"])
+      )
+      .handle("diff", ({ params }) =>
+        attempt(async () => sessionDiff((await ctx.session(params.id)).app, params.id), ["not_found", "server_error"])
+      )
+      .handle("undo", ({ params }) => revert(ctx, params.id, "undo"))
+      .handle("redo", ({ params }) => revert(ctx, params.id, "redo"))
+  )
+
+const revert = (ctx: ServerContext, sessionID: string, verb: "undo" | "redo") =>
+  attempt(async (): Promise<RevertResult> => {
+    const { app } = await ctx.session(sessionID)
+    if (ctx.turns.isRunning(sessionID))
+      throw { _tag: "SessionBusy", message: `Session ${sessionID} is running a turn; ${verb} once it is idle.` }
+    const result = await runIn(app, verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID))
+    return { session: ctx.info(result.session), files: result.files }
+  }, ["not_found", "conflict", "server_error"])
