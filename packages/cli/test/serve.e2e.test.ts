@@ -44,6 +44,10 @@ beforeAll(async () => {
           ? { steps: [{ tool: "write", input: { filePath: "hello.txt", content: "hello from the agent\n" } }] }
           : { steps: [{ text: "Wrote hello.txt." }] },
       plain: () => ({ steps: [{ text: "Just text." }] }),
+      undo: (_request, step) =>
+        step === 0
+          ? { steps: [{ tool: "write", input: { filePath: "undo-me.txt", content: "made by the agent\n" } }] }
+          : { steps: [{ text: "Wrote undo-me.txt." }] },
       ask: (_request, step) =>
         step === 0
           ? { steps: [{ tool: "read", input: { filePath: "secret.env" } }] }
@@ -64,6 +68,32 @@ afterAll(async () => {
 })
 
 describe("lathe serve", () => {
+  it("undoes and redoes a session's step over HTTP, then deletes the session", async () => {
+    const sessionID = await newSession()
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    await api(`/sessions/${sessionID}/prompt`, { body: { text: "[undo] make undo-me.txt" } })
+    await events.waitFor(isIdle(sessionID))
+    events.close()
+    const file = join(box.project, "undo-me.txt")
+    assert.strictEqual(readFileSync(file, "utf8"), "made by the agent\n")
+
+    const undone = await api(`/sessions/${sessionID}/undo`, { method: "POST" })
+    assert.strictEqual(undone.status, 200, JSON.stringify(undone.body))
+    assert.deepStrictEqual(undone.body?.files, ["undo-me.txt"])
+    assert.throws(() => readFileSync(file, "utf8"))
+    assert.strictEqual((await api(`/sessions/${sessionID}/diff`)).body?.diff, "")
+
+    const redone = await api(`/sessions/${sessionID}/redo`, { method: "POST" })
+    assert.strictEqual(redone.status, 200, JSON.stringify(redone.body))
+    assert.strictEqual(readFileSync(file, "utf8"), "made by the agent\n")
+    const again = await api(`/sessions/${sessionID}/redo`, { method: "POST" })
+    assert.strictEqual(again.status, 409)
+    assert.match(String((again.body?.error as { message?: string } | undefined)?.message), /\S/)
+
+    assert.strictEqual((await api(`/sessions/${sessionID}`, { method: "DELETE" })).status, 204)
+    assert.strictEqual((await api(`/sessions/${sessionID}`)).status, 404)
+  })
+
   it("answers a request sent the instant the port is bound, and prints the URL first", async () => {
     const response = await fetch(`${server.url}/health`, { headers: auth })
     const waited = performance.now() - server.listeningAt
