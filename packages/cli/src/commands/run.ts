@@ -8,6 +8,7 @@ import {
   Paths,
   type PendingAsk,
   PermissionNext,
+  type PermissionReply,
   Plugins,
   Question,
   resolveAgents,
@@ -38,6 +39,9 @@ Options:
   --format <fmt>       text (default) or json: every event as one JSON object per line on stdout
   -y, --yes            Allow every permission ask (deny rules still hold); without a terminal, asks are
                        rejected unless --yes is given
+  --attach <url>       Drive a running server (lathe serve) instead of running the agent here; sessions run
+                       in the server's directory, asks are answered here over HTTP
+  --token <token>      The server's bearer token (default: LATHE_SERVER_TOKEN)
   -h, --help           Show this help
 
 Exit codes: 0 done, 1 failed (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).
@@ -98,6 +102,22 @@ export const runCommand: Command = async (args, io: CliIO) => {
   const render: (event: LatheEvent) => void =
     format === "json" ? (event) => io.stdout(`${JSON.stringify(event)}\n`) : textRenderer(io.stdout, io.stderr, totals)
 
+  if (values.attach !== undefined) {
+    if (values.command) {
+      io.stderr("lathe run: --command runs an MCP prompt of this machine's servers; it cannot be used with --attach.\n")
+      return 2
+    }
+    const { runAttached } = await import("./run-attach.js")
+    const token = values.token ?? io.env.LATHE_SERVER_TOKEN
+    const code = await runAttached({ ...values, url: values.attach, token, message, yes: values.yes === true }, io, {
+      render,
+      signal: controller.signal
+    })
+    removeInterrupt?.()
+    if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
+    return code
+  }
+
   // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
   const layer = appLayer(io, { onEvent: render }).pipe(Layer.provideMerge(cliLogger(io)))
 
@@ -111,9 +131,14 @@ export const runCommand: Command = async (args, io: CliIO) => {
     const question = yield* Question
     yield* bus.listen(
       async (event) => {
-        if (event.type === "question.asked") return answerQuestions(event, question, io)
+        if (event.type === "question.asked")
+          return answerQuestions(event, io, {
+            reply: (answers) => Effect.runPromise(question.reply(event.id, answers)),
+            dismiss: (reason) => Effect.runPromise(question.dismiss(event.id, reason))
+          })
         if (event.type !== "permission.asked") return
-        if ((await answer(event, permission, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
+        const reply = (value: PermissionReply) => Effect.runPromise(permission.reply(event.id, value))
+        if ((await answerAsk(event, reply, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
       },
       ["permission.asked", "question.asked"]
     )
@@ -193,24 +218,27 @@ const parse = (args: ReadonlyArray<string>) =>
       command: { type: "string" },
       format: { type: "string" },
       yes: { type: "boolean", short: "y" },
+      attach: { type: "string" },
+      token: { type: "string" },
       help: { type: "boolean", short: "h" }
     },
     strict: true
   })
 
 /**
- * Answers one permission ask: `--yes` allows it, a terminal asks the person, anything else rejects it. An ask
- * marked `metadata.requiresPerson` (a command Lathe cannot know statically while deny rules exist) is never
- * allowed by `--yes`: a terminal asks the person; without one it is rejected and the model is told why.
+ * Answers one permission ask through `send` (the local engine, or a server over HTTP): `--yes` allows it, a terminal
+ * asks the person, anything else rejects it. An ask marked `metadata.requiresPerson` (a command Lathe cannot know
+ * statically while deny rules exist) is never allowed by `--yes`: a terminal asks the person; without one it is
+ * rejected and the model is told why.
  */
-const answer = async (
+export const answerAsk = async (
   event: Extract<LatheEvent, { type: "permission.asked" }>,
-  permission: PermissionNext["Service"],
+  send: (reply: PermissionReply) => Promise<void>,
   io: CliIO,
   yes: boolean
 ): Promise<"answered" | "rejected-no-terminal"> => {
-  const reply = async (value: Parameters<PermissionNext["Service"]["reply"]>[1]) => {
-    await Effect.runPromise(permission.reply(event.id, value))
+  const reply = async (value: PermissionReply) => {
+    await send(value)
     return "answered" as const
   }
   const needsPerson = event.metadata?.requiresPerson === true
@@ -258,17 +286,21 @@ const answer = async (
   }
 }
 
-/** Asks the person a tool's questions at the terminal (numbers pick options, anything else is the answer). */
-const answerQuestions = async (
+/**
+ * Asks the person a tool's questions at the terminal (numbers pick options, anything else is the answer) and sends
+ * the answers through `send`; without a terminal the questions are dismissed and the model told to decide.
+ */
+export const answerQuestions = async (
   event: Extract<LatheEvent, { type: "question.asked" }>,
-  question: Question["Service"],
-  io: CliIO
+  io: CliIO,
+  send: {
+    readonly reply: (answers: Array<Array<string>>) => Promise<void>
+    readonly dismiss: (reason: string) => Promise<void>
+  }
 ): Promise<void> => {
   if (!io.stdin || !io.stdinIsTTY) {
     io.stderr("lathe: the model asked questions, but there is no terminal to answer them; it was told to decide.\n")
-    await Effect.runPromise(
-      question.dismiss(event.id, "There is no terminal to ask the user; decide yourself and say what you chose.")
-    )
+    await send.dismiss("There is no terminal to ask the user; decide yourself and say what you chose.")
     return
   }
   const rl = createInterface({ input: io.stdin, output: process.stderr })
@@ -289,7 +321,7 @@ const answerQuestions = async (
         : undefined
       answers.push(picks?.every((label) => label !== undefined) ? (picks as Array<string>) : text ? [text] : [])
     }
-    await Effect.runPromise(question.reply(event.id, answers))
+    await send.reply(answers)
   } finally {
     rl.close()
   }
