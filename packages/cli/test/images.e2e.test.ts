@@ -30,7 +30,8 @@ const readPicture = async (model: string) => {
   })
   assert.strictEqual(run.code, 0, run.stderr)
   assert.strictEqual(server.requests.length, 2)
-  return JSON.stringify((server.requests[1]?.body as { messages?: unknown }).messages)
+  const body = server.requests[1]?.body as { messages?: unknown } | undefined
+  return JSON.stringify(body?.messages)
 }
 
 describe("images from tools", () => {
