@@ -67,13 +67,24 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
 }
 
 /** The options of `lathe` itself (the interactive session). */
-const INTERACTIVE_FLAGS = new Set(["-c", "--continue", "-s", "--session", "--agent", "-m", "--model"])
+const INTERACTIVE_FLAGS = new Set([
+  "-c",
+  "--continue",
+  "-s",
+  "--session",
+  "--agent",
+  "-m",
+  "--model",
+  "--attach",
+  "--token"
+])
 
 const help = () =>
   [
     "lathe — a coding agent for the terminal",
     "",
     "Usage: lathe [--continue | --session <id>] [--agent <name>] [--model <p/m>]   the interactive session",
+    "       lathe --attach <url> [--token <token>] [those options]                 the same, on a lathe serve",
     "       lathe <command> [options]",
     "",
     "Commands:",

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer } from "../render.js"
+import type { BackendFactory } from "../tui/backend.js"
 import type { ControllerOptions } from "../tui/controller.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
 
@@ -15,6 +16,9 @@ Options:
   -s, --session <id>   Resume this session
   --agent <name>       Start with this primary agent (Tab cycles them)
   -m, --model <p/m>    Use this model, as provider/model
+  --attach <url>       Drive a running \`lathe serve\` at this address instead of an agent in this process;
+                       -c and -s then mean the server's sessions
+  --token <token>      The server's bearer token (default: $LATHE_SERVER_TOKEN)
   -h, --help           Show this help (lathe --help lists the other commands)
 
 Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
@@ -43,13 +47,38 @@ export const interactiveCommand: Command = async (args, io) => {
     io.stderr("lathe: use either --session or --continue, not both.\n")
     return 2
   }
+  if (values.token !== undefined && !values.attach) {
+    io.stderr("lathe: --token is for --attach <url> (the token of the server you attach to).\n")
+    return 2
+  }
   const options: ControllerOptions = {
     ...(values.agent ? { agent: values.agent } : {}),
     ...(values.model ? { model: values.model } : {}),
     ...(values.session ? { session: values.session } : {}),
     ...(values.continue ? { continue: true } : {})
   }
-  return canDrawScreen(io) ? screenMode(io, options) : lineMode(io, options)
+  let backend: BackendFactory | undefined
+  if (values.attach !== undefined) {
+    // Checked before the screen opens: an unreachable server or a refused token ends here, with what to do.
+    const attached = await attach(io, values.attach, values.token ?? io.env.LATHE_SERVER_TOKEN)
+    if (typeof attached === "string") {
+      io.stderr(`lathe: ${attached}\n`)
+      return 1
+    }
+    backend = attached
+  }
+  return canDrawScreen(io) ? screenMode(io, options, backend, values.attach) : lineMode(io, options, backend)
+}
+
+/** Connects to the server at `url`; the backend factory, or what went wrong (for the person). */
+const attach = async (io: CliIO, url: string, token: string | undefined): Promise<BackendFactory | string> => {
+  const { AttachError, connectServer, RemoteBackend } = await import("../tui/remote-backend.js")
+  try {
+    return RemoteBackend.factory(io, await connectServer(url, token || undefined))
+  } catch (error) {
+    if (error instanceof AttachError) return error.message
+    throw error
+  }
 }
 
 const parse = (args: ReadonlyArray<string>) =>
@@ -61,13 +90,20 @@ const parse = (args: ReadonlyArray<string>) =>
       model: { type: "string", short: "m" },
       session: { type: "string", short: "s" },
       continue: { type: "boolean", short: "c" },
+      attach: { type: "string" },
+      token: { type: "string" },
       help: { type: "boolean", short: "h" }
     },
     strict: true
   })
 
 /** The full-screen Ink UI in the alternate screen. */
-const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
+const screenMode = async (
+  io: CliIO,
+  options: ControllerOptions,
+  backend: BackendFactory | undefined,
+  attachUrl: string | undefined
+): Promise<number> => {
   const [{ Box, Text, render }, react] = await Promise.all([import("ink"), import("react")])
   // React is CommonJS: in the bundle its lazily loaded chunk has only a default export (no named ones), so take
   // createElement from the default, which is module.exports both there and when run from source.
@@ -83,7 +119,7 @@ const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number
   const inkOptions = { exitOnCtrlC: false, patchConsole: false, alternateScreen: true, interactive: true, maxFps: 60 }
   const instance = render(starting, inkOptions)
   const [{ Controller }, { App }] = await Promise.all([import("../tui/controller.js"), import("../tui/app.js")])
-  const controller = await Controller.start(io, options)
+  const controller = await Controller.start(io, options, backend)
   let exit: () => void = () => undefined
   const done = new Promise<void>((resolve) => {
     exit = resolve
@@ -101,14 +137,15 @@ const screenMode = async (io: CliIO, options: ControllerOptions): Promise<number
   removeInterrupt?.()
   await controller.dispose()
   const session = controller.session
-  if (session) io.stdout(`Session ${session.id} — resume with: lathe --session ${session.id}\n`)
+  const where = attachUrl ? ` --attach ${attachUrl}` : ""
+  if (session) io.stdout(`Session ${session.id} — resume with: lathe${where} --session ${session.id}\n`)
   return code
 }
 
 /** Plain lines: each input line is a prompt or command; asks are answered by the next line; no escape codes. */
-const lineMode = async (io: CliIO, options: ControllerOptions): Promise<number> => {
+const lineMode = async (io: CliIO, options: ControllerOptions, backend?: BackendFactory): Promise<number> => {
   const { Controller } = await import("../tui/controller.js")
-  const controller = await Controller.start(io, options)
+  const controller = await Controller.start(io, options, backend)
   const totals = emptyTotals()
   const render = textRenderer(io.stdout, io.stdout, totals)
   controller.onEvents((event) => {

@@ -439,6 +439,7 @@ export const App = ({
         contextUsed: context,
         contextLimit: controller.contextLimit,
         cost,
+        ...(controller.attached ? { attached: controller.attached } : {}),
         ...statusOf(transcript, controller.busy, Date.now())
       },
       width,

@@ -1,38 +1,29 @@
 import { writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
-import {
-  type AgentInfo,
-  Config,
-  createSession,
-  type LatheEvent,
-  LLM,
-  type MessageWithParts,
-  Paths,
-  PermissionNext,
-  Plugins,
-  type PromptPart,
-  Question,
-  type RevertResult,
-  recoverSession,
-  resolveAgents,
-  type Session,
-  SessionPrompt,
-  SessionStore,
-  trustProject,
-  undoLastStep,
-  unrevertSession
-} from "@lathe/core"
+import type { LatheEvent, PromptPart, Session } from "@lathe/core"
 import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp"
 import { runShell } from "@lathe/tools"
-import { Effect, Layer, Logger, ManagedRuntime } from "effect"
-import { type AppServices, appLayer, failureText } from "../app.js"
 import type { CliIO } from "../io.js"
 import { attachFiles } from "./attachments.js"
+import {
+  type Backend,
+  type BackendAgent,
+  type BackendFactory,
+  type LocalFeature,
+  notAvailableWhenAttached
+} from "./backend.js"
 import { type CustomCommand, expandTemplate, loadCustomCommands } from "./custom-commands.js"
 import { PromptHistory } from "./history.js"
+import { LocalBackend } from "./local-backend.js"
 import { listFiles } from "./mentions.js"
-import { availableModels } from "./models.js"
-import { BUILTIN_COMMANDS, exportMarkdown, helpLines, INIT_PROMPT, type SlashCommand } from "./slash-commands.js"
+import {
+  BUILTIN_COMMANDS,
+  costLines,
+  exportMarkdown,
+  helpLines,
+  INIT_PROMPT,
+  type SlashCommand
+} from "./slash-commands.js"
 import { Transcript } from "./transcript.js"
 
 /** How `lathe` (interactive) starts. */
@@ -46,9 +37,10 @@ export interface ControllerOptions {
 }
 
 /**
- * The interactive session, without any UI: owns the app's services, the transcript built from Bus events, the
- * prompt queue, interrupts, permission and question replies, and every slash command. The Ink app (and the plain line
- * mode) render `transcript` and call these methods; `subscribe` tells them when to draw.
+ * The interactive session, without any UI: owns the transcript built from the backend's events, the prompt queue,
+ * interrupts, permission and question replies, and every slash command; the agent itself is behind a `Backend` (in
+ * this process, or a server the UI is attached to). The Ink app (and the plain line mode) render `transcript` and
+ * call these methods; `subscribe` tells them when to draw.
  */
 export class Controller {
   transcript: Transcript
@@ -79,11 +71,11 @@ export class Controller {
   revision = 0
   /** Context for the next prompt that the person does not see as their message (shell output, /init's brief). */
   private pendingShell: Array<string> = []
-  private agentInfos: ReadonlyArray<AgentInfo> = []
+  private agentInfos: ReadonlyArray<BackendAgent> = []
+  private backend!: Backend
 
   private constructor(
     private readonly io: CliIO,
-    private readonly runtime: ManagedRuntime.ManagedRuntime<AppServices, unknown>,
     private readonly options: ControllerOptions
   ) {
     this.transcript = new Transcript("")
@@ -91,63 +83,65 @@ export class Controller {
     this.model = options.model
   }
 
-  /** Builds the services, loads history and the session to resume. Never throws for bad config: says so instead. */
-  static async start(io: CliIO, options: ControllerOptions = {}): Promise<Controller> {
-    let self: Controller | undefined
-    const events: Array<LatheEvent> = []
-    const logger = Logger.layer([
-      Logger.make((log) => {
-        if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
-        const parts = Array.isArray(log.message) ? log.message : [log.message]
-        const text = parts.map((p) => (typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)))
-        self?.note("warn", "log", [text.join(": ")])
-      })
-    ])
-    const layer = appLayer(io, {
-      onEvent: (event) => (self ? self.onEvent(event) : events.push(event)),
-      // The session opens at once; MCP servers' tools join as they connect.
-      mcpWait: false
-    }).pipe(Layer.provideMerge(logger))
-    const runtime = ManagedRuntime.make(layer)
-    self = new Controller(io, runtime, options)
-    for (const event of events) self.onEvent(event)
+  /**
+   * Connects to the agent (by default in this process), loads history and the session to resume. Never throws for
+   * bad config: says so instead.
+   */
+  static async start(
+    io: CliIO,
+    options: ControllerOptions = {},
+    connect: BackendFactory = LocalBackend.factory(io)
+  ): Promise<Controller> {
+    const self = new Controller(io, options)
+    // Events may come while the backend is being built; they are applied once it is there.
+    const early: Array<LatheEvent> = []
+    let ready = false
+    self.backend = await connect({
+      onEvent: (event) => (ready ? self.onEvent(event) : early.push(event)),
+      onWarning: (title, text) => self.note("warn", title, [text])
+    })
+    ready = true
+    for (const event of early) self.onEvent(event)
     await self.init()
     return self
   }
 
+  /** `host:port` of the server the UI is attached to; undefined when the agent runs in this process. */
+  get attached(): string | undefined {
+    return this.backend.attached
+  }
+
+  /** Says (one line) that `feature` needs the agent in this process, when it does and the UI is attached. */
+  private unavailable(feature: LocalFeature, title: string, what: string): boolean {
+    if (this.backend.supports(feature)) return false
+    this.note("warn", title, [notAvailableWhenAttached(what)])
+    return true
+  }
+
   private async init(): Promise<void> {
-    const setup = await this.run(
-      Effect.gen(function* () {
-        const config = yield* Config
-        const paths = yield* Paths
-        const plugins = yield* Plugins
-        return { config, paths, agents: resolveAgents(plugins.agents, config.info.agent) }
-      })
-    )
+    const setup = await this.backend.setup()
     if (!setup.ok) {
       this.note("error", "Lathe could not start", setup.message.split("\n"))
       return
     }
-    const { config, paths, agents } = setup.value
-    this.root = paths.root
-    this.agentInfos = [...agents.values()]
+    const { root, agents, defaultAgent, notices, trustPrompt, history, configDir } = setup.value
+    this.root = root
+    this.agentInfos = agents
     this.primaryAgents = this.agentInfos.filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
-    if (!this.options.agent) this.agent = config.info.default_agent ?? "build"
-    for (const notice of config.notices) this.note("warn", "config", [notice])
-    // An untrusted folder whose config asks for more than it may: offer to trust it, showing what it asks for.
-    const ignored = config.notices.filter((n) => n.startsWith("Ignored from untrusted"))
-    if (!config.trusted && ignored.length > 0) this.trustPrompt = ignored
-    const [history, commands] = await Promise.all([
-      PromptHistory.load(paths.data, paths.projectID),
-      loadCustomCommands(paths.root, paths.config)
+    if (!this.options.agent) this.agent = defaultAgent ?? "build"
+    for (const notice of notices) this.note("warn", "config", [notice])
+    this.trustPrompt = trustPrompt
+    const [loadedHistory, commands] = await Promise.all([
+      history ? PromptHistory.load(history.dataDir, history.projectID) : undefined,
+      configDir !== undefined ? loadCustomCommands(root, configDir) : { commands: [], problems: [] }
     ])
-    this.history = history
+    this.history = loadedHistory
     this.customCommands = commands.commands
     for (const problem of commands.problems) this.note("warn", "custom command", [problem])
-    void listFiles(paths.root).then((files) => {
+    void listFiles(root).then((files) => {
       this.files = files
     })
-    void this.loadPrompts(paths.root)
+    if (this.backend.supports("mcp")) void this.loadPrompts(root)
     if (this.options.session || this.options.continue) await this.resume(this.options.session)
     await this.resolveModel()
     this.changed()
@@ -209,17 +203,6 @@ export class Controller {
     }
   }
 
-  /** Runs an effect on the app's services; a failure comes back as its message. */
-  run<A, E>(
-    effect: Effect.Effect<A, E, AppServices>
-  ): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }> {
-    return this.runtime
-      .runPromiseExit(effect)
-      .then((exit) =>
-        exit._tag === "Success" ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
-      )
-  }
-
   /** Adds a local note to the transcript. */
   note(level: "info" | "warn" | "error", title: string, lines: ReadonlyArray<string>): string {
     const id = this.transcript.addLocal({ level, title, lines })
@@ -244,11 +227,27 @@ export class Controller {
     if (text.startsWith("/") && !text.startsWith("//")) return this.command(text)
     if (text.startsWith("!")) return this.shell(text.slice(1).trim())
     if (this.busy) {
+      // A server queues it itself (the running turn's model sees it from its next step); here it waits its turn.
+      if (this.backend.queuesPrompts && this.sessionID) return this.sendWhileBusy(this.sessionID, raw)
       this.queue.push(raw)
       this.changed()
       return
     }
     await this.prompt(raw)
+  }
+
+  /** Sends a prompt to a server while a turn runs there; the turn already waited for covers it. */
+  private async sendWhileBusy(sessionID: string, text: string): Promise<void> {
+    const result = await this.backend.prompt({
+      sessionID,
+      text,
+      parts: await this.promptParts(text),
+      agent: this.agent,
+      model: this.model,
+      allowSubagents: false,
+      signal: new AbortController().signal
+    })
+    if (!result.ok) this.note("error", "error", result.message.split("\n"))
   }
 
   /** Sends one prompt and runs the turn; afterwards, the next queued prompt. */
@@ -267,17 +266,15 @@ export class Controller {
       const sub = direct
         ? this.agentInfos.find((a) => a.name === direct[1] && a.mode !== "primary" && !a.hidden)
         : undefined
-      const result = await this.run(
-        Effect.flatMap(SessionPrompt, (prompt) =>
-          prompt.prompt({
-            sessionID,
-            parts,
-            ...(sub ? { agent: sub.name, allowSubagents: true } : { agent }),
-            ...(model ? { model } : {}),
-            abort: abort.signal
-          })
-        )
-      )
+      const result = await this.backend.prompt({
+        sessionID,
+        text,
+        parts,
+        agent: sub ? sub.name : agent,
+        model,
+        allowSubagents: sub !== undefined,
+        signal: abort.signal
+      })
       if (!result.ok && !abort.signal.aborted) this.note("error", "error", result.message.split("\n"))
     } finally {
       this.abort = undefined
@@ -290,7 +287,7 @@ export class Controller {
 
   private async ensureSession(): Promise<string | undefined> {
     if (this.sessionID) return this.sessionID
-    const created = await this.run(createSession({ agent: this.agent }))
+    const created = await this.backend.createSession(this.agent)
     if (!created.ok) {
       this.note("error", "could not create a session", [created.message])
       return undefined
@@ -308,11 +305,20 @@ export class Controller {
   private async promptParts(text: string): Promise<Array<PromptPart>> {
     const parts: Array<PromptPart> = [{ type: "text", text }]
     for (const context of this.pendingShell.splice(0)) parts.push({ type: "text", text: context, synthetic: true })
-    const resources = await resourceParts(text, mcpConnections(this.root))
-    parts.push(...resources.parts)
-    for (const problem of resources.problems) this.note("warn", "MCP resource not attached", [problem])
+    if (this.backend.supports("mcp")) {
+      const resources = await resourceParts(text, mcpConnections(this.root))
+      parts.push(...resources.parts)
+      for (const problem of resources.problems) this.note("warn", "MCP resource not attached", [problem])
+    }
     const files = await attachFiles(text, this.root)
-    parts.push(...files.parts)
+    for (const part of files.parts) {
+      // Images and PDFs travel as data URLs, which a server's prompt route does not take.
+      if (part.type === "file" && part.mime !== "text/plain" && !this.backend.supports("binary-attachments")) {
+        this.note("warn", `@${part.filename ?? "file"}`, [notAvailableWhenAttached("Attaching an image or PDF")])
+        continue
+      }
+      parts.push(part)
+    }
     for (const problem of files.problems) this.note("warn", problem.title, [problem.message])
     return parts
   }
@@ -342,25 +348,14 @@ export class Controller {
 
   /** Answers the permission ask `id`. */
   async replyPermission(id: string, reply: "once" | "always" | "reject", message?: string): Promise<void> {
-    await this.run(
-      Effect.flatMap(PermissionNext, (permission) =>
-        permission.reply(id, reply === "reject" ? { type: "reject", ...(message ? { message } : {}) } : { type: reply })
-      )
-    )
+    const result = await this.backend.replyPermission(id, reply, message)
+    if (!result.ok && this.backend.attached) this.note("warn", "permission", [result.message])
   }
 
   /** Answers the question `id` (one list of answers per question), or dismisses it. */
   async replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined): Promise<void> {
-    await this.run(
-      Effect.flatMap(Question, (question) =>
-        answers
-          ? question.reply(
-              id,
-              answers.map((a) => [...a])
-            )
-          : question.dismiss(id, "The user dismissed the questions.")
-      )
-    )
+    const result = await this.backend.replyQuestion(id, answers)
+    if (!result.ok && this.backend.attached) this.note("warn", "question", [result.message])
   }
 
   // ── shell ────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -368,6 +363,7 @@ export class Controller {
   /** `!cmd`: runs a command in the project as the person (no permission ask), shows its output, and tells the model. */
   async shell(command: string): Promise<void> {
     if (!command) return
+    if (this.unavailable("shell", `$ ${command}`, "Running a shell command with !")) return
     const id = this.transcript.addLocal({ level: "info", title: `$ ${command}`, lines: [], running: true })
     this.changed()
     let live = ""
@@ -450,6 +446,7 @@ export class Controller {
       default: {
         // A prompt listed at start, or one of a connected server's it added since (the server says if it has none).
         const server = head.includes(":") ? head.slice(0, head.indexOf(":")) : undefined
+        if (server !== undefined && this.unavailable("mcp", `/${head}`, "An MCP prompt")) return
         if (
           this.mcpPrompts.some((p) => p.command === head) ||
           mcpConnections(this.root).some((c) => c.server.name === server)
@@ -497,11 +494,9 @@ export class Controller {
     const sessionID = this.sessionID
     if (!sessionID) return void this.note("warn", `/${verb}`, ["Nothing to do: this session has no steps yet."])
     if (this.busy) return void this.note("warn", `/${verb}`, ["Wait for the turn to end (or press Esc) first."])
-    const result = await this.run<RevertResult, unknown>(
-      verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
-    )
+    const result = await this.backend.revert(verb, sessionID)
     if (!result.ok) return void this.note("warn", `/${verb}`, [result.message])
-    const { files } = result.value
+    const files = result.value
     this.note(
       "info",
       verb === "undo" ? "/undo" : "/redo",
@@ -524,13 +519,7 @@ export class Controller {
 
   /** The project's sessions, newest first. */
   async sessions(): Promise<ReadonlyArray<Session>> {
-    const result = await this.run(
-      Effect.gen(function* () {
-        const paths = yield* Paths
-        return yield* (yield* SessionStore).listSessions({ projectID: paths.projectID, parentID: null, limit: 200 })
-      })
-    )
-    return result.ok ? result.value : []
+    return this.backend.sessions()
   }
 
   /** Resumes a session by id (or the most recent one): loads its history and its subagents' sessions. */
@@ -541,23 +530,7 @@ export class Controller {
   }
 
   private async resume(id: string | undefined): Promise<void> {
-    const loaded = await this.run(
-      Effect.gen(function* () {
-        const store = yield* SessionStore
-        const paths = yield* Paths
-        const session = id
-          ? yield* store.getSession(id)
-          : (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
-        if (!session) return undefined
-        // A step left open by a process that died is closed first, so it does not show as still running.
-        yield* recoverSession(session.id)
-        const messages = yield* store.messages(session.id)
-        const children = new Map<string, ReadonlyArray<MessageWithParts>>()
-        for (const child of yield* store.listSessions({ parentID: session.id }))
-          children.set(child.id, yield* store.messages(child.id))
-        return { session, messages, children }
-      })
-    )
+    const loaded = await this.backend.load(id)
     if (!loaded.ok) return void this.note("error", "resume", [loaded.message])
     if (!loaded.value) return void this.note("info", "resume", ["This project has no session yet; starting a new one."])
     const { session, messages, children } = loaded.value
@@ -588,15 +561,15 @@ export class Controller {
     this.setAgent(list[(list.indexOf(this.agent) + 1) % list.length] ?? this.agent)
   }
 
-  /** Models to pick from. */
+  /** Models to pick from (none when attached: the server's API does not list them). */
   async models(): Promise<ReadonlyArray<string>> {
-    const result = await this.run(Effect.map(Config, (config) => config.info))
-    return result.ok ? availableModels(result.value, this.io.env, this.agentInfos) : []
+    if (this.unavailable("models", "/models", "Listing models")) return []
+    return this.backend.models()
   }
 
-  /** Switches the model (checked against the configured providers first). */
+  /** Switches the model (checked against the configured providers first, when the agent runs here). */
   async setModel(model: string): Promise<void> {
-    const check = await this.run(Effect.flatMap(LLM, (llm) => llm.resolve(model)))
+    const check = await this.backend.resolveModel(model, this.agent)
     if (!check.ok) return void this.note("warn", "/models", check.message.split("\n"))
     this.model = model
     await this.resolveModel()
@@ -604,30 +577,26 @@ export class Controller {
   }
 
   private async resolveModel(): Promise<void> {
-    const agentModel = this.agentInfos.find((a) => a.name === this.agent)?.model
-    const resolved = await this.run(Effect.flatMap(LLM, (llm) => llm.resolve(this.model ?? agentModel)))
+    const resolved = await this.backend.resolveModel(this.model, this.agent)
     if (!resolved.ok) {
       if (this.modelLabel === "") this.note("error", "no model", resolved.message.split("\n"))
       this.modelLabel = "no model"
       return
     }
-    this.modelLabel = `${resolved.value.providerID}/${resolved.value.modelID}`
-    this.contextLimit = resolved.value.limit.context
+    this.modelLabel = resolved.value.label
+    this.contextLimit = resolved.value.contextLimit
   }
 
   private async compact(): Promise<void> {
     const sessionID = this.sessionID
+    if (this.unavailable("compact", "/compact", "/compact")) return
     if (!sessionID) return void this.note("warn", "/compact", ["Nothing to compact yet."])
     if (this.busy) return void this.note("warn", "/compact", ["Wait for the turn to end (or press Esc) first."])
     this.busy = true
     this.changed()
     const abort = new AbortController()
     this.abort = abort
-    const result = await this.run(
-      Effect.flatMap(SessionPrompt, (prompt) =>
-        prompt.compact({ sessionID, abort: abort.signal, ...(this.model ? { model: this.model } : {}) })
-      )
-    )
+    const result = await this.backend.compact(sessionID, this.model, abort.signal)
     this.abort = undefined
     this.busy = false
     if (!result.ok) this.note("warn", "/compact", [result.message])
@@ -635,20 +604,7 @@ export class Controller {
   }
 
   private cost(): void {
-    const { tokens, cost } = this.transcript.totals()
-    const n = (v: number) => v.toLocaleString("en-US")
-    const rows = this.transcript.steps.map(
-      (s) =>
-        `step ${String(s.step).padStart(3)}  in ${n(s.tokens.input).padStart(9)}  out ${n(s.tokens.output).padStart(7)}  ` +
-        `cache r/w ${n(s.tokens.cache.read)}/${n(s.tokens.cache.write)}  $${s.cost.toFixed(4)}`
-    )
-    this.note("info", "/cost", [
-      ...(rows.length > 0
-        ? rows
-        : ["No steps in this run of Lathe yet (steps of a resumed session count in the total)."]),
-      `total: in ${n(tokens.input)}, out ${n(tokens.output)}, reasoning ${n(tokens.reasoning)}, cache read ` +
-        `${n(tokens.cache.read)}, cache write ${n(tokens.cache.write)} · $${cost.toFixed(4)}`
-    ])
+    this.note("info", "/cost", costLines(this.transcript))
   }
 
   private async export(target: string): Promise<void> {
@@ -666,7 +622,7 @@ export class Controller {
       this.note("info", "trust", ["Not trusted: the project's config stays narrowed. `lathe trust` trusts it later."])
       return
     }
-    const result = await this.run(Effect.flatMap(Paths, (paths) => trustProject(paths)))
+    const result = await this.backend.trust()
     if (!result.ok) return void this.note("error", "trust", [result.message])
     this.note("info", "trust", [
       `Trusted ${this.root}. Its config applies in full from the next start of Lathe (/exit, then lathe -c).`
@@ -676,6 +632,6 @@ export class Controller {
   /** Stops the services. */
   async dispose(): Promise<void> {
     this.abort?.abort()
-    await this.runtime.dispose()
+    await this.backend.dispose()
   }
 }

@@ -147,14 +147,18 @@ export interface FooterInfo {
   readonly cost: number
   readonly status: string
   readonly statusTone: "idle" | "busy" | "retry" | "waiting" | "warn"
+  /** `host:port` of the server the UI is attached to, if it is. */
+  readonly attached?: string
 }
 
-/** The status line: agent · model · context % · cost on the left, the status on the right. */
+/** The status line: agent · model · context % · cost (· attached: host:port) on the left, the status on the right. */
 export const footerLine = (info: FooterInfo, width: number, style: Style): string => {
   const pct = info.contextLimit > 0 ? Math.min(100, Math.round((info.contextUsed / info.contextLimit) * 100)) : 0
   const left = `${style.bold(style.cyan(info.agent))} ${style.dim("·")} ${info.model} ${style.dim("·")} ${style.dim(
     `ctx ${pct}%`
-  )} ${style.dim("·")} ${style.dim(`$${info.cost.toFixed(4)}`)}`
+  )} ${style.dim("·")} ${style.dim(`$${info.cost.toFixed(4)}`)}${
+    info.attached ? ` ${style.dim("·")} ${style.magenta(`attached: ${info.attached}`)}` : ""
+  }`
   const tone =
     info.statusTone === "busy"
       ? style.cyan

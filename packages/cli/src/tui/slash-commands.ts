@@ -67,3 +67,21 @@ export const exportMarkdown = (session: Session, transcript: Transcript): string
   }
   return `${out.join("\n").trimEnd()}\n`
 }
+
+/** `/cost`: tokens and cost of each step of this run, then the session's totals. */
+export const costLines = (transcript: Transcript): ReadonlyArray<string> => {
+  const { tokens, cost } = transcript.totals()
+  const n = (v: number) => v.toLocaleString("en-US")
+  const rows = transcript.steps.map(
+    (s) =>
+      `step ${String(s.step).padStart(3)}  in ${n(s.tokens.input).padStart(9)}  out ${n(s.tokens.output).padStart(7)}  ` +
+      `cache r/w ${n(s.tokens.cache.read)}/${n(s.tokens.cache.write)}  $${s.cost.toFixed(4)}`
+  )
+  return [
+    ...(rows.length > 0
+      ? rows
+      : ["No steps in this run of Lathe yet (steps of a resumed session count in the total)."]),
+    `total: in ${n(tokens.input)}, out ${n(tokens.output)}, reasoning ${n(tokens.reasoning)}, cache read ` +
+      `${n(tokens.cache.read)}, cache write ${n(tokens.cache.write)} · $${cost.toFixed(4)}`
+  ]
+}

@@ -1,0 +1,107 @@
+import type { AgentInfo, LatheEvent, MessageWithParts, PromptPart, Session } from "@lathe/core"
+
+/** A backend call's result: the value, or a failure as a message written for the person. */
+export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
+
+/** What the interactive UI may do only with an in-process agent (a server's API has no route for these). */
+export type LocalFeature = "shell" | "compact" | "models" | "mcp" | "binary-attachments" | "trust"
+
+/** An agent as the UI needs it: for the Tab cycle, `@agent` prompts and the agent's own model. */
+export type BackendAgent = Pick<AgentInfo, "name" | "mode" | "hidden" | "model">
+
+/** What the UI learns once, at start. */
+export interface BackendSetup {
+  /** The folder `@file` mentions, `!cmd` and custom commands work in. */
+  readonly root: string
+  readonly agents: ReadonlyArray<BackendAgent>
+  /** The configured default primary agent, if any. */
+  readonly defaultAgent: string | undefined
+  /** Warnings about the configuration, shown once. */
+  readonly notices: ReadonlyArray<string>
+  /** Set in an untrusted folder whose config was narrowed: what it would grant if trusted. */
+  readonly trustPrompt: ReadonlyArray<string> | undefined
+  /** Where the prompt history is kept; undefined keeps it for this run only. */
+  readonly history: { readonly dataDir: string; readonly projectID: string } | undefined
+  /** The user's config folder (for custom commands); undefined when they are not available. */
+  readonly configDir: string | undefined
+}
+
+/** One prompt to run in a session. */
+export interface BackendPrompt {
+  readonly sessionID: string
+  /** What the person typed. */
+  readonly text: string
+  /** Every part of the prompt: `text` first, then attachments and context the person does not see as theirs. */
+  readonly parts: ReadonlyArray<PromptPart>
+  readonly agent: string
+  readonly model: string | undefined
+  /** Set when the prompt addresses a subagent directly (`@agent …`). */
+  readonly allowSubagents: boolean
+  /** Aborting it ends the turn. */
+  readonly signal: AbortSignal
+}
+
+/** A stored session with its history and its subagents' sessions (by child session ID). */
+export interface LoadedSession {
+  readonly session: Session
+  readonly messages: ReadonlyArray<MessageWithParts>
+  readonly children: ReadonlyMap<string, ReadonlyArray<MessageWithParts>>
+}
+
+/** A model the UI runs with: its label and context window (0 when unknown). */
+export interface ResolvedModel {
+  readonly label: string
+  readonly contextLimit: number
+}
+
+/** How the backend tells the UI about things it did not ask for. */
+export interface BackendHooks {
+  /** Every event of the session(s) in view, in order. */
+  readonly onEvent: (event: LatheEvent) => void
+  /** A warning to show (a log line of the services, a dropped event stream). */
+  readonly onWarning: (title: string, text: string) => void
+}
+
+/**
+ * Everything the interactive UI needs from the agent, whether it runs in this process (`LocalBackend`) or behind a
+ * `lathe serve` server (`RemoteBackend`). The controller owns the UI state (transcript, queue, notes) and calls only
+ * this. No method throws: failures come back as `Outcome` messages; events come through `BackendHooks.onEvent`.
+ */
+export interface Backend {
+  /** `host:port` of the server when attached; undefined for the in-process agent. */
+  readonly attached: string | undefined
+  /** Whether a prompt sent while a turn runs goes straight to the agent (the server queues it) rather than waiting. */
+  readonly queuesPrompts: boolean
+  /** Whether `feature` works with this backend. */
+  supports(feature: LocalFeature): boolean
+  setup(): Promise<Outcome<BackendSetup>>
+  createSession(agent: string): Promise<Outcome<Session>>
+  /** Runs one prompt; resolves when the turn (and, on a server, the turns it queued behind) has ended. */
+  prompt(input: BackendPrompt): Promise<Outcome<void>>
+  replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined): Promise<Outcome<void>>
+  /** Answers a question (one list of answers per question), or dismisses it when `answers` is undefined. */
+  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined): Promise<Outcome<void>>
+  /** Puts back (undo) or re-applies (redo) the files of the session's last step; the files it touched. */
+  revert(verb: "undo" | "redo", sessionID: string): Promise<Outcome<ReadonlyArray<string>>>
+  /** Top-level sessions, newest first. */
+  sessions(): Promise<ReadonlyArray<Session>>
+  /** Loads a session by ID, or the most recent one; undefined when there is none. */
+  load(id: string | undefined): Promise<Outcome<LoadedSession | undefined>>
+  /** Models to offer in the picker (empty when the backend cannot list them). */
+  models(): Promise<ReadonlyArray<string>>
+  /** Resolves `model` (undefined: the agent's or the default) to its label and context window. */
+  resolveModel(model: string | undefined, agent: string): Promise<Outcome<ResolvedModel>>
+  /** Summarises older history (only when `supports("compact")`). */
+  compact(sessionID: string, model: string | undefined, signal: AbortSignal): Promise<Outcome<void>>
+  /** Trusts the project (only when `supports("trust")`). */
+  trust(): Promise<Outcome<void>>
+  /** Stops what the backend started (services, event streams). */
+  dispose(): Promise<void>
+}
+
+/** Builds a backend that reports to `hooks`. */
+export type BackendFactory = (hooks: BackendHooks) => Backend | Promise<Backend>
+
+/** The one line the UI shows for a feature an attached session cannot use. */
+export const notAvailableWhenAttached = (feature: string): string =>
+  `${feature} is not available when attached to a server (it needs the agent in this process); run lathe without --attach to use it.`

@@ -1,0 +1,214 @@
+import {
+  type AgentInfo,
+  Config,
+  createSession,
+  LLM,
+  type MessageWithParts,
+  Paths,
+  PermissionNext,
+  Plugins,
+  Question,
+  type RevertResult,
+  recoverSession,
+  resolveAgents,
+  SessionPrompt,
+  SessionStore,
+  trustProject,
+  undoLastStep,
+  unrevertSession
+} from "@lathe/core"
+import { Effect, Layer, Logger, ManagedRuntime } from "effect"
+import { type AppServices, appLayer, failureText } from "../app.js"
+import type { CliIO } from "../io.js"
+import type { Backend, BackendFactory, BackendHooks, LoadedSession, Outcome } from "./backend.js"
+import { availableModels } from "./models.js"
+
+/**
+ * The agent in this process: owns a `ManagedRuntime` of the app layer and calls its services directly. Every
+ * feature of the UI works with it. Events come from the app's Bus, synchronously, as they are published.
+ */
+export class LocalBackend implements Backend {
+  readonly attached = undefined
+  readonly queuesPrompts = false
+  private agents: ReadonlyArray<AgentInfo> = []
+
+  private constructor(
+    private readonly io: CliIO,
+    private readonly runtime: ManagedRuntime.ManagedRuntime<AppServices, unknown>
+  ) {}
+
+  /** A factory for `Controller.start`: builds the app's services for `io`'s project. */
+  static factory(io: CliIO): BackendFactory {
+    return (hooks) => LocalBackend.make(io, hooks)
+  }
+
+  /** Builds the app's services; warnings and errors they log go to `hooks.onWarning`. */
+  static make(io: CliIO, hooks: BackendHooks): LocalBackend {
+    const logger = Logger.layer([
+      Logger.make((log) => {
+        if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
+        const parts = Array.isArray(log.message) ? log.message : [log.message]
+        const text = parts.map((p) => (typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)))
+        hooks.onWarning("log", text.join(": "))
+      })
+    ])
+    // The session opens at once; MCP servers' tools join as they connect.
+    const layer = appLayer(io, { onEvent: hooks.onEvent, mcpWait: false }).pipe(Layer.provideMerge(logger))
+    return new LocalBackend(io, ManagedRuntime.make(layer))
+  }
+
+  supports(): boolean {
+    return true
+  }
+
+  /** Runs an effect on the app's services; a failure comes back as its message. */
+  private run<A, E>(effect: Effect.Effect<A, E, AppServices>): Promise<Outcome<A>> {
+    return this.runtime
+      .runPromiseExit(effect)
+      .then((exit) =>
+        exit._tag === "Success" ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
+      )
+  }
+
+  async setup() {
+    const setup = await this.run(
+      Effect.gen(function* () {
+        const config = yield* Config
+        const paths = yield* Paths
+        const plugins = yield* Plugins
+        return { config, paths, agents: [...resolveAgents(plugins.agents, config.info.agent).values()] }
+      })
+    )
+    if (!setup.ok) return setup
+    const { config, paths, agents } = setup.value
+    this.agents = agents
+    const ignored = config.notices.filter((n) => n.startsWith("Ignored from untrusted"))
+    return {
+      ok: true as const,
+      value: {
+        root: paths.root,
+        agents,
+        defaultAgent: config.info.default_agent,
+        notices: config.notices,
+        // An untrusted folder whose config asks for more than it may: offer to trust it, showing what it asks for.
+        trustPrompt: !config.trusted && ignored.length > 0 ? ignored : undefined,
+        history: { dataDir: paths.data, projectID: paths.projectID },
+        configDir: paths.config
+      }
+    }
+  }
+
+  createSession(agent: string) {
+    return this.run(createSession({ agent }))
+  }
+
+  async prompt(input: Parameters<Backend["prompt"]>[0]) {
+    const result = await this.run(
+      Effect.flatMap(SessionPrompt, (prompt) =>
+        prompt.prompt({
+          sessionID: input.sessionID,
+          parts: [...input.parts],
+          agent: input.agent,
+          ...(input.allowSubagents ? { allowSubagents: true } : {}),
+          ...(input.model ? { model: input.model } : {}),
+          abort: input.signal
+        })
+      )
+    )
+    return result.ok ? { ok: true as const, value: undefined } : result
+  }
+
+  replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined) {
+    return this.run(
+      Effect.flatMap(PermissionNext, (permission) =>
+        permission.reply(id, reply === "reject" ? { type: "reject", ...(message ? { message } : {}) } : { type: reply })
+      )
+    )
+  }
+
+  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined) {
+    return this.run(
+      Effect.flatMap(Question, (question) =>
+        answers
+          ? question.reply(
+              id,
+              answers.map((a) => [...a])
+            )
+          : question.dismiss(id, "The user dismissed the questions.")
+      )
+    )
+  }
+
+  async revert(verb: "undo" | "redo", sessionID: string) {
+    const result = await this.run<RevertResult, unknown>(
+      verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
+    )
+    return result.ok ? { ok: true as const, value: result.value.files } : result
+  }
+
+  async sessions() {
+    const result = await this.run(
+      Effect.gen(function* () {
+        const paths = yield* Paths
+        return yield* (yield* SessionStore).listSessions({ projectID: paths.projectID, parentID: null, limit: 200 })
+      })
+    )
+    return result.ok ? result.value : []
+  }
+
+  load(id: string | undefined): Promise<Outcome<LoadedSession | undefined>> {
+    return this.run(
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        const paths = yield* Paths
+        const session = id
+          ? yield* store.getSession(id)
+          : (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
+        if (!session) return undefined
+        // A step left open by a process that died is closed first, so it does not show as still running.
+        yield* recoverSession(session.id)
+        const messages = yield* store.messages(session.id)
+        const children = new Map<string, ReadonlyArray<MessageWithParts>>()
+        for (const child of yield* store.listSessions({ parentID: session.id }))
+          children.set(child.id, yield* store.messages(child.id))
+        return { session, messages, children }
+      })
+    )
+  }
+
+  async models() {
+    const result = await this.run(Effect.map(Config, (config) => config.info))
+    return result.ok ? availableModels(result.value, this.io.env, this.agents) : []
+  }
+
+  async resolveModel(model: string | undefined, agent: string) {
+    const agentModel = this.agents.find((a) => a.name === agent)?.model
+    const resolved = await this.run(Effect.flatMap(LLM, (llm) => llm.resolve(model ?? agentModel)))
+    if (!resolved.ok) return resolved
+    return {
+      ok: true as const,
+      value: {
+        label: `${resolved.value.providerID}/${resolved.value.modelID}`,
+        contextLimit: resolved.value.limit.context
+      }
+    }
+  }
+
+  async compact(sessionID: string, model: string | undefined, signal: AbortSignal) {
+    const result = await this.run(
+      Effect.flatMap(SessionPrompt, (prompt) =>
+        prompt.compact({ sessionID, abort: signal, ...(model ? { model } : {}) })
+      )
+    )
+    return result.ok ? { ok: true as const, value: undefined } : result
+  }
+
+  async trust() {
+    const result = await this.run(Effect.flatMap(Paths, (paths) => trustProject(paths)))
+    return result.ok ? { ok: true as const, value: undefined } : result
+  }
+
+  dispose() {
+    return this.runtime.dispose()
+  }
+}
