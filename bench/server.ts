@@ -8,10 +8,10 @@
  * - the SDK's Promise client against the same warm server: from `POST /sessions/:id/prompt` to the turn's first
  *   event through SSE, and events per second through SSE.
  *
- * The CLI runs from source (tsx, `@lathe/source`) on both sides, so start-up costs are alike. Ratios are against the
- * baseline of the same run: for latency lower is better, for events/s higher is better.
+ * The CLI runs from its bundle (`packages/cli/dist/bundle/lathe.js`, what users run) on both sides. Ratios are
+ * against the baseline of the same run: for latency lower is better, for events/s higher is better.
  *
- *   npx tsx --conditions=@lathe/source bench/server.ts
+ *   npx nx run @lathe/cli:bundle && npx tsx --conditions=@lathe/source bench/server.ts
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
@@ -24,8 +24,7 @@ import { createLatheClient } from "@lathe/sdk"
 const DELTAS = 3_000
 const RUNS = 5
 const TOKEN = "bench"
-const bin = fileURLToPath(new URL("../packages/cli/src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
+const bin = fileURLToPath(new URL("../packages/cli/dist/bundle/lathe.js", import.meta.url))
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -50,7 +49,7 @@ const project = () => {
 }
 
 const lathe = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>): ChildProcess =>
-  spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, ...args], {
+  spawn(process.execPath, [bin, ...args], {
     cwd,
     env,
     stdio: ["ignore", "pipe", "pipe"]
