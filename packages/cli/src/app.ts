@@ -19,7 +19,7 @@ import {
   sharePluginModules,
   truncationDir
 } from "@lathe/core"
-import { withMcpDefaults } from "@lathe/mcp"
+import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
 import { type Cause, Effect, Exit, Layer, Logger, type Scope } from "effect"
 import * as zod from "zod"

@@ -1,6 +1,6 @@
 import agents from "@lathe/agents"
 import { dataDir, type PluginEntry } from "@lathe/core"
-import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp"
+import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp/host"
 import skills from "@lathe/skills"
 import tools from "@lathe/tools"
 

@@ -6,16 +6,10 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextprotocol/sdk/types.js"
 import { McpAuthError } from "./oauth-error.js"
 import type { McpServer } from "./servers.js"
+import { describeStatus, type McpStatus } from "./status.js"
 import { type AuthProviderFactory, createTransport } from "./transport.js"
 
-/** Where a server is. `needs-auth`: a remote server answered 401 and no OAuth provider could authorize. */
-export type McpStatus =
-  | { readonly state: "connecting" }
-  | { readonly state: "connected"; readonly tools: number }
-  | { readonly state: "restarting"; readonly attempt: number; readonly reason: string }
-  | { readonly state: "failed"; readonly reason: string }
-  | { readonly state: "needs-auth"; readonly reason: string }
-  | { readonly state: "disabled" }
+export { describeStatus, type McpStatus }
 
 /** How a connection behaves. */
 export interface ConnectionOptions {
@@ -245,24 +239,6 @@ const listAll = async (client: Client): Promise<Array<McpTool>> => {
     cursor = page.nextCursor
   } while (cursor !== undefined)
   return tools
-}
-
-/** `connected (12 tools)`, `failed: …`, `disabled`, `needs auth: …`. */
-export const describeStatus = (status: McpStatus): string => {
-  switch (status.state) {
-    case "connected":
-      return `connected (${status.tools} tool${status.tools === 1 ? "" : "s"})`
-    case "connecting":
-      return "connecting"
-    case "restarting":
-      return `restarting (attempt ${status.attempt}): ${status.reason}`
-    case "failed":
-      return `failed: ${status.reason}`
-    case "needs-auth":
-      return `needs auth: ${status.reason}`
-    case "disabled":
-      return "disabled"
-  }
 }
 
 /** Connects every server at once (disabled ones stay disabled); resolves when each is connected or has failed. */

@@ -10,13 +10,7 @@
 import { randomBytes } from "node:crypto"
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import {
-  OAuthClientInformationFullSchema,
-  type OAuthClientInformationMixed,
-  OAuthClientInformationSchema,
-  type OAuthTokens,
-  OAuthTokensSchema
-} from "@modelcontextprotocol/sdk/shared/auth.js"
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
 import { z } from "zod"
 import { McpAuthError } from "./oauth-error.js"
 
@@ -89,10 +83,13 @@ const unreadable = (serverName: string, file: string, why: string): McpAuthError
       `Run \`lathe mcp logout ${serverName}\`, then \`lathe mcp auth ${serverName}\`.`
   })
 
-const parseClient = (value: unknown): OAuthClientInformationMixed | undefined => {
-  const full = OAuthClientInformationFullSchema.safeParse(value)
+/** The SDK's OAuth schemas, loaded when a stored sign-in is read (not by every run that loads this module). */
+type AuthSchemas = typeof import("@modelcontextprotocol/sdk/shared/auth.js")
+
+const parseClient = (schemas: AuthSchemas, value: unknown): OAuthClientInformationMixed | undefined => {
+  const full = schemas.OAuthClientInformationFullSchema.safeParse(value)
   if (full.success) return full.data
-  const minimal = OAuthClientInformationSchema.safeParse(value)
+  const minimal = schemas.OAuthClientInformationSchema.safeParse(value)
   return minimal.success ? minimal.data : undefined
 }
 
@@ -115,9 +112,10 @@ export const readAuth = async (serverName: string, dataDir: string): Promise<Sto
   const parsed = FileSchema.safeParse(json)
   if (!parsed.success) throw unreadable(serverName, file, "unexpected content")
   const { serverUrl, client, tokens, expiresAt, codeVerifier, stepUpScope } = parsed.data
-  const parsedClient = client === undefined ? undefined : parseClient(client)
+  const schemas: AuthSchemas = await import("@modelcontextprotocol/sdk/shared/auth.js")
+  const parsedClient = client === undefined ? undefined : parseClient(schemas, client)
   if (client !== undefined && parsedClient === undefined) throw unreadable(serverName, file, "bad client registration")
-  const parsedTokens = tokens === undefined ? undefined : OAuthTokensSchema.safeParse(tokens)
+  const parsedTokens = tokens === undefined ? undefined : schemas.OAuthTokensSchema.safeParse(tokens)
   if (parsedTokens !== undefined && !parsedTokens.success) throw unreadable(serverName, file, "bad tokens")
   return {
     serverUrl,

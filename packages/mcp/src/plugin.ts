@@ -1,8 +1,9 @@
 import { definePlugin, type Plugin, type PluginContext, type PluginHooks } from "@lathe/core"
-import { connectAll, describeStatus, McpConnection } from "./connection.js"
+import type { McpConnection } from "./connection.js"
 import { registerMcpConnections } from "./registry.js"
 import { type OfferedTools, offerMcpTools } from "./search-tools.js"
 import { type McpServer, resolveServers } from "./servers.js"
+import { describeStatus } from "./status.js"
 import { mcpTools } from "./tools.js"
 import type { AuthProviderFactory } from "./transport.js"
 
@@ -42,7 +43,9 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       })
       for (const notice of notices) ctx.log.warn(notice)
       if (servers.length === 0) return {}
-      if (options.wait === false) return startInBackground(servers, ctx, options)
+      // The MCP SDK (and the schemas it builds at load) is loaded only when there is a server to talk to.
+      const { connectAll, McpConnection } = await import("./connection.js")
+      if (options.wait === false) return startInBackground(servers, ctx, options, McpConnection)
       const known = new Map<McpConnection, Set<string>>()
       const connections = await connectAll(servers, {
         ...(options.authProvider ? { authProvider: options.authProvider } : {}),
@@ -91,7 +94,8 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
 const startInBackground = (
   servers: ReadonlyArray<McpServer>,
   ctx: PluginContext,
-  options: McpPluginOptions
+  options: McpPluginOptions,
+  Connection: typeof McpConnection
 ): PluginHooks => {
   const env = options.env ?? process.env
   let offered: OfferedTools = { tools: [] }
@@ -112,7 +116,7 @@ const startInBackground = (
     },
     onToolsChanged: () => refresh()
   }
-  for (const server of servers) connections.push(new McpConnection(server, connectionOptions))
+  for (const server of servers) connections.push(new Connection(server, connectionOptions))
   const unregister = registerMcpConnections(ctx.root, connections)
   for (const connection of connections) void connection.start().catch(() => undefined)
   return {

@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { ContentBlock, GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js"
-import { describeStatus, type McpConnection } from "./connection.js"
+import type { McpConnection } from "./connection.js"
+import { describeStatus } from "./status.js"
 
 /** A prompt a server offers, as Lathe shows it: the command `/<server>:<prompt>` (`lathe run --command`). */
 export interface McpPrompt {

@@ -15,7 +15,7 @@ import {
   SessionPrompt,
   SessionStore
 } from "@lathe/core"
-import { mcpConnections, resourceParts, runPrompt } from "@lathe/mcp"
+import { mcpConnections, resourceParts, runPrompt } from "@lathe/mcp/host"
 import { describeAsk } from "@lathe/permission"
 import { Effect, Exit, Layer } from "effect"
 import { appLayer, cliLogger, failureText } from "../app.js"

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
 import type { LatheEvent, PromptPart, Session } from "@lathe/core"
-import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp"
+import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp/host"
 import { runShell } from "@lathe/tools"
 import type { CliIO } from "../io.js"
 import { attachFiles } from "./attachments.js"

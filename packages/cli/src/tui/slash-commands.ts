@@ -1,5 +1,5 @@
 import type { Session } from "@lathe/core"
-import type { McpPrompt } from "@lathe/mcp"
+import type { McpPrompt } from "@lathe/mcp/host"
 import type { CustomCommand } from "./custom-commands.js"
 import type { Transcript } from "./transcript.js"
 
