@@ -56,8 +56,8 @@ export const toWebRequest = (req: IncomingMessage, res: ServerResponse, origin: 
 
 /**
  * Writes a web `Response` to a Node response: status and headers at once (flushed, so an SSE client sees the stream
- * open), then the body chunk by chunk as it comes; each chunk leaves immediately (no buffering, Nagle off). Stops
- * reading the body when the client goes away.
+ * open), then the body chunk by chunk as it comes; each chunk leaves immediately (no buffering, Nagle off). A slow
+ * client is waited for (backpressure) rather than buffered for. Stops reading the body when the client goes away.
  */
 export const writeWebResponse = async (response: Response, res: ServerResponse): Promise<void> => {
   const headers: Record<string, string | Array<string>> = {}
@@ -81,7 +81,17 @@ export const writeWebResponse = async (response: Response, res: ServerResponse):
     for (;;) {
       const { done, value } = await reader.read()
       if (done || res.destroyed) break
-      res.write(value)
+      // A slow reader: wait until the socket drains (or the client leaves) before reading more of the body.
+      if (!res.write(value))
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off("drain", go)
+            res.off("close", go)
+            resolve()
+          }
+          res.on("drain", go)
+          res.on("close", go)
+        })
     }
   } catch {
     // the body failed or was cancelled because the client left; nothing more to send
