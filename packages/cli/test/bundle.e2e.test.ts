@@ -108,6 +108,7 @@ export default definePlugin({
     term.press("enter")
     await term.waitFor("Bundled hello.")
     term.press("ctrl-c")
+    await term.waitFor("Ctrl+C again")
     term.press("ctrl-c")
     assert.strictEqual(await term.exited, 0)
   })
