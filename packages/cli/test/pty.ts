@@ -246,3 +246,20 @@ export const spawnTerminal = (options: SpawnOptions): Terminal => {
   live.add(terminal)
   return terminal
 }
+
+/**
+ * Quits the UI the way a person does: Ctrl+C, and a second Ctrl+C once the "Ctrl+C again" hint shows (some states
+ * quit on the first). Resolves with the exit code.
+ */
+export const quit = async (terminal: Terminal): Promise<number> => {
+  terminal.press("ctrl-c")
+  const hint = await Promise.race([
+    terminal.exited.then(() => false),
+    terminal.waitFor("Ctrl+C again").then(
+      () => true,
+      () => false
+    )
+  ])
+  if (hint) terminal.press("ctrl-c")
+  return terminal.exited
+}

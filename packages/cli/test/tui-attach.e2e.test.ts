@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { type RecordedRequest, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
-import { closeAll, spawnTerminal } from "./pty.js"
+import { closeAll, quit, spawnTerminal } from "./pty.js"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const tsx = import.meta.resolve("tsx")
@@ -126,10 +126,7 @@ describe("lathe --attach (the interactive UI on a lathe serve, end to end)", () 
     await term.waitFor("ready")
     assert.notInclude(term.screen(), "queued: then this", "the UI's own queue is not used when attached")
 
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
     // The model was called for each turn by the server (titles aside), the queued prompt's included.
     assert.strictEqual(next, 5)
 
@@ -142,10 +139,7 @@ describe("lathe --attach (the interactive UI on a lathe serve, end to end)", () 
     })
     await again.waitFor("ready", 30_000)
     await again.waitFor("The queued one ran.")
-    again.press("ctrl-c")
-    await again.waitFor("Ctrl+C again")
-    again.press("ctrl-c")
-    assert.strictEqual(await again.exited, 0)
+    assert.strictEqual(await quit(again), 0)
   })
 
   it("a server that cannot be reached, or refuses the token, ends lathe with a message and exit 1", {

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url"
 import { type RecordedRequest, type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
-import { closeAll, spawnTerminal } from "./pty.js"
+import { closeAll, quit, spawnTerminal } from "./pty.js"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const tsx = import.meta.resolve("tsx")
@@ -96,10 +96,7 @@ describe("lathe (interactive, end to end)", () => {
     await term.waitFor("ready")
     assert.notInclude(term.screen(), "word59")
 
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
 
     const again = lathe(project, env, ["--continue"])
     await again.waitFor("ready", 30_000)
@@ -110,10 +107,7 @@ describe("lathe (interactive, end to end)", () => {
     again.press("pageup")
     again.press("pageup")
     await again.waitFor("Hello from the model.")
-    again.press("ctrl-c")
-    await again.waitFor("Ctrl+C again")
-    again.press("ctrl-c")
-    assert.strictEqual(await again.exited, 0)
+    assert.strictEqual(await quit(again), 0)
   })
 
   it("the editor: / palette and a custom command, @file completion attaches it, !shell, queueing, history, paste, Tab, /cost, /export, resize", {
@@ -224,10 +218,7 @@ describe("lathe (interactive, end to end)", () => {
     )
     assert.strictEqual(term.screen().split("\n").length, 30)
     assert.match(term.screen().split("\n").at(-1) ?? "", /ready$/)
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
     assert.isTrue(existsSync(join(box.env.LATHE_DATA_DIR ?? "", "history")), "prompt history is kept per project")
   })
 
@@ -369,10 +360,7 @@ describe("lathe (interactive, end to end)", () => {
     await term.waitFor("env/test-model  (current)")
     term.press("escape")
     await term.waitForGone("type to filter")
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
   })
 
   it("with no model configured it opens anyway and says how to set one up", { timeout: 60_000 }, async () => {
@@ -383,10 +371,7 @@ describe("lathe (interactive, end to end)", () => {
     await term.type("hello")
     term.press("enter")
     await term.waitFor(/ANTHROPIC_API_KEY/)
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
   })
 
   it("in an untrusted folder whose config asks for more, it offers to trust it", { timeout: 60_000 }, async () => {
@@ -398,28 +383,19 @@ describe("lathe (interactive, end to end)", () => {
     term.write("y")
     await term.waitFor("Trusted")
     await term.waitForGone("Trust this folder?")
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
     const check = await runLathe(["trust", "--check"], { cwd: project, env })
     assert.strictEqual(check.code, 0, check.stdout + check.stderr)
     const again = lathe(project, env)
     await again.waitFor("ready", 30_000)
     assert.notInclude(again.screen(), "Trust this folder?")
-    again.press("ctrl-c")
-    await again.waitFor("Ctrl+C again")
-    again.press("ctrl-c")
-    assert.strictEqual(await again.exited, 0)
+    assert.strictEqual(await quit(again), 0)
   })
 
   it("--agent and --model choose the agent and model in the footer", { timeout: 60_000 }, async () => {
     const { project, env } = await setup([{ steps: [{ text: "ok" }] }])
     const term = lathe(project, env, ["--agent", "plan", "--model", "env/other-model"])
     await term.waitFor(/^plan · env\/other-model · /m, 30_000)
-    term.press("ctrl-c")
-    await term.waitFor("Ctrl+C again")
-    term.press("ctrl-c")
-    assert.strictEqual(await term.exited, 0)
+    assert.strictEqual(await quit(term), 0)
   })
 })
