@@ -18,26 +18,40 @@ import {
  * person reading it (what was wrong and how to fix it).
  */
 
-const errorBody = <const Code extends string>(code: Code) =>
-  Schema.Struct({ error: Schema.Struct({ code: Schema.Literal(code), message: Schema.String }) })
+/** The HTTP status each error code is sent with: the API's error schemas, the server and the clients use this table. */
+export const errorStatus = {
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  server_error: 500,
+  unavailable: 503
+} as const
+/** The code of an API error. */
+export type ErrorCode = keyof typeof errorStatus
+
+const errorBody = <const Code extends ErrorCode>(code: Code) =>
+  Schema.Struct({ error: Schema.Struct({ code: Schema.Literal(code), message: Schema.String }) }).pipe(
+    HttpApiSchema.status(errorStatus[code])
+  )
 
 /** 400: the request is malformed or names something invalid (an unknown agent or model, a bad directory). */
-export const BadRequest = errorBody("bad_request").pipe(HttpApiSchema.status(400))
+export const BadRequest = errorBody("bad_request")
 export type BadRequest = typeof BadRequest.Type
 /** 401: a token is required and the request did not carry the right one. */
-export const Unauthorized = errorBody("unauthorized").pipe(HttpApiSchema.status(401))
+export const Unauthorized = errorBody("unauthorized")
 export type Unauthorized = typeof Unauthorized.Type
 /** 404: no session, message or pending request with that ID. */
-export const NotFound = errorBody("not_found").pipe(HttpApiSchema.status(404))
+export const NotFound = errorBody("not_found")
 export type NotFound = typeof NotFound.Type
 /** 409: the request conflicts with the session's state (nothing to undo, a turn is running). */
-export const Conflict = errorBody("conflict").pipe(HttpApiSchema.status(409))
+export const Conflict = errorBody("conflict")
 export type Conflict = typeof Conflict.Type
 /** 500: something failed on the server (the store, git); the message says what. */
-export const ServerError = errorBody("server_error").pipe(HttpApiSchema.status(500))
+export const ServerError = errorBody("server_error")
 export type ServerError = typeof ServerError.Type
 /** 503: the server is shutting down and takes no new work. */
-export const Unavailable = errorBody("unavailable").pipe(HttpApiSchema.status(503))
+export const Unavailable = errorBody("unavailable")
 export type Unavailable = typeof Unavailable.Type
 
 /**

@@ -1,5 +1,6 @@
 import { Cause, Schema } from "effect"
 import { HttpClientError } from "effect/http"
+import { type ErrorCode, errorStatus } from "./api.js"
 
 /**
  * The codes a {@link LatheApiError} carries: the server's (`bad_request` … `unavailable`, from its
@@ -30,22 +31,12 @@ export class LatheApiError extends Error {
   }
 }
 
-/** The status each server code is sent with (the API's error schemas). */
-export const statusOfCode: Readonly<Record<string, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  not_found: 404,
-  conflict: 409,
-  server_error: 500,
-  unavailable: 503
-}
-
 const ErrorBody = Schema.Struct({ error: Schema.Struct({ code: Schema.String, message: Schema.String }) })
 const isErrorBody = Schema.is(ErrorBody)
 
 /** A LatheApiError from a server's error answer, whatever its body (a proxy's page, an empty body). */
 export const errorFromAnswer = (status: number, body: unknown, what: string): LatheApiError => {
-  if (isErrorBody(body) && body.error.code in statusOfCode)
+  if (isErrorBody(body) && body.error.code in errorStatus)
     return new LatheApiError({ status, code: body.error.code as LatheApiErrorCode, message: body.error.message })
   return new LatheApiError({
     status,
@@ -75,7 +66,7 @@ const describe = (cause: unknown): string => {
  */
 export const toLatheApiError = (cause: Cause.Cause<unknown>, what: string, url: string): LatheApiError => {
   const error = Cause.squash(cause)
-  if (isErrorBody(error)) return errorFromAnswer(statusOfCode[error.error.code] ?? 500, error, what)
+  if (isErrorBody(error)) return errorFromAnswer(errorStatus[error.error.code as ErrorCode] ?? 500, error, what)
   if (HttpClientError.isHttpClientError(error)) {
     const reason = error.reason
     if (reason._tag === "TransportError") return networkError(url, reason.cause ?? error)

@@ -1,4 +1,4 @@
-import type { BadRequest, Conflict, NotFound, ServerError, Unauthorized, Unavailable } from "@lathe/sdk"
+import type { BadRequest, Conflict, ErrorCode, NotFound, ServerError, Unauthorized, Unavailable } from "@lathe/sdk"
 import { Cause, Effect, Exit } from "effect"
 import { BadDirectory } from "./directories.js"
 
@@ -78,20 +78,8 @@ export const exitError = (exit: Exit.Exit<unknown, unknown>): unknown => {
         : "interrupted"
 }
 
-/** The code of an API error. */
-export type ErrorCode = AnyApiError["error"]["code"]
 /** The API error with a given code. */
 export type ErrorOf<C extends ErrorCode> = Extract<AnyApiError, { readonly error: { readonly code: C } }>
-
-/** The HTTP status of each error code. */
-export const errorStatus: Readonly<Record<ErrorCode, number>> = {
-  bad_request: 400,
-  unauthorized: 401,
-  not_found: 404,
-  conflict: 409,
-  server_error: 500,
-  unavailable: 503
-}
 
 /**
  * An API error an endpoint does not declare (a store failure where only 404 was expected): it travels as a defect

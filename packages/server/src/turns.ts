@@ -1,4 +1,4 @@
-import { ascendingId, SessionPrompt, SessionStore, type UserMessage } from "@lathe/core"
+import { SessionPrompt, SessionStore, type UserMessage } from "@lathe/core"
 import { Effect } from "effect"
 import type { DirectoryApp } from "./directories.js"
 
@@ -53,7 +53,6 @@ export class Turns {
         prompt.append({
           sessionID: input.sessionID,
           parts: [{ type: "text", text: input.text }],
-          messageID: ascendingId("message"),
           ...(input.agent ? { agent: input.agent } : {}),
           ...(input.model ? { model: input.model } : {})
         })
