@@ -2,7 +2,6 @@ import { writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
 import type { LatheEvent, PromptPart, Session } from "@lathe/core"
 import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp/host"
-import { runShell } from "@lathe/tools"
 import type { CliIO } from "../io.js"
 import { attachFiles } from "./attachments.js"
 import {
@@ -16,6 +15,7 @@ import { type CustomCommand, expandTemplate, loadCustomCommands } from "./custom
 import { PromptHistory } from "./history.js"
 import { LocalBackend } from "./local-backend.js"
 import { listFiles } from "./mentions.js"
+import { runPersonShell } from "./shell-command.js"
 import {
   BUILTIN_COMMANDS,
   costLines,
@@ -366,35 +366,18 @@ export class Controller {
     if (this.unavailable("shell", `$ ${command}`, "Running a shell command with !")) return
     const id = this.transcript.addLocal({ level: "info", title: `$ ${command}`, lines: [], running: true })
     this.changed()
-    let live = ""
-    // The person's own command: not sandboxed and not asked (they typed it), killed with its children after 2 minutes.
-    const result = await runShell({
-      command,
-      cwd: this.root || this.io.cwd,
-      env: { ...this.io.env },
-      timeoutMs: 120_000,
-      signal: new AbortController().signal,
-      onOutput: (chunk) => {
-        live = (live + chunk).slice(-20_000)
-        this.transcript.updateLocal(id, { lines: live.split("\n").slice(-12) })
-        this.changed()
-      }
+    const outcome = await runPersonShell(command, this.root || this.io.cwd, this.io.env, (lines) => {
+      this.transcript.updateLocal(id, { lines })
+      this.changed()
     })
-    const code = result.exitCode ?? (result.signal ? 128 : 1)
-    const lines = result.output.replace(/\n$/, "").split("\n")
     this.transcript.updateLocal(id, {
       running: false,
-      level: code === 0 ? "info" : "warn",
-      lines: [
-        ...(lines.length > 40 ? [`… ${lines.length - 40} more lines`, ...lines.slice(-40)] : lines),
-        result.timedOut ? "(killed after 2 minutes)" : `(exit ${code})`
-      ]
+      level: outcome.code === 0 ? "info" : "warn",
+      lines: outcome.lines
     })
     const final = this.transcript.timeline.find((item) => item.kind === "local" && item.id === id)
     if (final?.kind === "local") for (const listener of this.noteListeners) listener(final)
-    this.pendingShell.push(
-      `The user ran a shell command themselves: \`${command}\` (exit ${code}). Output:\n${result.output.slice(-20_000)}`
-    )
+    this.pendingShell.push(outcome.forModel)
     this.changed()
   }
 
