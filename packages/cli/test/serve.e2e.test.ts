@@ -44,6 +44,17 @@ beforeAll(async () => {
           ? { steps: [{ tool: "write", input: { filePath: "hello.txt", content: "hello from the agent\n" } }] }
           : { steps: [{ text: "Wrote hello.txt." }] },
       plain: () => ({ steps: [{ text: "Just text." }] }),
+      question: (_request, step) =>
+        step === 0
+          ? {
+              steps: [
+                {
+                  tool: "question",
+                  input: { questions: [{ question: "Which colour?", options: [{ label: "red" }, { label: "blue" }] }] }
+                }
+              ]
+            }
+          : { steps: [{ text: "Blue it is." }] },
       undo: (_request, step) =>
         step === 0
           ? { steps: [{ tool: "write", input: { filePath: "undo-me.txt", content: "made by the agent\n" } }] }
@@ -58,6 +69,10 @@ beforeAll(async () => {
   )
   box = sandbox()
   writeFileSync(join(box.project, "secret.env"), "TOKEN=abc\n")
+  // The user's own config lets agents ask questions (the defaults deny the question tool).
+  const configDir = join(box.env.XDG_CONFIG_HOME ?? "", "lathe")
+  mkdirSync(configDir, { recursive: true })
+  writeFileSync(join(configDir, "lathe.json"), JSON.stringify({ permission: { question: "allow" } }))
   env = { ...box.env, LATHE_BASE_URL: model.url, LATHE_MODEL: "m", LATHE_SERVER_TOKEN: TOKEN }
   server = await startServe(["--port", "0"], { cwd: box.project, env })
 }, 40_000)
@@ -216,6 +231,31 @@ describe("lathe serve", () => {
       }
     }
     assert.strictEqual((await api("/permissions/per_nope/reply", { body: { reply: "once" } })).status, 404)
+  })
+
+  it("waits for a tool's questions answered over HTTP, and the model gets the answer", async () => {
+    const sessionID = await newSession()
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    await api(`/sessions/${sessionID}/prompt`, { body: { text: "[question] pick a colour" } })
+    const asked = await events.waitFor((e) => e.data.type === "question.asked")
+    const pending = await api(`/questions?sessionID=${sessionID}`)
+    const list = pending.body as unknown as Array<{ id: string; questions: Array<{ question: string }> }>
+    assert.deepStrictEqual(
+      list.map((q) => q.questions.map((item) => item.question)),
+      [["Which colour?"]]
+    )
+    assert.strictEqual(asked.data.type === "question.asked" ? asked.data.id : "", list[0]?.id)
+    const answered = await api(`/questions/${list[0]?.id}/reply`, { body: { answers: [["blue"]] } })
+    assert.strictEqual(answered.status, 204, JSON.stringify(answered.body))
+    await events.waitFor(isIdle(sessionID))
+    events.close()
+    const next = model.requests.findLast((r) => JSON.stringify(r.body).includes("[question]"))
+    assert.include(JSON.stringify(next?.body), "blue")
+    assert.deepStrictEqual(
+      (await api(`/questions?sessionID=${sessionID}`)).body,
+      [] as unknown as Record<string, unknown>
+    )
+    assert.strictEqual((await api("/questions/que_nope/reply", { body: { answers: [] } })).status, 404)
   })
 
   it("aborts a turn during a slow stream and leaves the session idle and promptable", async () => {

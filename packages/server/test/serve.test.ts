@@ -85,6 +85,24 @@ describe("serve", () => {
     }
   })
 
+  it("answers new work with 503 while it drains", async () => {
+    const server = await start()
+    const auth = { authorization: `Bearer ${TOKEN}` }
+    const created = await fetch(`${server.url}/sessions`, { method: "POST", body: "{}", headers: auth })
+    const { id } = (await created.json()) as { id: string }
+    const closing = server.close(5_000)
+    const late = await fetch(`${server.url}/sessions`, { method: "POST", body: "{}", headers: auth })
+    expect(late.status).toBe(503)
+    expect(await late.json()).toMatchObject({ error: { code: "unavailable" } })
+    const prompt = await fetch(`${server.url}/sessions/${id}/prompt`, {
+      method: "POST",
+      body: JSON.stringify({ text: "too late" }),
+      headers: auth
+    })
+    expect(prompt.status).toBe(503)
+    expect(await closing).toBe(true)
+  })
+
   it("refuses to listen beyond loopback without a token", async () => {
     expect(isLoopback("127.0.0.1") && isLoopback("::1") && !isLoopback("0.0.0.0")).toBe(true)
     await expect(serve({ app: () => Layer.empty as never, hostname: "0.0.0.0", port: 0 })).rejects.toBeInstanceOf(
