@@ -42,7 +42,9 @@ export const eventSessionID = (event: LatheEvent): string | undefined => {
  * is taken and the listener attached in the same tick, so no event falls between them or arrives twice.
  */
 export class EventLog {
-  private readonly buffer: Array<LoggedEvent> = []
+  /** Event `id` lives at `ring[id % capacity]`; ids are consecutive, so the kept ones are `next - size … next - 1`. */
+  private readonly ring: Array<LoggedEvent | undefined>
+  private size = 0
   private readonly listeners = new Set<(event: LoggedEvent) => void>()
   /** child session → parent session, learned from `session.created` events and lookups. */
   private readonly parents = new Map<string, string>()
@@ -50,7 +52,9 @@ export class EventLog {
   private closed = false
 
   /** @param capacity How many events the buffer keeps (the oldest go first). */
-  constructor(private readonly capacity = 10_000) {}
+  constructor(private readonly capacity = 10_000) {
+    this.ring = new Array<LoggedEvent | undefined>(capacity)
+  }
 
   /** The id the most recent event got (0 before any). */
   get lastId(): number {
@@ -63,8 +67,8 @@ export class EventLog {
     if (event.type === "session.created" && event.session.parentID)
       this.parents.set(event.session.id, event.session.parentID)
     const logged: LoggedEvent = { id: this.next++, event, sessionID: eventSessionID(event) }
-    this.buffer.push(logged)
-    if (this.buffer.length > this.capacity) this.buffer.splice(0, this.buffer.length - this.capacity)
+    this.ring[logged.id % this.capacity] = logged
+    this.size = Math.min(this.size + 1, this.capacity)
     for (const listener of this.listeners) listener(logged)
     return logged
   }
@@ -93,8 +97,13 @@ export class EventLog {
       onClose()
       return { replay: [], truncated: false, unsubscribe: () => {} }
     }
-    const replay = after === undefined ? [] : this.buffer.filter((logged) => logged.id > after)
-    const oldest = this.buffer[0]?.id ?? this.next
+    const oldest = this.next - this.size
+    const replay: Array<LoggedEvent> = []
+    if (after !== undefined)
+      for (let id = Math.max(after + 1, oldest); id < this.next; id++) {
+        const logged = this.ring[id % this.capacity]
+        if (logged) replay.push(logged)
+      }
     const truncated = after !== undefined && after + 1 < oldest && after < this.lastId
     const entry = (event: LoggedEvent) => listener(event)
     this.listeners.add(entry)
