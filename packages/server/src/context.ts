@@ -5,7 +5,7 @@ import { Effect, Exit } from "effect"
 import type { Directories, DirectoryApp, ServerServices } from "./directories.js"
 import { exitError } from "./errors.js"
 import type { EventLog } from "./event-log.js"
-import type { Turns } from "./turns.js"
+import type { SessionRunner } from "./turns.js"
 
 /** Runs an effect in a directory's app; rejects with the effect's own typed error (or defect), unwrapped. */
 export const runIn = async <A, E>(app: DirectoryApp, effect: Effect.Effect<A, E, ServerServices>): Promise<A> => {
@@ -30,7 +30,7 @@ export class ServerContext {
     /** The app of the server's own directory (built before the port is bound). */
     readonly home: DirectoryApp,
     readonly log: EventLog,
-    readonly turns: Turns,
+    readonly turns: SessionRunner,
     readonly version: string
   ) {
     log.subscribe(

@@ -12,8 +12,8 @@ import {
   type SessionStore,
   type Snapshot
 } from "@lathe/core"
+import type { LatheEvent } from "@lathe/core/schema"
 import { Effect, Exit, type Layer, ManagedRuntime, Scope, Stream } from "effect"
-import type { EventLog } from "./event-log.js"
 
 /** The services the server uses from an app: what `lathe run` composes, for one directory. */
 export type ServerServices =
@@ -34,6 +34,11 @@ export type ServerServices =
  * data dir), so a session is found from any of them.
  */
 export type AppFactory = (directory: string) => Layer.Layer<ServerServices, unknown>
+
+/** Where an app's events go (the server's event log; a runner's relay to the servers). */
+export interface EventSink {
+  readonly push: (event: LatheEvent) => void
+}
 
 /** One directory's running app. */
 export interface DirectoryApp {
@@ -69,7 +74,7 @@ export class Directories {
 
   constructor(
     private readonly factory: AppFactory,
-    private readonly log: EventLog
+    private readonly log: EventSink
   ) {}
 
   /** The app of a directory (absolute, real path), building it the first time. */

@@ -3,7 +3,22 @@
  * over Lathe's sessions, with one app per directory built by the host (the CLI), bearer-token auth, event replay
  * after a reconnect, and a bounded drain on shutdown.
  */
-export { type AppFactory, type DirectoryApp, resolveDirectory, type ServerServices } from "./directories.js"
+export {
+  type AppFactory,
+  Directories,
+  type DirectoryApp,
+  type EventSink,
+  resolveDirectory,
+  type ServerServices
+} from "./directories.js"
 export { EventLog, type EventSubscription, eventSessionID, type LoggedEvent } from "./event-log.js"
 export { HEARTBEAT_MS, renderSse } from "./events-api.js"
 export { isLoopback, type LatheServer, ServeError, type ServeOptions, serve } from "./serve.js"
+export {
+  type PendingAsk,
+  type PendingAsked,
+  type RunnerResponse,
+  type SessionRunner,
+  type TurnPrompt,
+  Turns
+} from "./turns.js"

@@ -9,7 +9,7 @@ import { type AppFactory, Directories } from "./directories.js"
 import { apiError } from "./errors.js"
 import { EventLog } from "./event-log.js"
 import { isApiRoute, toWebRequest, writeJson, writeWebResponse } from "./node-adapter.js"
-import { Turns } from "./turns.js"
+import { type SessionRunner, Turns } from "./turns.js"
 import { makeWebHandler } from "./web-app.js"
 
 /** How to start a Lathe server. */
@@ -30,6 +30,11 @@ export interface ServeOptions {
   readonly titles?: boolean
   /** How many events `GET /events` can replay after a reconnect (default 10,000). */
   readonly eventBuffer?: number
+  /**
+   * Who runs turns (default: this process, {@link Turns}). A cluster front end passes its own; it may push the
+   * events it receives from elsewhere into `log`.
+   */
+  readonly runner?: (log: EventLog) => Promise<SessionRunner>
   /** Progress lines for the person running the server (drain steps); default: nothing. */
   readonly report?: (line: string) => void
 }
@@ -74,7 +79,7 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
   const log = new EventLog(options.eventBuffer)
   const directories = new Directories(options.app, log)
   const home = await directories.get(await realpath(options.directory ?? process.cwd()))
-  const turns = new Turns(options.titles === true)
+  const turns: SessionRunner = options.runner ? await options.runner(log) : new Turns(options.titles === true)
   const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown")
   const web = makeWebHandler(ctx, token)
   // Builds the router now (a request to nothing), so the first real request never waits on it.
@@ -137,6 +142,7 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
     server.closeIdleConnections()
     report("draining: stopping the apps")
     await web.dispose()
+    await turns.dispose?.()
     await directories.dispose()
     server.closeAllConnections()
   }

@@ -144,7 +144,7 @@ export const sessionsApi = (ctx: ServerContext) =>
       .handle("abort", ({ params }) =>
         attempt(async () => {
           await ctx.session(params.id)
-          return { aborted: ctx.turns.abort(params.id) }
+          return { aborted: await ctx.turns.abort(params.id) }
         }, ["not_found"])
       )
       .handle("messages", ({ params }) =>
@@ -168,6 +168,13 @@ const revert = (ctx: ServerContext, sessionID: string, verb: "undo" | "redo") =>
     const { app } = await ctx.session(sessionID)
     if (ctx.turns.isRunning(sessionID))
       throw { _tag: "SessionBusy", message: `Session ${sessionID} is running a turn; ${verb} once it is idle.` }
+    if (ctx.turns.revert) {
+      // The work tree lives where the session runs: the runner reverts it; the session is re-read from the store.
+      const done = await ctx.turns.revert(sessionID, verb)
+      if (!done.reverted) throw { _tag: "NothingToRevert", message: done.message }
+      const again = await ctx.session(sessionID)
+      return { session: ctx.info(again.session), files: [] }
+    }
     const result = await runIn(app, verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID))
     return { session: ctx.info(result.session), files: result.files }
   }, ["not_found", "conflict", "server_error"])

@@ -71,7 +71,10 @@ export const permissionsApi = (ctx: ServerContext) =>
     handlers
       .handle("list", ({ query }) =>
         attempt(async () => {
-          const asks = await gather(ctx, pendingAsks, query.sessionID)
+          const remote = ctx.turns.pending?.().asks
+          const asks = remote
+            ? remote.filter((a) => query.sessionID === undefined || ctx.log.isWithin(a.sessionID, query.sessionID))
+            : await gather(ctx, pendingAsks, query.sessionID)
           return asks.map(
             (ask): PendingPermission => ({
               id: ask.id,
@@ -87,6 +90,16 @@ export const permissionsApi = (ctx: ServerContext) =>
       )
       .handle("reply", ({ params, payload }) =>
         attempt(async () => {
+          if (ctx.turns.respond) {
+            const found = await ctx.turns.respond({
+              kind: "permission",
+              requestID: params.requestID,
+              reply: payload.reply,
+              ...(payload.message ? { message: payload.message } : {})
+            })
+            if (!found) throw notPending("permission ask", params.requestID, "GET /permissions")
+            return
+          }
           const app = await findHolder(ctx, pendingAsks, params.requestID)
           if (!app) throw notPending("permission ask", params.requestID, "GET /permissions")
           const reply =
@@ -101,7 +114,10 @@ export const permissionsApi = (ctx: ServerContext) =>
       )
       .handle("questions", ({ query }) =>
         attempt(async () => {
-          const questions = await gather(ctx, pendingQuestions, query.sessionID)
+          const remote = ctx.turns.pending?.().questions
+          const questions = remote
+            ? remote.filter((q) => query.sessionID === undefined || ctx.log.isWithin(q.sessionID, query.sessionID))
+            : await gather(ctx, pendingQuestions, query.sessionID)
           return questions.map(
             (q): PendingQuestion => ({
               id: q.id,
@@ -118,6 +134,15 @@ export const permissionsApi = (ctx: ServerContext) =>
             throw apiErrorFailure(
               apiError.badRequest('Give either "answers" (one list of strings per question) or "dismissed" (a reason).')
             )
+          if (ctx.turns.respond) {
+            const found = await ctx.turns.respond({
+              kind: "question",
+              requestID: params.requestID,
+              ...(payload.answers !== undefined ? { answers: payload.answers } : { dismissed: payload.dismissed ?? "" })
+            })
+            if (!found) throw notPending("question", params.requestID, "GET /questions")
+            return
+          }
           const app = await findHolder(ctx, pendingQuestions, params.requestID)
           if (!app) throw notPending("question", params.requestID, "GET /questions")
           await runIn(

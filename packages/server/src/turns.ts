@@ -1,4 +1,5 @@
 import { SessionPrompt, SessionStore, type UserMessage } from "@lathe/core"
+import type { LatheEvent } from "@lathe/core/schema"
 import { Effect } from "effect"
 import type { DirectoryApp } from "./directories.js"
 
@@ -9,6 +10,57 @@ export interface TurnPrompt {
   readonly agent?: string
   readonly model?: string
 }
+
+/**
+ * Who runs the sessions' turns. `lathe serve` runs them in its own process ({@link Turns}); a server in front of a
+ * cluster sends them to the runner that holds each session. The handlers only talk to this interface.
+ */
+export interface SessionRunner {
+  /** How many turns this process runs now (what a drain waits for). */
+  readonly count: number
+  /** Whether a turn runs in the session now. */
+  isRunning(sessionID: string): boolean
+  /** Stores the prompt (through `app`) and makes sure a turn answers it. */
+  prompt(app: DirectoryApp, input: TurnPrompt): Promise<{ messageID: string; queued: boolean }>
+  /** Aborts the session's running turn; whether one was running. */
+  abort(sessionID: string): boolean | Promise<boolean>
+  /** Aborts every turn this process runs and waits (at most `timeoutMs`); how many there were. */
+  abortAll(timeoutMs: number): Promise<number>
+  /**
+   * Undo/redo where the session's work tree lives; absent: the server's own app does it (its work tree is local).
+   * Resolves to `undefined` when the runner side has no such session.
+   */
+  revert?(sessionID: string, verb: "undo" | "redo"): Promise<{ reverted: boolean; message: string }>
+  /**
+   * Asks and questions pending where the turns run (from their events); with `respond`, replaces the server's own
+   * apps as the place replies go.
+   */
+  pending?(): { readonly asks: ReadonlyArray<PendingAsk>; readonly questions: ReadonlyArray<PendingAsked> }
+  /** Answers a pending permission ask or question held elsewhere; whether it was pending there. */
+  respond?(response: RunnerResponse): Promise<boolean>
+  /** Stops what the runner holds (connections, listeners). */
+  dispose?(): Promise<void>
+}
+
+/** A pending permission ask, as its event announced it. */
+export type PendingAsk = Omit<Extract<LatheEvent, { type: "permission.asked" }>, "type">
+/** A pending question, as its event announced it. */
+export type PendingAsked = Omit<Extract<LatheEvent, { type: "question.asked" }>, "type">
+
+/** A person's answer, routed to where the ask is pending. */
+export type RunnerResponse =
+  | {
+      readonly kind: "permission"
+      readonly requestID: string
+      readonly reply: "once" | "always" | "reject"
+      readonly message?: string
+    }
+  | {
+      readonly kind: "question"
+      readonly requestID: string
+      readonly answers?: ReadonlyArray<ReadonlyArray<string>>
+      readonly dismissed?: string
+    }
 
 interface Running {
   readonly controller: AbortController
@@ -27,7 +79,7 @@ const modelOf = (message: UserMessage): string | undefined =>
  * ends without answering it (the newest message is still a user message no assistant message follows), another
  * turn answers the newest one. An abort ends the running turn and starts nothing more.
  */
-export class Turns {
+export class Turns implements SessionRunner {
   private readonly running = new Map<string, Running>()
 
   /** @param titles Whether the first prompt of a session names it with the hidden `title` agent (a model call). */

@@ -1,0 +1,66 @@
+/**
+ * The Effect Cluster layers Lathe uses: socket transport between runners, message and runner storage in the same
+ * Postgres as the sessions. A runner joins with an address; a server joins client-only (it sends, never hosts).
+ */
+import { NodeClusterSocket, NodeCrypto } from "@effect/platform-node-shared"
+import { PgClient } from "@effect/sql-pg"
+import { type Duration, Layer, Option, Redacted } from "effect"
+import {
+  RunnerAddress,
+  RunnerHealth,
+  ShardingConfig,
+  SocketRunner,
+  SqlMessageStorage,
+  SqlRunnerStorage
+} from "effect/cluster"
+import { RpcSerialization } from "effect/rpc"
+
+/** How a process joins the cluster. */
+export interface ClusterOptions {
+  /** The shared Postgres (`postgres://user:pass@host:port/db`). */
+  readonly url: string
+  /** A runner's address as other runners reach it; absent: a client-only member (a server). */
+  readonly runner?: { readonly host: string; readonly port: number; readonly listenHost?: string }
+  /** Shards per group (default 300). Every member of a cluster must use the same number. */
+  readonly shards?: number
+  /**
+   * How often a runner polls storage for messages it was not told about (default 1 s; Effect's default is 10 s,
+   * which is how long a prompt sent from a just-started server could wait).
+   */
+  readonly pollInterval?: Duration.Input
+  /** How long a dead runner's shard locks last before another runner may take them (default 10 s). */
+  readonly lockExpiration?: Duration.Input
+  /** Connections in the pool (default 10). */
+  readonly maxConnections?: number
+}
+
+/** The Postgres client for a URL (its password never appears in logs: the URL is redacted). */
+export const pgLayer = (url: string, maxConnections = 10) =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections, applicationName: "lathe" })
+
+/** `Sharding` (+ `Runners`) for a runner or a client-only member, over the given Postgres client. */
+export const clusterLayer = (options: ClusterOptions) => {
+  const config = ShardingConfig.layer({
+    runnerAddress: options.runner
+      ? Option.some(RunnerAddress.make(options.runner.host, options.runner.port))
+      : Option.none(),
+    runnerListenAddress: options.runner
+      ? Option.some(RunnerAddress.make(options.runner.listenHost ?? options.runner.host, options.runner.port))
+      : Option.none(),
+    ...(options.shards !== undefined ? { shardsPerGroup: options.shards } : {}),
+    entityMessagePollInterval: options.pollInterval ?? "1 second",
+    entityReplyPollInterval: options.pollInterval ?? "1 second",
+    shardLockExpiration: options.lockExpiration ?? "10 seconds",
+    refreshAssignmentsInterval: "1 second"
+  })
+  const storage = Layer.mergeAll(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
+    Layer.provide(NodeCrypto.layerDigest)
+  )
+  const transport = options.runner
+    ? SocketRunner.layer.pipe(
+        Layer.provide([NodeClusterSocket.layerSocketServer, RunnerHealth.layerNoop]),
+        Layer.provide(NodeClusterSocket.layerClientProtocol)
+      )
+    : SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
+  return transport.pipe(Layer.provide(storage), Layer.provide(RpcSerialization.layerNdjson), Layer.provide(config))
+}

@@ -1,0 +1,240 @@
+/**
+ * A runner: a process that holds sessions. It joins the cluster with an address, hosts the `AgentSession` entities
+ * of the shards it owns, runs their turns with the same app a local `lathe serve` would build for the session's
+ * directory, and relays every event to the servers through Postgres.
+ *
+ * Entity memory does not move with a session: everything a turn needs is read from the store when a `Run` arrives,
+ * so a session taken over from a dead runner continues from its last completed step.
+ */
+import {
+  INTERRUPTED_MESSAGE_ERROR,
+  PermissionNext,
+  Question,
+  SessionPrompt,
+  SessionStore,
+  type UserMessage,
+  undoLastStep,
+  unrevertSession
+} from "@lathe/core"
+import { type AppFactory, Directories, type DirectoryApp, type ServerServices } from "@lathe/server"
+import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Entity } from "effect/cluster"
+import { type ClusterOptions, clusterLayer, pgLayer } from "./cluster-layer.js"
+import { AgentSession, type RunOutcome } from "./protocol.js"
+import { type EventPublisher, makePublisher } from "./relay.js"
+
+/** How to start a runner. */
+export interface RunnerOptions extends Omit<ClusterOptions, "runner"> {
+  /** Builds the app of a directory (the CLI passes its `appLayer`, with the Postgres store). */
+  readonly app: AppFactory
+  /** The runner's own directory: its config is the one used to find sessions. */
+  readonly directory: string
+  /** The address other runners and servers reach this one at (default host 127.0.0.1). */
+  readonly host?: string
+  readonly port: number
+  /** The interface to listen on, when it differs from `host` (e.g. `0.0.0.0` in a container). */
+  readonly listenHost?: string
+  /** Progress lines for the person running it. */
+  readonly report?: (line: string) => void
+}
+
+/** A running runner. */
+export interface LatheRunner {
+  /** `host:port`. */
+  readonly address: string
+  /**
+   * Leaves the cluster: its shards go to the other runners, turns in progress stop (their `Run` resumes on the new
+   * owner), events and store writes are flushed. Resolves when done.
+   */
+  readonly close: () => Promise<void>
+}
+
+/** How many interrupted attempts of one prompt a runner takes over before it gives up on it. */
+const MAX_INTERRUPTED = 2
+
+const runIn = async <A, E>(app: DirectoryApp, effect: Effect.Effect<A, E, ServerServices>): Promise<A> => {
+  const exit = await app.runtime.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) return exit.value
+  throw exit.cause
+}
+
+/** The state a runner keeps for one resident session (lost when it moves: only the running turn lives here). */
+interface Resident {
+  running?: { readonly controller: AbortController; aborted: boolean; readonly done: Promise<RunOutcome> }
+}
+
+const sessionHandlers = (homeApp: () => Promise<DirectoryApp>, directories: Directories, runnerName: string) =>
+  AgentSession.toLayer(
+    Effect.gen(function* () {
+      const address = yield* Entity.CurrentAddress
+      const sessionID = String(address.entityId)
+      const resident: Resident = {}
+
+      const appOf = async (): Promise<DirectoryApp> => {
+        const home = await homeApp()
+        const session = await runIn(
+          home,
+          Effect.flatMap(SessionStore, (store) => store.getSession(sessionID))
+        )
+        return session.directory === home.directory ? home : directories.get(session.directory)
+      }
+
+      /** The newest message when it is a user message nothing answered yet. */
+      const unanswered = async (app: DirectoryApp): Promise<UserMessage | undefined> => {
+        const messages = await runIn(
+          app,
+          Effect.flatMap(SessionStore, (store) => store.messages(sessionID))
+        )
+        const newest = messages.at(-1)?.info
+        return newest?.role === "user" ? newest : undefined
+      }
+
+      /** How many times a process died while answering `messageID` (interrupted steps recorded for it). */
+      const interruptions = async (app: DirectoryApp, messageID: string): Promise<number> => {
+        const messages = await runIn(
+          app,
+          Effect.flatMap(SessionStore, (store) => store.messages(sessionID))
+        )
+        return messages.filter(
+          (m) =>
+            m.info.role === "assistant" &&
+            m.info.parentID === messageID &&
+            m.info.error?.message === INTERRUPTED_MESSAGE_ERROR
+        ).length
+      }
+
+      const turns = async (messageID: string, signal: AbortSignal): Promise<RunOutcome> => {
+        const app = await appOf()
+        const controller = new AbortController()
+        signal.addEventListener("abort", () => controller.abort(), { once: true })
+        const entry: NonNullable<Resident["running"]> = {
+          controller,
+          aborted: false,
+          done: undefined as unknown as Promise<RunOutcome>
+        }
+        const work = async (): Promise<RunOutcome> => {
+          let next: string | undefined = messageID
+          while (next !== undefined && !entry.aborted && !signal.aborted) {
+            if ((await interruptions(app, next)) >= MAX_INTERRUPTED)
+              return {
+                status: "failed",
+                message: `Gave up on message ${next}: the runners holding it stopped ${MAX_INTERRUPTED} times while answering it.`
+              }
+            const target = next
+            await app.runtime.runPromiseExit(
+              Effect.flatMap(SessionPrompt, (prompt) =>
+                prompt.prompt({ sessionID, messageID: target, parts: [], abort: controller.signal, title: false })
+              )
+            )
+            if (entry.aborted || signal.aborted) break
+            next = (await unanswered(app))?.id
+          }
+          return { status: entry.aborted ? "aborted" : "done" }
+        }
+        ;(entry as { done: Promise<RunOutcome> }).done = work().finally(() => {
+          if (resident.running === entry) delete resident.running
+        })
+        resident.running = entry
+        return entry.done
+      }
+
+      return AgentSession.of({
+        Run: ({ payload }) =>
+          resident.running
+            ? // The running turn sees a prompt stored meanwhile and answers it before it ends.
+              Effect.succeed({ status: "queued" as const })
+            : Effect.promise((signal) => turns(payload.messageID, signal)),
+        Abort: () =>
+          Effect.sync(() => {
+            const running = resident.running
+            if (!running) return false
+            running.aborted = true
+            running.controller.abort()
+            return true
+          }),
+        Respond: ({ payload }) =>
+          Effect.promise(async () => {
+            const app = await appOf()
+            const exit = await app.runtime.runPromiseExit(
+              payload.kind === "permission"
+                ? Effect.flatMap(PermissionNext, (p) =>
+                    p.reply(
+                      payload.requestID,
+                      payload.reply === "reject"
+                        ? { type: "reject", ...(payload.message ? { message: payload.message } : {}) }
+                        : { type: payload.reply ?? "once" }
+                    )
+                  )
+                : Effect.flatMap(Question, (q) =>
+                    payload.answers !== undefined
+                      ? q.reply(payload.requestID, payload.answers)
+                      : q.dismiss(payload.requestID, payload.dismissed)
+                  )
+            )
+            return Exit.isSuccess(exit)
+          }),
+        Revert: ({ payload }) =>
+          Effect.promise(async () => {
+            if (resident.running) return { reverted: false, message: `Session ${sessionID} is running a turn.` }
+            const app = await appOf()
+            const exit = await app.runtime.runPromiseExit(
+              payload.verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
+            )
+            if (Exit.isSuccess(exit)) return { reverted: true, message: `${payload.verb} done` }
+            const error = exit.cause.reasons[0]
+            const message =
+              error?._tag === "Fail" && typeof error.error === "object" && error.error && "message" in error.error
+                ? String(error.error.message)
+                : `${payload.verb} failed`
+            return { reverted: false, message }
+          }),
+        Status: () => Effect.succeed({ running: resident.running !== undefined, runner: runnerName })
+      })
+    }),
+    { concurrency: "unbounded", maxIdleTime: "10 minutes" }
+  )
+
+/**
+ * Starts a runner: builds its home app, joins the cluster (Postgres + socket transport), and hosts sessions until
+ * `close`. Resolves once it is a member and listening.
+ */
+export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> => {
+  const host = options.host ?? "127.0.0.1"
+  const address = `${host}:${options.port}`
+  const report = options.report ?? (() => {})
+  const sql = pgLayer(options.url, options.maxConnections)
+  // The relay and the directories' apps live in one runtime of their own, so the cluster can stop first.
+  const relayRuntime = ManagedRuntime.make(sql)
+  const relayScope = Scope.makeUnsafe()
+  const publisher: EventPublisher = await relayRuntime.runPromise(makePublisher().pipe(Scope.provide(relayScope)))
+  const directories = new Directories(options.app, { push: (event) => publisher.publish(event) })
+  let home: Promise<DirectoryApp> | undefined
+  const homeApp = (): Promise<DirectoryApp> => {
+    home ??= directories.get(options.directory)
+    return home
+  }
+  await homeApp()
+  const cluster = sessionHandlers(homeApp, directories, address).pipe(
+    Layer.provide(
+      clusterLayer({
+        ...options,
+        runner: { host, port: options.port, ...(options.listenHost ? { listenHost: options.listenHost } : {}) }
+      })
+    ),
+    Layer.provide(sql)
+  )
+  const runtime = ManagedRuntime.make(cluster)
+  await runtime.runPromise(Effect.void)
+  report(`runner ${address} joined the cluster`)
+  return {
+    address,
+    close: async () => {
+      report(`runner ${address}: handing its sessions over`)
+      await runtime.dispose()
+      await directories.dispose()
+      await Effect.runPromise(Scope.close(relayScope, Exit.void))
+      await relayRuntime.dispose()
+      report(`runner ${address}: stopped`)
+    }
+  }
+}
