@@ -1,0 +1,171 @@
+import { spawn } from "node:child_process"
+import { Effect } from "effect"
+import { WorkspaceGitError, WorkspaceInvalid } from "./errors.js"
+
+/** What a finished git process gave back; a non-zero `code` is git's verdict, not a failure of the call. */
+export interface GitOutput {
+  readonly code: number
+  readonly stdout: Buffer
+  readonly stderr: string
+}
+
+/**
+ * Options before every git command. Transports that run arbitrary commands (`ext::`, `fd::`) are off; output
+ * formats that user config could change (prefixes, colour, external diff drivers, CRLF conversion) are pinned, so
+ * a patch made on one runner applies byte for byte on another.
+ */
+export const safeOptions: ReadonlyArray<string> = [
+  "-c",
+  "protocol.ext.allow=never",
+  "-c",
+  "protocol.fd.allow=never",
+  "-c",
+  "core.autocrlf=false",
+  "-c",
+  "core.quotePath=true",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.mnemonicPrefix=false",
+  "-c",
+  "advice.detachedHead=false",
+  "-c",
+  "gc.auto=0"
+]
+
+/** The environment of every git call: ours, minus variables that redirect git, plus never-prompt settings. */
+const environment = (extra: Readonly<Record<string, string>>): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue
+    if (key.startsWith("GIT_") && !/^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH|SSH_COMMAND|SSH)$/.test(key)) continue
+    env[key] = value
+  }
+  return {
+    ...env,
+    LC_ALL: "C",
+    LANGUAGE: "C",
+    // A private repository must fail at once with a message, never wait for a password nobody will type.
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_ASKPASS: "",
+    SSH_ASKPASS: "",
+    GIT_SSH_COMMAND: env.GIT_SSH_COMMAND ?? "ssh -o BatchMode=yes",
+    ...extra
+  }
+}
+
+/**
+ * Runs `git <safeOptions> <args>` in `cwd`. Fails only when git cannot be started or dies from a signal; an
+ * interrupted call kills the process.
+ */
+export const runGit = (
+  cwd: string,
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Readonly<Record<string, string>>; readonly input?: Uint8Array } = {}
+): Effect.Effect<GitOutput, WorkspaceGitError> =>
+  Effect.callback<GitOutput, WorkspaceGitError>((resume) => {
+    const child = spawn("git", [...safeOptions, ...args], {
+      cwd,
+      env: environment(options.env ?? {}),
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+    child.stdin.on("error", () => {})
+    child.on("error", (error: NodeJS.ErrnoException) =>
+      resume(
+        Effect.fail(
+          new WorkspaceGitError({
+            operation: args[0] ?? "git",
+            message:
+              error.code === "ENOENT"
+                ? "git was not found on PATH. Install it (Debian: apt-get install git) to use workspaces."
+                : `git could not be started: ${error.message}`
+          })
+        )
+      )
+    )
+    child.on("close", (code, signal) =>
+      resume(
+        code === null
+          ? Effect.fail(
+              new WorkspaceGitError({
+                operation: args[0] ?? "git",
+                message: `git was killed by ${signal ?? "a signal"}.`
+              })
+            )
+          : Effect.succeed({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") })
+      )
+    )
+    child.stdin.end(options.input ?? "")
+    return Effect.sync(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    })
+  })
+
+/** Runs git and fails with its (redacted) message when it exits non-zero; returns stdout. */
+export const git = (
+  cwd: string,
+  operation: string,
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Readonly<Record<string, string>>; readonly input?: Uint8Array } = {}
+): Effect.Effect<Buffer, WorkspaceGitError> =>
+  Effect.flatMap(runGit(cwd, args, options), (result) =>
+    result.code === 0
+      ? Effect.succeed(result.stdout)
+      : Effect.fail(
+          new WorkspaceGitError({
+            operation,
+            message: `Could not ${operation}: git ${args[0] ?? ""} exited with ${result.code}: ${redactText(result.stderr.trim())}`
+          })
+        )
+  )
+
+/** A URL with its user info replaced by `***` (`https://***@host/x`); other strings unchanged. */
+export const redact = (repo: string): string => repo.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1***@")
+
+/** Every URL's user info in a text (git's stderr) replaced by `***`. */
+export const redactText = (text: string): string => text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi, "$1***@")
+
+/** Whether a text holds ASCII control characters (never part of a URL, a path or a ref). */
+const hasControl = (text: string): boolean => [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)
+
+/**
+ * Refuses what could make git run something other than a clone of a repository: a value read as an option,
+ * command transports, control characters. Returns the repo unchanged when it is acceptable.
+ */
+export const checkRepo = (repo: string): Effect.Effect<string, WorkspaceInvalid> => {
+  if (repo.trim() === "")
+    return Effect.fail(
+      new WorkspaceInvalid({ message: "The workspace repo is empty: give a git URL or a local path." })
+    )
+  if (repo.startsWith("-"))
+    return Effect.fail(
+      new WorkspaceInvalid({
+        message: `The workspace repo "${redact(repo)}" starts with "-": give a git URL or a path.`
+      })
+    )
+  if (/^(ext|fd)::/i.test(repo) || /^[a-z0-9+.-]+::/i.test(repo))
+    return Effect.fail(
+      new WorkspaceInvalid({
+        message: `The workspace repo "${redact(repo)}" uses a remote-helper transport ("<helper>::"), which is refused: use https, ssh, git, file or a path.`
+      })
+    )
+  if (hasControl(repo))
+    return Effect.fail(new WorkspaceInvalid({ message: "The workspace repo contains control characters." }))
+  return Effect.succeed(repo)
+}
+
+/** Refuses refs git could read as an option or that no branch, tag or commit could be named. */
+export const checkRef = (ref: string | undefined): Effect.Effect<string | undefined, WorkspaceInvalid> => {
+  if (ref === undefined) return Effect.succeed(undefined)
+  if (ref.startsWith("-"))
+    return Effect.fail(
+      new WorkspaceInvalid({ message: `The ref "${ref}" starts with "-": name a branch, tag or commit.` })
+    )
+  if (ref === "" || hasControl(ref) || /[\s~^:?*[\\]/.test(ref) || ref.includes(".."))
+    return Effect.fail(new WorkspaceInvalid({ message: `The ref "${ref}" is not a valid branch, tag or commit name.` }))
+  return Effect.succeed(ref)
+}

@@ -1,0 +1,13 @@
+/**
+ * @lathe/workspace: session work trees any runner can rebuild. `Workspaces` clones a session's repo at its base
+ * commit and records its changes as numbered checkpoints in `WorkspaceLog` (in memory or Postgres);
+ * `workspacePlugin` checkpoints after every tool call that may change files.
+ */
+
+export { emptyHash, hashPatch } from "./checkout.js"
+export * from "./errors.js"
+export { redact } from "./git.js"
+export * from "./plugin.js"
+export * from "./workspace-log.js"
+export { migrations } from "./workspace-log-sql.js"
+export * from "./workspaces.js"

@@ -1,0 +1,134 @@
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { WorkspaceLog } from "../src/workspace-log.js"
+import { Workspaces } from "../src/workspaces.js"
+import { binary, freshDatabase, put, sh, sourceRepo, tempDir, tree } from "./helpers.js"
+
+const src = sourceRepo()
+
+/** A `Workspaces` on its own root over the log in context: one runner. */
+const runnerOn = (root = tempDir("lathe-ws-runner-")) => Effect.provide(Workspaces, Workspaces.layer({ root }))
+
+/** Every kind of change a tool can make. */
+const editEverything = (dir: string) => {
+  put(dir, "src/a.ts", "export const a = 42\n// edited\n")
+  put(dir, "src/new/deep.ts", "export const deep = true\n")
+  rmSync(join(dir, "src/b.ts"))
+  put(dir, "logo.bin", binary(13))
+  put(dir, "assets/icon.bin", binary(29))
+  renameSync(join(dir, "README.md"), join(dir, "docs.md"))
+  put(dir, "latin1.txt", Uint8Array.from([0x63, 0x61, 0x66, 0xe9, 0x0a]))
+  put(dir, "run.sh", "#!/bin/sh\necho hi\n")
+  chmodSync(join(dir, "run.sh"), 0o755)
+  put(dir, "debug.log", "ignored\n")
+  put(dir, "build/out.js", "ignored too\n")
+}
+
+const suite = (name: string, log: () => Layer.Layer<WorkspaceLog, unknown>) =>
+  describe(name, () => {
+    it.effect("another runner rebuilds a byte-identical tree from the newest checkpoint; ignored files stay out", () =>
+      Effect.gen(function* () {
+        const first = yield* runnerOn()
+        const dir = yield* first.open("ses_rebuild", { repo: src.path, ref: "main" })
+        editEverything(dir)
+        const done = yield* first.checkpoint("ses_rebuild")
+        assert.deepStrictEqual(done, { checkpoint: 1, recorded: true })
+
+        const second = yield* runnerOn()
+        const other = yield* second.open("ses_rebuild")
+        assert.notStrictEqual(other, dir)
+        const expected = tree(dir)
+        delete expected["debug.log"]
+        delete expected["build/out.js"]
+        assert.deepStrictEqual(tree(other), expected)
+        assert.isFalse(existsSync(join(other, "debug.log")))
+        assert.strictEqual(statSync(join(other, "run.sh")).mode & 0o111, 0o111, "the executable bit survives")
+        assert.strictEqual(sh(other, "rev-parse", "HEAD"), src.main)
+
+        const diff = yield* second.diff("ses_rebuild")
+        assert.include(diff, "GIT binary patch")
+        assert.include(diff, "src/new/deep.ts")
+        assert.notInclude(diff, "debug.log")
+      }).pipe(Effect.provide(log()))
+    )
+
+    it.effect("an unchanged tree writes no checkpoint; a later edit writes the next number", () =>
+      Effect.gen(function* () {
+        const ws = yield* runnerOn()
+        const dir = yield* ws.open("ses_same", { repo: src.path })
+        assert.deepStrictEqual(yield* ws.checkpoint("ses_same"), { checkpoint: undefined, recorded: false })
+        put(dir, "x.txt", "1\n")
+        assert.deepStrictEqual(yield* ws.checkpoint("ses_same"), { checkpoint: 1, recorded: true })
+        assert.deepStrictEqual(yield* ws.checkpoint("ses_same"), { checkpoint: 1, recorded: false })
+        put(dir, "debug.log", "only an ignored file changed\n")
+        assert.deepStrictEqual(yield* ws.checkpoint("ses_same"), { checkpoint: 1, recorded: false })
+        put(dir, "x.txt", "2\n")
+        assert.deepStrictEqual(yield* ws.checkpoint("ses_same"), { checkpoint: 2, recorded: true })
+        assert.deepStrictEqual(yield* (yield* WorkspaceLog).checkpoints("ses_same"), [1, 2])
+      }).pipe(Effect.provide(log()))
+    )
+
+    it.effect("a crash between edit and checkpoint: reopening on the same root puts back the newest checkpoint", () =>
+      Effect.gen(function* () {
+        const root = tempDir("lathe-ws-runner-")
+        const before = yield* runnerOn(root)
+        const dir = yield* before.open("ses_crash", { repo: src.path })
+        put(dir, "kept.txt", "recorded\n")
+        yield* before.checkpoint("ses_crash")
+        const recorded = tree(dir)
+        put(dir, "kept.txt", "edited after the checkpoint\n")
+        put(dir, "lost.txt", "never recorded\n")
+        rmSync(join(dir, "src/a.ts"))
+        put(dir, "build/cache.bin", "ignored files survive a reuse\n")
+        const inode = statSync(join(dir, ".git")).ino
+
+        const after = yield* runnerOn(root) // the restarted runner: same root, nothing in memory
+        assert.strictEqual(yield* after.open("ses_crash"), dir)
+        assert.strictEqual(statSync(join(dir, ".git")).ino, inode, "the checkout was reused, not cloned again")
+        const now = tree(dir)
+        assert.strictEqual(now["build/cache.bin"], Buffer.from("ignored files survive a reuse\n").toString("hex"))
+        delete now["build/cache.bin"]
+        assert.deepStrictEqual(now, recorded)
+        assert.deepStrictEqual(yield* after.checkpoint("ses_crash"), { checkpoint: 1, recorded: false })
+      }).pipe(Effect.provide(log()))
+    )
+
+    it.effect("checkpoints never touch the checkout's index or HEAD", () =>
+      Effect.gen(function* () {
+        const ws = yield* runnerOn()
+        const dir = yield* ws.open("ses_index", { repo: src.path })
+        put(dir, "src/a.ts", "staged\n")
+        sh(dir, "add", "src/a.ts")
+        put(dir, "untracked.txt", "u\n")
+        const index = readFileSync(join(dir, ".git/index"))
+        const status = sh(dir, "status", "--porcelain")
+        yield* ws.checkpoint("ses_index")
+        assert.deepStrictEqual(readFileSync(join(dir, ".git/index")), index)
+        assert.strictEqual(sh(dir, "status", "--porcelain"), status)
+        assert.strictEqual(sh(dir, "rev-parse", "HEAD"), src.main)
+        assert.include(yield* ws.diff("ses_index"), "untracked.txt")
+      }).pipe(Effect.provide(log()))
+    )
+
+    it.effect("close removes the checkout but not the log; diff still works", () =>
+      Effect.gen(function* () {
+        const ws = yield* runnerOn()
+        const dir = yield* ws.open("ses_close", { repo: src.path })
+        put(dir, "n.txt", "n\n")
+        yield* ws.checkpoint("ses_close")
+        yield* ws.close("ses_close")
+        assert.isFalse(existsSync(dir))
+        assert.strictEqual(ws.directory("ses_close"), undefined)
+        assert.include(yield* ws.diff("ses_close"), "n.txt")
+        assert.strictEqual((yield* Effect.flip(ws.checkpoint("ses_close")))._tag, "WorkspaceNotFound")
+        assert.strictEqual(yield* ws.diff("ses_unknown"), undefined)
+      }).pipe(Effect.provide(log()))
+    )
+  })
+
+suite("rebuilding on the memory log", () => WorkspaceLog.memory())
+
+const db = Layer.unwrap(Effect.promise(() => freshDatabase("lathe_ws_rebuild")).pipe(Effect.map((d) => d.layer)))
+suite("rebuilding on the Postgres log", () => WorkspaceLog.layerSql().pipe(Layer.provide(db)))
