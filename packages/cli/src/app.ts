@@ -13,7 +13,6 @@ import {
   Question,
   Retry,
   SessionPrompt,
-  SqliteSessionStore,
   Subagents,
   SystemPrompt,
   sharePluginModules,
@@ -26,6 +25,7 @@ import * as zod from "zod"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
 import { snapshotLayer } from "./snapshot.js"
+import { storeLayer } from "./store.js"
 
 /** How the CLI composes Lathe for one run. */
 export interface AppOptions {
@@ -60,13 +60,14 @@ const permissionDefaults = Layer.effect(
 )
 
 /**
- * Every service of a real run: paths and config from the environment, the SQLite store in the data dir, the
+ * Every service of a real run: paths and config from the environment, the session store config picks, the
  * built-in plugins, the real permission engine and snapshots, the configured providers, and the loop.
  */
 export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules).
   sharePluginModules({ "@lathe/core": core, zod })
-  const base = Layer.mergeAll(Config.layerWith(io.env), busLayer(options.onEvent), SqliteSessionStore.layer).pipe(
+  const config = Config.layerWith(io.env)
+  const base = Layer.mergeAll(config, busLayer(options.onEvent), storeLayer.pipe(Layer.provide(config))).pipe(
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
   const features = Layer.mergeAll(

@@ -7,6 +7,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Effect, Schema } from "effect"
 import { findNodeAtLocation, type Node, type ParseError, parse, parseTree, printParseErrorCode } from "jsonc-parser"
 import { z } from "zod"
+import { StoreConfig } from "./config-schema.js"
 
 /** Why a config could not be loaded. */
 export const ConfigErrorReason = Schema.Literals([
@@ -398,7 +399,7 @@ const narrowSandbox = (sandbox: unknown, dropped: Array<string>): unknown => {
 /**
  * Removes from an untrusted file's raw value whatever widens what Lathe does: allow rules (top level and in
  * agents), `plugin`, each provider's `baseURL`, `apiKey`, `headers` and `options`, what widens `sandbox`,
- * and `shell.env.inherit` (secrets passed to commands). Returns what it removed.
+ * `shell.env.inherit` (secrets passed to commands) and `store` (where sessions go). Returns what it removed.
  * `mcp` goes whole: an untrusted project starts no MCP server.
  */
 export const stripUntrusted = (value: unknown): { readonly value: unknown; readonly dropped: Array<string> } => {
@@ -438,6 +439,12 @@ export const stripUntrusted = (value: unknown): { readonly value: unknown; reado
     dropped.push(isObject(mcp) ? `mcp servers (${Object.keys(mcp).join(", ")})` : "mcp")
     out = others
   }
+  // A cloned repository could point the store at its own server and receive every session (files, command output).
+  if ("store" in out) {
+    const { store: _, ...others } = out
+    dropped.push("store")
+    out = others
+  }
   if (isObject(out.shell) && isObject(out.shell.env) && "inherit" in out.shell.env) {
     const { inherit: _, ...env } = out.shell.env
     dropped.push("shell.env.inherit")
@@ -450,4 +457,22 @@ export const stripUntrusted = (value: unknown): { readonly value: unknown; reado
 export const isWithin = (dir: string, path: string): boolean => {
   const rel = relative(dir, path)
   return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`))
+}
+
+/**
+ * The store `LATHE_STORE` picks for one run: `sqlite`, or a `postgres://` URL. Unset or empty gives `undefined`;
+ * anything else is a message for the person (the URL's password masked).
+ */
+export const storeFromEnv = (value: string | undefined): { readonly store?: StoreConfig; readonly error?: string } => {
+  const text = value?.trim() ?? ""
+  if (text === "") return {}
+  if (text === "sqlite") return { store: { type: "sqlite" } }
+  const parsed = StoreConfig.safeParse({ type: "postgres", url: text })
+  if (parsed.success) return { store: parsed.data }
+  const shown = text.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@")
+  return {
+    error:
+      `LATHE_STORE must be "sqlite" or a postgres:// URL (for example ` +
+      `LATHE_STORE=postgres://lathe:secret@db.internal:5432/lathe), got "${shown}".`
+  }
 }

@@ -196,6 +196,24 @@ export const McpServerConfig = z.discriminatedUnion("type", [McpLocalConfig, Mcp
 /** One MCP server in config. */
 export type McpServerConfig = z.infer<typeof McpServerConfig>
 
+const postgresUrl = () =>
+  z
+    .string(says("a postgres:// URL"))
+    .regex(/^postgres(ql)?:\/\/\S+$/, says("a postgres:// URL, like postgres://user:password@host:5432/database"))
+
+/**
+ * Where sessions are kept: `{ "type": "sqlite" }` (the default: a file in the data directory) or
+ * `{ "type": "postgres", "url": "postgres://…" }` (a database several machines can share, through `@lathe/store-pg`).
+ * Global config and `LATHE_STORE` may choose it; a project's files only once the folder is trusted.
+ */
+export const StoreConfig = z.discriminatedUnion(
+  "type",
+  [z.strictObject({ type: z.literal("sqlite") }), z.strictObject({ type: z.literal("postgres"), url: postgresUrl() })],
+  { error: 'an object with "type": "sqlite", or "type": "postgres" and a "url"' }
+)
+/** Where sessions are kept. */
+export type StoreConfig = z.infer<typeof StoreConfig>
+
 /** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
 export const ConfigFile = z.strictObject({
   $schema: z.string().optional(),
@@ -249,6 +267,8 @@ export const ConfigFile = z.strictObject({
     .optional(),
   /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
   sandbox: SandboxConfig.optional(),
+  /** Where sessions are kept; see {@link StoreConfig}. `LATHE_STORE` overrides it for one run. */
+  store: StoreConfig.optional(),
   /** How bash builds commands' environment. */
   shell: z
     .strictObject({

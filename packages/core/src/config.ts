@@ -12,6 +12,7 @@ import {
   parseJsonc,
   readText,
   schemaError,
+  storeFromEnv,
   stripUntrusted,
   substitute,
   validate
@@ -249,7 +250,7 @@ export const untrustProject = Effect.fn("Config.untrustProject")(function* (path
 /**
  * Loads and merges, lowest precedence first: `<config>/lathe.json(c)`, each project dir from the root down to
  * the working directory (`lathe.json(c)`, `.lathe/lathe.json(c)`), `$LATHE_CONFIG`, then `LATHE_MODEL` /
- * `LATHE_BASE_URL`. An untrusted project's files lose what would widen what Lathe does, with a notice.
+ * `LATHE_BASE_URL` / `LATHE_STORE`. An untrusted project's files lose what would widen what Lathe does, with a notice.
  */
 export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape, env: ConfigEnv) {
   const trusted = yield* isTrusted(paths)
@@ -289,7 +290,11 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
       })
   }
   const environment = yield* fromEnv(env)
-  if (environment) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: environment })
+  const store = storeFromEnv(env.LATHE_STORE)
+  if (store.error !== undefined)
+    return yield* new ConfigError({ file: "LATHE_STORE", reason: "InvalidEnv", message: store.error })
+  const fromVariables = store.store === undefined ? environment : { ...environment, store: store.store }
+  if (fromVariables) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: fromVariables })
   const info = yield* merge(loaded)
   return { info, sources: loaded.map((l) => l.source), notices, dropped, trusted } satisfies ConfigShape
 })

@@ -3,13 +3,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { assistant, session, sessionStoreContract, text, user } from "@lathe/core/testing/store-contract"
 import { Context, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { Paths } from "../src/paths.js"
 import { SessionStore } from "../src/session-store.js"
 import { SqliteSessionStore } from "../src/session-store-sqlite.js"
 import { sqliteMigrations } from "../src/sqlite-migrations.js"
-import { assistant, session, sessionStoreContract, text, user } from "./session-store-contract.js"
 
 sessionStoreContract("memory", () => SessionStore.memory)
 sessionStoreContract("SQLite", () => SqliteSessionStore.layerTemp())

@@ -1,44 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { AssistantMessage, Session, UserMessage } from "../src/message.js"
-import type { Part } from "../src/part.js"
 import { SessionStore } from "../src/session-store.js"
+import { assistant, text, user, session as withParent } from "../src/testing/session-store-contract.js"
 
-const session = (id: string, updated: number, parentID?: string): Session => ({
-  id,
-  projectID: "prj",
-  directory: "/work",
-  title: `session ${id}`,
-  time: { created: updated, updated },
-  ...(parentID ? { parentID } : {})
-})
-const user = (sessionID: string, id: string): UserMessage => ({
-  id,
-  sessionID,
-  role: "user",
-  time: { created: 1 },
-  agent: "build",
-  model: { providerID: "p", modelID: "m" }
-})
-const assistant = (sessionID: string, id: string, parentID: string): AssistantMessage => ({
-  id,
-  sessionID,
-  role: "assistant",
-  parentID,
-  agent: "build",
-  model: { providerID: "p", modelID: "m" },
-  path: { cwd: "/work", root: "/work" },
-  time: { created: 2 },
-  tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
-  cost: 0
-})
-const text = (sessionID: string, messageID: string, id: string, value: string): Part => ({
-  id,
-  sessionID,
-  messageID,
-  type: "text",
-  text: value
-})
+const session = (id: string, updated: number, parentID?: string) =>
+  withParent(id, updated, parentID ? { parentID } : {})
 
 describe("SessionStore.memory", () => {
   it.effect("keeps messages and parts in id order, and upserts", () =>

@@ -6,12 +6,14 @@ import type { ConfigShape } from "@lathe/core"
 import { detectSandbox, findOnPath } from "@lathe/tools"
 import { loadConfig } from "../app.js"
 import type { CliIO, Command } from "../io.js"
+import { storeCheck } from "../store.js"
 
 const usage = `Usage: lathe doctor [--json]
 
 Checks what Lathe needs on this machine and how this project is set up: the Node version, git,
-ripgrep, the sandbox bash runs in (and why there is none), the config files read and whether the
-project is trusted. Exits 1 when something Lathe needs is missing or a config file is invalid.
+ripgrep, the sandbox bash runs in (and why there is none), the session store (and whether a
+Postgres store is reachable), the config files read and whether the project is trusted. Exits 1
+when something Lathe needs is missing or a config file is invalid.
 
 Options:
   --json   Print the checks as JSON
@@ -112,6 +114,7 @@ export const doctorCommand: Command = async (args, io: CliIO) => {
       ? "trusted"
       : "not trusted: its config may only narrow what Lathe does; `lathe trust` trusts it"
     checks.push({ name: "project", ok: true, detail: `${paths.root}, ${trust}` })
+    checks.push(await storeCheck(config, paths))
     const files = config.sources.map((s) => `${s.scope} ${s.file}${s.trusted ? "" : " (untrusted)"}`)
     checks.push({
       name: "config",

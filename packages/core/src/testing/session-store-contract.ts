@@ -1,12 +1,18 @@
 /**
- * The behaviour every `SessionStore` layer must have, as one suite over a layer: the in-memory store and the
- * SQLite store both run it (and so should any later backend). Each test builds a fresh store from `make()`.
+ * The behaviour every `SessionStore` layer must have, as one vitest suite over a layer. The in-memory, SQLite and
+ * Postgres stores all run it, and so can a third party's backend:
+ * ```ts
+ * import { sessionStoreContract } from "@lathe/core/testing/store-contract"
+ * sessionStoreContract("my store", () => MyStore.layerTest())
+ * ```
+ * Each test builds a fresh store from `make()`, so `make` must return a layer whose every build starts empty (or
+ * at least holds none of the fixtures' ids). Needs `@effect/vitest` (an optional peer dependency of `@lathe/core`).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import type { AssistantMessage, Session, UserMessage } from "../src/message.js"
-import type { Part } from "../src/part.js"
-import { SessionStore, type StoreError } from "../src/session-store.js"
+import type { AssistantMessage, Session, UserMessage } from "../message.js"
+import type { Part } from "../part.js"
+import { SessionStore, type StoreError } from "../session-store.js"
 
 /** A session updated at `updated`, optionally a child of `parentID`. */
 export const session = (id: string, updated: number, extra: Partial<Session> = {}): Session => ({
