@@ -18,7 +18,9 @@ import { type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
 
 const STEPS = 20
 const RUNS = 3
-const bin = fileURLToPath(new URL("../packages/cli/dist/bundle/lathe.js", import.meta.url))
+/** The bundled CLI; `LATHE_BENCH_BIN` points at another build of it (for comparing two builds side by side). */
+const bin =
+  process.env.LATHE_BENCH_BIN ?? fileURLToPath(new URL("../packages/cli/dist/bundle/lathe.js", import.meta.url))
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)

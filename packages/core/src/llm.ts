@@ -1,19 +1,14 @@
-import type {
-  LanguageModelV4,
-  LanguageModelV4Middleware,
-  LanguageModelV4StreamPart,
-  SharedV4ProviderOptions
-} from "@ai-sdk/provider"
+import type { LanguageModelV4, SharedV4ProviderOptions } from "@ai-sdk/provider"
 import {
-  isStepCount,
+  type CallWarning,
   type JSONSchema7,
   jsonSchema,
+  type LanguageModelStreamPart,
   type ModelMessage,
-  streamText,
+  experimental_streamLanguageModelCall as streamLanguageModelCall,
   type TextStreamPart,
   type ToolSet,
-  tool,
-  wrapLanguageModel
+  tool
 } from "ai"
 import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import { Config, type ConfigInfo } from "./config.js"
@@ -102,7 +97,7 @@ export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNot
  * in the error channel whose `reason` is classified (see `toProviderError`): an `error` part the provider sends
  * in-band is turned into that failure (so `error` events never reach the consumer), a stream that ends without
  * its `finish` part or whose socket is reset is `StreamCut`, and an aborted `request.abort` is `Aborted`. A
- * successful stream always ends with a `finish` event. The provider SDK never retries (`maxRetries: 0`):
+ * successful stream always ends with a `finish` event. The provider SDK never retries (one call, no retry wrapper):
  * retrying is the loop's job, through `Retry`. Interrupting the stream aborts the HTTP request.
  */
 export class LLM extends Context.Service<
@@ -185,36 +180,31 @@ export interface StreamOptions {
   readonly imagesInToolResults?: boolean
 }
 
-/** Ends the model's stream with a `StreamCutError` part when it closes without a `finish` part. */
-const requireFinish: LanguageModelV4Middleware = {
-  specificationVersion: "v4",
-  wrapStream: async ({ doStream }) => {
-    const result = await doStream()
-    let finished = false
-    const guard = new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-      transform(part, controller) {
-        if (part.type === "finish") finished = true
-        controller.enqueue(part)
-      },
-      flush(controller) {
-        if (!finished) controller.enqueue({ type: "error", error: new StreamCutError() })
-      }
-    })
-    return { ...result, stream: result.stream.pipeThrough(guard) }
-  }
-}
+const toolSets = new WeakMap<LLMRequest["tools"], ToolSet>()
 
-const toolSet = (tools: LLMRequest["tools"]): ToolSet =>
-  Object.fromEntries(
+/** The ai SDK tool set of `tools`, built once per `tools` object (the loop passes one object for a whole turn). */
+const toolSet = (tools: LLMRequest["tools"]): ToolSet => {
+  const cached = toolSets.get(tools)
+  if (cached) return cached
+  const set: ToolSet = Object.fromEntries(
     Object.entries(tools).map(([name, spec]) => [
       name,
       tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema) })
     ])
   )
+  toolSets.set(tools, set)
+  return set
+}
 
 /**
  * One step of `request` on an ai SDK model, under the `LLM.stream` contract. Shared by `LLM.layer` and the
- * scripted test layer, so tests exercise the same `streamText` path as production.
+ * scripted test layer, so tests exercise the same path as production.
+ *
+ * The step is one `streamLanguageModelCall` (the single model call `streamText` makes for each of its steps: the
+ * same prompt standardisation, tool-call parsing and error normalisation), without `streamText`'s multi-step
+ * machinery, whose stream stages and bookkeeping cost about a millisecond per step. Its events are presented as
+ * `streamText`'s `fullStream` of one step: `start`, `start-step` before the first part, the parts as they come,
+ * then `finish-step` and `finish` once the model's stream has ended with its finish chunk.
  */
 export const streamWithModel = (
   model: LanguageModelV4,
@@ -234,34 +224,79 @@ export const streamWithModel = (
       if (request.abort.aborted) return Stream.fail(classify(new Error("aborted before the request was sent")))
       const internal = new AbortController()
       const hasTools = Object.keys(request.tools).length > 0
-      const result = streamText({
-        model: wrapLanguageModel({ model, middleware: requireFinish }),
+      const abortSignal = AbortSignal.any([request.abort, internal.signal])
+      const call = streamLanguageModelCall({
+        model,
         instructions: request.system.map((content) => ({ role: "system" as const, content })),
         messages: options.imagesInToolResults === false ? liftToolImages(request.messages) : [...request.messages],
         allowSystemInMessages: true,
         ...(hasTools ? { tools: toolSet(request.tools) } : {}),
-        stopWhen: isStepCount(1),
-        maxRetries: 0,
-        abortSignal: AbortSignal.any([request.abort, internal.signal]),
+        abortSignal,
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
         ...(request.topP === undefined ? {} : { topP: request.topP }),
         ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
         ...(request.providerOptions === undefined
           ? {}
           : { providerOptions: request.providerOptions as SharedV4ProviderOptions }),
-        ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
-        // Failures are turned into the stream's error below; the SDK's default handler would log them.
-        onError: () => {}
+        ...(request.headers === undefined ? {} : { headers: { ...request.headers } })
       })
+      // Failures surface through the generator below; this keeps an early one from being an unhandled rejection.
+      call.catch(() => undefined)
       async function* events(): AsyncGenerator<LLMEvent> {
-        let finished = false
-        for await (const part of result.fullStream) {
-          if (part.type === "error") throw part.error
-          if (part.type === "abort") throw new StreamAborted()
-          if (part.type === "finish") finished = true
-          yield part
+        const { stream, request: sent, response } = await call
+        // A model whose stream ignores the signal still stops at once: aborting cancels our read of it.
+        const reader = stream.getReader()
+        const stop = () => void reader.cancel().catch(() => undefined)
+        abortSignal.addEventListener("abort", stop, { once: true })
+        yield { type: "start" }
+        let warnings: Array<CallWarning> = []
+        let meta: { id?: string | undefined; timestamp?: Date | undefined; modelId?: string | undefined } = {}
+        let end: ModelCallEnd | undefined
+        let started = false
+        try {
+          for (;;) {
+            const next = await reader.read()
+            if (abortSignal.aborted) throw new StreamAborted()
+            if (next.done) break
+            const part = next.value
+            if (part.type === "model-call-start") {
+              warnings = part.warnings
+              continue
+            }
+            if (!started) {
+              started = true
+              yield { type: "start-step", request: sent ?? {}, warnings }
+            }
+            if (part.type === "model-call-response-metadata") meta = { ...meta, ...part }
+            else if (part.type === "model-call-end") end = part
+            else if (part.type === "error") throw part.error
+            else yield part
+          }
+        } finally {
+          abortSignal.removeEventListener("abort", stop)
+          stop()
         }
-        if (!finished) throw new StreamCutError()
+        if (end === undefined) throw new StreamCutError()
+        yield {
+          type: "finish-step",
+          finishReason: end.finishReason,
+          rawFinishReason: end.rawFinishReason,
+          usage: end.usage,
+          performance: { ...end.performance, stepTimeMs: end.performance.responseTimeMs, toolExecutionMs: {} },
+          providerMetadata: end.providerMetadata,
+          response: {
+            id: meta.id ?? "",
+            timestamp: meta.timestamp ?? new Date(clock.currentTimeMillisUnsafe()),
+            modelId: meta.modelId ?? modelID,
+            ...(response?.headers ? { headers: response.headers } : {})
+          }
+        }
+        yield {
+          type: "finish",
+          finishReason: end.finishReason,
+          rawFinishReason: end.rawFinishReason,
+          totalUsage: end.usage
+        }
       }
       return Stream.fromAsyncIterable(events(), classify).pipe(Stream.ensuring(Effect.sync(() => internal.abort())))
     })
@@ -270,6 +305,9 @@ export const streamWithModel = (
 class StreamAborted extends Error {
   override readonly name = "AbortError"
 }
+
+/** The part that ends a model call: finish reason, usage and timings. */
+type ModelCallEnd = Extract<LanguageModelStreamPart<ToolSet>, { readonly type: "model-call-end" }>
 
 /** The environment variables the LLM layer reads: `ANTHROPIC_API_KEY` and `OPENAI_API_KEY`. */
 export type ProviderEnv = Readonly<Record<string, string | undefined>>

@@ -81,6 +81,25 @@ const aborted = (signal: AbortSignal) =>
     return Effect.sync(() => signal.removeEventListener("abort", onAbort))
   })
 
+// The tools a turn offers are one object for the whole turn: their model-facing specs are built once for it (and
+// `LLM` keys its own per-request conversion on the result). A new tool set (another turn, a server's tools that
+// arrived since) is a new object, so nothing stale is reused.
+const specsByTools = new WeakMap<Readonly<Record<string, AnyTool>>, LLMRequest["tools"]>()
+
+/** The model-facing specs (description and JSON schema) of a tool set, built once per tool set object. */
+export const toolSpecs = (tools: Readonly<Record<string, AnyTool>>): LLMRequest["tools"] => {
+  const cached = specsByTools.get(tools)
+  if (cached) return cached
+  const specs: LLMRequest["tools"] = Object.fromEntries(
+    Object.values(tools).map((tool) => [
+      tool.id,
+      { description: tool.description, inputSchema: tool.jsonSchema() as LLMRequest["tools"][string]["inputSchema"] }
+    ])
+  )
+  specsByTools.set(tools, specs)
+  return specs
+}
+
 /** Builds the step runner over bound services. */
 export const makeStepRunner = (services: StepServices): StepRunner => {
   const { store, bus, llm, plugins, processor, system, retry } = services
@@ -114,15 +133,7 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
       model: input.model,
       system: systemMessages,
       messages: toModelMessages(transformed.messages, { images: input.model.capabilities.image }),
-      tools: Object.fromEntries(
-        Object.values(input.tools).map((tool) => [
-          tool.id,
-          {
-            description: tool.description,
-            inputSchema: tool.jsonSchema() as LLMRequest["tools"][string]["inputSchema"]
-          }
-        ])
-      ),
+      tools: toolSpecs(input.tools),
       abort: input.abort,
       ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
       ...(params.topP !== undefined ? { topP: params.topP } : {}),

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process"
-import { glob, readFile, stat } from "node:fs/promises"
+import { readFileSync, statSync } from "node:fs"
+import { glob, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { Clock, Context, Effect, Layer } from "effect"
 import type { AgentInfo } from "./agent.js"
@@ -24,7 +25,8 @@ export interface SystemPromptInput {
  * branch and state, platform, date), the rules files (`AGENTS.md`, else `CLAUDE.md`, else `CONTEXT.md`, from cwd
  * up to the root; the global `~/.config/lathe/AGENTS.md` and `~/.claude/CLAUDE.md`; config `instructions` globs),
  * the agent's prompt, then the `system.transform` hook. The environment and the list of rules files are read once
- * per session; a rules file is re-read only when its mtime changes, so a step costs one `stat` per rules file.
+ * per session; a rules file is re-read only when its mtime or size changes (so an edit made mid-turn, by a tool or
+ * by the person, reaches the next step), and a step costs one synchronous `stat` per rules file.
  */
 export class SystemPrompt extends Context.Service<
   SystemPrompt,
@@ -50,19 +52,35 @@ export class SystemPrompt extends Context.Service<
           )
         )
       // Started when the layer is built, so on a big repository `git status` runs while the rest of start-up does.
-      const gitState = Promise.all([
-        git(["rev-parse", "--abbrev-ref", "HEAD"]),
-        git(["status", "--porcelain", "--untracked-files=no"])
-      ])
-      const files = new Map<string, { mtime: number; text: string }>()
+      // One process answers both questions (a spawn costs the main thread several milliseconds): the branch from the
+      // `# branch.head` header, the changed files as the other lines. Not a repository: both undefined.
+      const gitState = git(["status", "--porcelain=v2", "--branch", "--untracked-files=no"]).then(
+        (out): [string | undefined, string | undefined] => {
+          if (out === undefined) return [undefined, undefined]
+          const lines = out.split("\n").filter((line) => line.length > 0)
+          const head = lines.find((line) => line.startsWith("# branch.head "))?.slice("# branch.head ".length)
+          // `git rev-parse --abbrev-ref HEAD` says HEAD for a detached head; so does the prompt.
+          const branch = head === undefined || head === "(detached)" ? "HEAD" : head
+          return [branch, lines.filter((line) => !line.startsWith("#")).join("\n")]
+        }
+      )
+      const files = new Map<string, { mtime: number; size: number; text: string }>()
 
-      const readCached = async (file: string): Promise<string | undefined> => {
-        const info = await stat(file).catch(() => undefined)
+      /** A rules file's text, re-read only when its mtime or size changed; undefined when it is not a file. */
+      const readCached = (file: string): string | undefined => {
+        // Synchronous on purpose: a `stat` of a local file costs microseconds, a round trip through the thread pool
+        // about a hundred, and this runs for every rules file on every step.
+        const info = statSync(file, { throwIfNoEntry: false })
         if (!info?.isFile()) return undefined
         const cached = files.get(file)
-        if (cached && cached.mtime === info.mtimeMs) return cached.text
-        const text = await readFile(file, "utf8").catch(() => undefined)
-        if (text !== undefined) files.set(file, { mtime: info.mtimeMs, text })
+        if (cached && cached.mtime === info.mtimeMs && cached.size === info.size) return cached.text
+        let text: string
+        try {
+          text = readFileSync(file, "utf8")
+        } catch {
+          return undefined
+        }
+        files.set(file, { mtime: info.mtimeMs, size: info.size, text })
         return text
       }
 
@@ -92,21 +110,28 @@ export class SystemPrompt extends Context.Service<
       }
 
       // Which rules files exist is looked up once per session; their contents are re-read when their mtime changes.
-      const discovered = new Map<string, Promise<Array<string>>>()
+      const discovering = new Map<string, Promise<Array<string>>>()
+      const discovered = new Map<string, ReadonlyArray<string>>()
+      const rulesText = (list: ReadonlyArray<string>): Array<string> => {
+        const out: Array<string> = []
+        for (const file of list) {
+          const text = readCached(file)?.trim()
+          if (text) out.push(`Instructions from ${file}:\n${text}`)
+        }
+        return out
+      }
       const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
-        return yield* Effect.promise(async () => {
-          let files = discovered.get(sessionID)
-          if (!files) {
-            files = rulesFiles()
-            discovered.set(sessionID, files)
-          }
-          const out: Array<string> = []
-          for (const file of await files) {
-            const text = await readCached(file)
-            if (text?.trim()) out.push(`Instructions from ${file}:\n${text.trim()}`)
-          }
-          return out
-        })
+        const known = discovered.get(sessionID)
+        if (known) return rulesText(known)
+        let pending = discovering.get(sessionID)
+        if (!pending) {
+          pending = rulesFiles()
+          discovering.set(sessionID, pending)
+        }
+        const list = yield* Effect.promise(() => pending)
+        discovered.set(sessionID, list)
+        discovering.delete(sessionID)
+        return rulesText(list)
       })
 
       const environment = Effect.fnUntraced(function* (sessionID: string) {

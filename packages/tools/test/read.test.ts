@@ -132,4 +132,25 @@ describe("read", () => {
         "Rewrite the input so it satisfies the tool's schema and call it again."
     })
   })
+
+  it("splits lines the same way whether the file is small (read whole) or large (streamed)", async () => {
+    const { read, h } = setup()
+    const text = "a\r\nb\rc\n\nd\r\n"
+    // Past 64 KB the file is streamed through readline; the padding keeps the interesting lines first.
+    h.write("small.txt", text)
+    h.write("large.txt", text + "z\n".repeat(40_000))
+    const small = await run(read, { filePath: "small.txt", limit: 5 }, h.ctx())
+    const large = await run(read, { filePath: "large.txt", limit: 5 }, h.ctx())
+    const lines = "     1\ta\n     2\tb\n     3\tc\n     4\t\n     5\td"
+    expect(small.output).toBe(`${lines}\n\n(End of file: 5 lines.)`)
+    expect(large.output).toBe(`${lines}\n\n(Showing lines 1-5. More lines remain: read on with offset=6.)`)
+  })
+
+  it("refuses a small file with a NUL byte as binary, without a binary extension", async () => {
+    const { read, h } = setup()
+    h.write("data.txt", "text\u0000more")
+    expect(await runError(read, { filePath: "data.txt" }, h.ctx())).toMatchObject({
+      message: "Cannot read binary file: data.txt. The read tool only shows text files."
+    })
+  })
 })

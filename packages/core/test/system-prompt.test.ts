@@ -1,0 +1,103 @@
+import { execFileSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { z } from "zod"
+import type { LLMRequest } from "../src/llm.js"
+import { definePlugin } from "../src/plugin.js"
+import { toolSpecs } from "../src/session-step.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
+import { Tool } from "../src/tool.js"
+import { EchoTool, runTurn, tempRoot } from "./loop-helpers.js"
+
+const usage = { input: 100, output: 20 }
+const done = [chunks.text("done"), chunks.finish(usage)]
+
+/** The system messages of each model request, joined. */
+const systems = (requests: ReadonlyArray<LLMRequest>) => requests.map((request) => request.system.join("\n\n"))
+
+/** Rewrites AGENTS.md in `root` (a mutating tool, like the agent editing its own rules mid-turn). */
+const rulesWriter = (root: string) =>
+  Tool.define("rules", {
+    description: "Rewrites AGENTS.md",
+    parameters: z.object({ text: z.string() }),
+    mutates: true,
+    execute: async ({ text }) => {
+      writeFileSync(join(root, "AGENTS.md"), text)
+      return { title: "AGENTS.md", output: "written" }
+    }
+  })
+
+describe("SystemPrompt within a turn", () => {
+  it.live("a rules file edited mid-turn reaches the next step; unchanged rules are sent as they were", () => {
+    const root = tempRoot()
+    writeFileSync(join(root, "AGENTS.md"), "Use tabs.")
+    const plugin = definePlugin({ name: "rules-tool", setup: () => ({ tools: [rulesWriter(root), EchoTool] }) })
+    return Effect.gen(function* () {
+      yield* runTurn("go")
+      const [first, second, third] = systems(yield* (yield* ScriptedLLM).requests)
+      assert.include(first, `Instructions from ${join(root, "AGENTS.md")}:\nUse tabs.`)
+      // Step 1 rewrote the file (a different size and content): step 2 sees the new rules, not the cached ones.
+      assert.include(second, "Use two spaces, never tabs.")
+      assert.notInclude(second, "Use tabs.")
+      // Step 2 changed nothing: step 3's system prompt is the same text.
+      assert.strictEqual(third, second)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root,
+          plugins: [plugin],
+          steps: [
+            [
+              chunks.toolCall("a", "rules", { text: "Use two spaces, never tabs." }),
+              chunks.finish(usage, "tool-calls")
+            ],
+            [chunks.toolCall("b", "echo", { text: "x" }), chunks.finish(usage, "tool-calls")],
+            done
+          ]
+        })
+      )
+    )
+  })
+
+  it.live("the environment names the git branch and counts changed files, from one git status", () => {
+    const root = tempRoot()
+    const git = (...args: Array<string>) => execFileSync("git", args, { cwd: root, stdio: "ignore" })
+    git("init", "-q", "-b", "trunk")
+    writeFileSync(join(root, "a.txt"), "a")
+    git("add", "a.txt")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    writeFileSync(join(root, "a.txt"), "changed")
+    return Effect.gen(function* () {
+      yield* runTurn("go")
+      const [system] = systems(yield* (yield* ScriptedLLM).requests)
+      assert.include(system, "Is the directory a git repository: yes")
+      assert.include(system, "Git branch: trunk")
+      assert.include(system, "Uncommitted changes: 1 files")
+    }).pipe(Effect.provide(testLoopLayer({ root, steps: [done] })))
+  })
+
+  it.live("outside a git repository the environment says so", () =>
+    Effect.gen(function* () {
+      yield* runTurn("go")
+      const [system] = systems(yield* (yield* ScriptedLLM).requests)
+      assert.include(system, "Is the directory a git repository: no")
+      assert.notInclude(system, "Git branch:")
+    }).pipe(Effect.provide(testLoopLayer({ root: tempRoot(), steps: [done] })))
+  )
+})
+
+describe("tool specs", () => {
+  it("are built once per tool set object, and afresh for a new tool set (a server's tools that arrived)", () => {
+    const turn = { echo: EchoTool }
+    const specs = toolSpecs(turn)
+    assert.strictEqual(toolSpecs(turn), specs)
+    assert.deepStrictEqual(Object.keys(specs), ["echo"])
+    const rules = rulesWriter(tempRoot())
+    const grown = toolSpecs({ echo: EchoTool, rules })
+    assert.notStrictEqual(grown, specs)
+    assert.deepStrictEqual(Object.keys(grown), ["echo", "rules"])
+    assert.strictEqual(grown.rules?.description, "Rewrites AGENTS.md")
+  })
+})
