@@ -32,6 +32,14 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Run the headless server (HTTP + SSE API) for editors, scripts and attached clients",
     load: async () => (await import("./commands/serve.js")).serveCommand(version())
   },
+  runner: {
+    summary: "Join a cluster as a runner that holds sessions (shared Postgres; see docs/scale.md)",
+    load: async () => (await import("./commands/runner.js")).runnerCommand
+  },
+  cluster: {
+    summary: "Show a cluster: runners, their shards and sessions (lathe cluster status --store URL)",
+    load: async () => (await import("./commands/cluster.js")).clusterCommand
+  },
   agents: {
     summary: "List the agents of this project (name, mode, where defined)",
     load: async () => (await import("./commands/agents.js")).agentsCommand

@@ -9,11 +9,15 @@ import type { LatheEvent } from "@lathe/core/schema"
 import type { EventLog, PendingAsk, PendingAsked, SessionRunner, TurnPrompt } from "@lathe/server"
 import { Deferred, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { type ClusterOptions, clusterLayer, pgLayer } from "./cluster-layer.js"
+import { reportLogger } from "./log.js"
 import { AgentSession } from "./protocol.js"
 import { listen } from "./relay.js"
 
 /** How a server joins a cluster (client-only). */
-export type FrontOptions = Omit<ClusterOptions, "runner">
+export interface FrontOptions extends Omit<ClusterOptions, "runner"> {
+  /** Where the cluster's warnings go (default: nowhere). */
+  readonly report?: (line: string) => void
+}
 
 /** Which sessions run a turn, and what waits for a person, as the relayed events tell. */
 class Tracker {
@@ -59,7 +63,11 @@ export const clusterFront =
   (options: FrontOptions) =>
   async (log: EventLog): Promise<SessionRunner> => {
     const sql = pgLayer(options.url, options.maxConnections)
-    const runtime = ManagedRuntime.make(Layer.provideMerge(clusterLayer(options), sql))
+    const runtime = ManagedRuntime.make(
+      Layer.provideMerge(clusterLayer(options), sql).pipe(
+        Layer.provideMerge(reportLogger(options.report ?? (() => {})))
+      )
+    )
     const tracker = new Tracker()
     const scope = Scope.makeUnsafe()
     const listening = await runtime.runPromise(Deferred.make<void>())

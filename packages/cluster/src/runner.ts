@@ -7,6 +7,7 @@
  * so a session taken over from a dead runner continues from its last completed step.
  */
 import {
+  Bus,
   INTERRUPTED_MESSAGE_ERROR,
   PermissionNext,
   Question,
@@ -17,9 +18,11 @@ import {
   unrevertSession
 } from "@lathe/core"
 import { type AppFactory, Directories, type DirectoryApp, type ServerServices } from "@lathe/server"
+import type { Workspaces } from "@lathe/workspace"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { Entity } from "effect/cluster"
 import { type ClusterOptions, clusterLayer, pgLayer } from "./cluster-layer.js"
+import { reportLogger } from "./log.js"
 import { AgentSession, type RunOutcome } from "./protocol.js"
 import { type EventPublisher, makePublisher } from "./relay.js"
 
@@ -34,6 +37,11 @@ export interface RunnerOptions extends Omit<ClusterOptions, "runner"> {
   readonly port: number
   /** The interface to listen on, when it differs from `host` (e.g. `0.0.0.0` in a container). */
   readonly listenHost?: string
+  /**
+   * Clones for sessions created with a `repo`: the runner rebuilds each such session's work tree from its recorded
+   * checkpoints when it takes the session (its app should checkpoint edits: `workspacePlugin`).
+   */
+  readonly workspaces?: Workspaces["Service"]
   /** Progress lines for the person running it. */
   readonly report?: (line: string) => void
 }
@@ -63,7 +71,13 @@ interface Resident {
   running?: { readonly controller: AbortController; aborted: boolean; readonly done: Promise<RunOutcome> }
 }
 
-const sessionHandlers = (homeApp: () => Promise<DirectoryApp>, directories: Directories, runnerName: string) =>
+const sessionHandlers = (
+  homeApp: () => Promise<DirectoryApp>,
+  directories: Directories,
+  runnerName: string,
+  report: (line: string) => void,
+  workspaces: Workspaces["Service"] | undefined
+) =>
   AgentSession.toLayer(
     Effect.gen(function* () {
       const address = yield* Entity.CurrentAddress
@@ -76,7 +90,22 @@ const sessionHandlers = (homeApp: () => Promise<DirectoryApp>, directories: Dire
           home,
           Effect.flatMap(SessionStore, (store) => store.getSession(sessionID))
         )
-        return session.directory === home.directory ? home : directories.get(session.directory)
+        let directory = session.directory
+        if (session.workspace && workspaces) {
+          // This runner's own clone: rebuilt from the base commit and the newest checkpoint when it is new here.
+          directory = await Effect.runPromise(workspaces.open(sessionID, session.workspace))
+          if (directory !== session.directory) {
+            const moved = { ...session, directory }
+            await runIn(
+              home,
+              Effect.gen(function* () {
+                yield* (yield* SessionStore).putSession(moved)
+                yield* (yield* Bus).publish({ type: "session.updated", session: moved })
+              })
+            )
+          }
+        }
+        return directory === home.directory ? home : directories.get(directory)
       }
 
       /** The newest message when it is a user message nothing answered yet. */
@@ -105,6 +134,7 @@ const sessionHandlers = (homeApp: () => Promise<DirectoryApp>, directories: Dire
 
       const turns = async (messageID: string, signal: AbortSignal): Promise<RunOutcome> => {
         const app = await appOf()
+        report(`session ${sessionID}: answering ${messageID}`)
         const controller = new AbortController()
         signal.addEventListener("abort", () => controller.abort(), { once: true })
         const entry: NonNullable<Resident["running"]> = {
@@ -129,10 +159,11 @@ const sessionHandlers = (homeApp: () => Promise<DirectoryApp>, directories: Dire
             if (entry.aborted || signal.aborted) break
             next = (await unanswered(app))?.id
           }
-          return { status: entry.aborted ? "aborted" : "done" }
+          return { status: entry.aborted ? "aborted" : signal.aborted ? "aborted" : "done" }
         }
         ;(entry as { done: Promise<RunOutcome> }).done = work().finally(() => {
           if (resident.running === entry) delete resident.running
+          report(`session ${sessionID}: ${signal.aborted ? "handed over" : "idle"}`)
         })
         resident.running = entry
         return entry.done
@@ -143,7 +174,15 @@ const sessionHandlers = (homeApp: () => Promise<DirectoryApp>, directories: Dire
           resident.running
             ? // The running turn sees a prompt stored meanwhile and answers it before it ends.
               Effect.succeed({ status: "queued" as const })
-            : Effect.promise((signal) => turns(payload.messageID, signal)),
+            : Effect.promise((signal) =>
+                turns(payload.messageID, signal).catch((error: unknown): RunOutcome => {
+                  // A session that cannot be set up here (its clone failed, its store row is gone) is answered as
+                  // failed, not retried forever.
+                  const message = error instanceof Error ? error.message : String(error)
+                  report(`session ${sessionID}: failed: ${message}`)
+                  return { status: "failed", message }
+                })
+              ),
         Abort: () =>
           Effect.sync(() => {
             const running = resident.running
@@ -204,24 +243,37 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
   const report = options.report ?? (() => {})
   const sql = pgLayer(options.url, options.maxConnections)
   // The relay and the directories' apps live in one runtime of their own, so the cluster can stop first.
-  const relayRuntime = ManagedRuntime.make(sql)
+  const relayRuntime = ManagedRuntime.make(Layer.merge(sql, reportLogger(report)))
   const relayScope = Scope.makeUnsafe()
   const publisher: EventPublisher = await relayRuntime.runPromise(makePublisher().pipe(Scope.provide(relayScope)))
-  const directories = new Directories(options.app, { push: (event) => publisher.publish(event) })
+  // While it leaves, a turn stopped for the handover ends here as aborted; its "idle" is not news to clients (the new
+  // owner carries on and publishes its own busy/idle), so it is not relayed.
+  let leaving = false
+  const directories = new Directories(options.app, {
+    push: (event) => {
+      if (
+        leaving &&
+        (event.type === "session.idle" || (event.type === "session.status" && event.status.type === "idle"))
+      )
+        return
+      publisher.publish(event)
+    }
+  })
   let home: Promise<DirectoryApp> | undefined
   const homeApp = (): Promise<DirectoryApp> => {
     home ??= directories.get(options.directory)
     return home
   }
   await homeApp()
-  const cluster = sessionHandlers(homeApp, directories, address).pipe(
+  const cluster = sessionHandlers(homeApp, directories, address, report, options.workspaces).pipe(
     Layer.provide(
       clusterLayer({
         ...options,
         runner: { host, port: options.port, ...(options.listenHost ? { listenHost: options.listenHost } : {}) }
       })
     ),
-    Layer.provide(sql)
+    Layer.provide(sql),
+    Layer.provideMerge(reportLogger(report))
   )
   const runtime = ManagedRuntime.make(cluster)
   await runtime.runPromise(Effect.void)
@@ -230,6 +282,7 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
     address,
     close: async () => {
       report(`runner ${address}: handing its sessions over`)
+      leaving = true
       await runtime.dispose()
       await directories.dispose()
       await Effect.runPromise(Scope.close(relayScope, Exit.void))

@@ -46,7 +46,12 @@ export const Session = Schema.Struct({
     /** Set while history is being summarised. */
     compacting: Schema.optionalKey(Schema.Number)
   }),
-  revert: Schema.optionalKey(SessionRevert)
+  revert: Schema.optionalKey(SessionRevert),
+  /**
+   * Where the session's work tree comes from when a server cloned it for the session (`POST /sessions` with a
+   * `repo`): the runner holding the session works in its own clone, rebuilt from the recorded changes.
+   */
+  workspace: Schema.optionalKey(Schema.Struct({ repo: Schema.String, ref: Schema.optionalKey(Schema.String) }))
 })
 export type Session = typeof Session.Type
 

@@ -79,7 +79,14 @@ export const CreateSession = Schema.Struct({
   agent: Schema.optionalKey(Schema.String),
   /** `provider/model` its prompts run with unless a prompt names another. */
   model: Schema.optionalKey(Schema.String),
-  title: Schema.optionalKey(Schema.String)
+  title: Schema.optionalKey(Schema.String),
+  /**
+   * A git repository to work in (any git URL, or a path on the server): the server clones it for the session, and
+   * its changes are recorded so any runner of a cluster can rebuild the work tree. Excludes `directory`.
+   */
+  repo: Schema.optionalKey(Schema.String),
+  /** With `repo`: the branch, tag or commit to start from (default: the repository's HEAD). */
+  ref: Schema.optionalKey(Schema.String)
 })
 export type CreateSession = typeof CreateSession.Type
 

@@ -1,6 +1,7 @@
 import { SessionStore } from "@lathe/core"
 import type { Session, SessionStatus } from "@lathe/core/schema"
 import type { SessionInfo } from "@lathe/sdk"
+import type { Workspaces } from "@lathe/workspace"
 import { Effect, Exit } from "effect"
 import type { Directories, DirectoryApp, ServerServices } from "./directories.js"
 import { exitError } from "./errors.js"
@@ -31,7 +32,13 @@ export class ServerContext {
     readonly home: DirectoryApp,
     readonly log: EventLog,
     readonly turns: SessionRunner,
-    readonly version: string
+    readonly version: string,
+    readonly options: {
+      /** Every session is served through the home app (a cluster front end: directories live on the runners). */
+      readonly homeOnly?: boolean
+      /** Clones for sessions created with a `repo`. */
+      readonly workspaces?: Workspaces["Service"]
+    } = {}
   ) {
     log.subscribe(
       undefined,
@@ -55,6 +62,14 @@ export class ServerContext {
 
   /** The session and the app of its directory; rejects with SessionNotFound. */
   async session(sessionID: string): Promise<{ session: Session; app: DirectoryApp }> {
+    if (this.options.homeOnly) {
+      const session = await runIn(
+        this.home,
+        Effect.flatMap(SessionStore, (store) => store.getSession(sessionID))
+      )
+      if (session.parentID) this.log.learnParent(session.id, session.parentID)
+      return { session, app: this.home }
+    }
     const known = this.sessionDirs.get(sessionID)
     const home = known === undefined || known === this.home.directory ? this.home : undefined
     const first = home ?? (await this.directories.get(known ?? this.home.directory))

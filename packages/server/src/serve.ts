@@ -2,6 +2,7 @@ import { realpath } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { SessionStore } from "@lathe/core"
+import type { Workspaces } from "@lathe/workspace"
 import { Effect } from "effect"
 import { bearerOf, tokenMatches, unauthorizedBody } from "./auth.js"
 import { runIn, ServerContext } from "./context.js"
@@ -35,6 +36,11 @@ export interface ServeOptions {
    * events it receives from elsewhere into `log`.
    */
   readonly runner?: (log: EventLog) => Promise<SessionRunner>
+  /**
+   * Clones for sessions created with a `repo` (and their recorded changes, which `GET /sessions/:id/diff` reads).
+   * Without it such a request is refused with a 400.
+   */
+  readonly workspaces?: Workspaces["Service"]
   /** Progress lines for the person running the server (drain steps); default: nothing. */
   readonly report?: (line: string) => void
 }
@@ -80,7 +86,11 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
   const directories = new Directories(options.app, log)
   const home = await directories.get(await realpath(options.directory ?? process.cwd()))
   const turns: SessionRunner = options.runner ? await options.runner(log) : new Turns(options.titles === true)
-  const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown")
+  const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown", {
+    // A front end of a cluster works through its own app only: sessions' directories are on the runners.
+    homeOnly: options.runner !== undefined,
+    ...(options.workspaces ? { workspaces: options.workspaces } : {})
+  })
   const web = makeWebHandler(ctx, token)
   // Builds the router now (a request to nothing), so the first real request never waits on it.
   await web.handler(new Request("http://localhost/", { method: "OPTIONS" })).catch(() => undefined)

@@ -10,12 +10,14 @@ import {
   undoLastStep,
   unrevertSession
 } from "@lathe/core"
+import type { Session } from "@lathe/core/schema"
 import { LatheApi, type RevertResult, type SessionDiff } from "@lathe/sdk"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { runIn, type ServerContext } from "./context.js"
 import { type DirectoryApp, resolveDirectory } from "./directories.js"
-import { apiError, attempt, fail } from "./errors.js"
+import { apiError, apiErrorFailure, attempt, fail } from "./errors.js"
+import { patchFiles } from "./patch-stats.js"
 
 const drainingMessage = "The server is shutting down and takes no new work; start it again (or use another) and retry."
 
@@ -64,6 +66,43 @@ const sessionDiff = (app: DirectoryApp, sessionID: string) =>
     })
   )
 
+/**
+ * Clones `spec` for a just-created session and records it on the session; on failure the session is deleted again
+ * and the request fails with the clone's own message (a bad URL, an unknown ref, a private repo).
+ */
+const withWorkspace = async (
+  ctx: ServerContext,
+  session: Session,
+  spec: { readonly repo: string; readonly ref?: string }
+): Promise<Session> => {
+  const workspaces = ctx.options.workspaces
+  const drop = () =>
+    runIn(
+      ctx.home,
+      Effect.flatMap(SessionStore, (store) => store.deleteSession(session.id))
+    ).catch(() => undefined)
+  if (!workspaces) {
+    await drop()
+    throw apiErrorFailure(apiError.badRequest("This server cannot clone repositories for sessions (no workspaces)."))
+  }
+  const opened = await Effect.runPromiseExit(workspaces.open(session.id, spec))
+  if (opened._tag === "Failure") {
+    await drop()
+    const reason = opened.cause.reasons[0]
+    const error = reason?._tag === "Fail" ? reason.error : undefined
+    throw apiErrorFailure(apiError.badRequest(error ? error.message : `Could not clone "${spec.repo}".`))
+  }
+  const updated: Session = { ...session, directory: opened.value, workspace: spec }
+  await runIn(
+    ctx.home,
+    Effect.gen(function* () {
+      yield* (yield* SessionStore).putSession(updated)
+      yield* (yield* Bus).publish({ type: "session.updated", session: updated })
+    })
+  )
+  return updated
+}
+
 /** The `sessions` group: create, list, read, prompt, abort, diff, undo, redo, delete. */
 export const sessionsApi = (ctx: ServerContext) =>
   HttpApiBuilder.group(LatheApi, "sessions", (handlers) =>
@@ -72,19 +111,32 @@ export const sessionsApi = (ctx: ServerContext) =>
         ctx.draining
           ? fail(apiError.unavailable(drainingMessage))
           : attempt(async () => {
+              if (payload.repo !== undefined && payload.directory !== undefined)
+                throw apiErrorFailure(
+                  apiError.badRequest('Give either "repo" (a repository to clone) or "directory", not both.')
+                )
+              if (payload.ref !== undefined && payload.repo === undefined)
+                throw apiErrorFailure(apiError.badRequest('"ref" goes with "repo": name the repository to clone.'))
               const directory =
                 payload.directory === undefined
                   ? ctx.home.directory
                   : await resolveDirectory(ctx.home.directory, payload.directory)
               const app = directory === ctx.home.directory ? ctx.home : await ctx.directories.get(directory)
               await checkAgentAndModel(app, payload.agent, payload.model)
-              const session = await runIn(
+              const created = await runIn(
                 app,
                 createSession({
                   ...(payload.title ? { title: payload.title } : {}),
                   ...(payload.agent ? { agent: payload.agent } : {})
                 })
               )
+              const session =
+                payload.repo === undefined
+                  ? created
+                  : await withWorkspace(ctx, created, {
+                      repo: payload.repo,
+                      ...(payload.ref ? { ref: payload.ref } : {})
+                    })
               ctx.remember(session)
               if (payload.model) ctx.sessionModels.set(session.id, payload.model)
               return ctx.info(session)
@@ -157,7 +209,16 @@ export const sessionsApi = (ctx: ServerContext) =>
         }, ["not_found", "server_error"])
       )
       .handle("diff", ({ params }) =>
-        attempt(async () => sessionDiff((await ctx.session(params.id)).app, params.id), ["not_found", "server_error"])
+        attempt(async () => {
+          const { session, app } = await ctx.session(params.id)
+          const workspaces = ctx.options.workspaces
+          if (session.workspace && workspaces) {
+            // From the recorded checkpoints: the same answer from any server, wherever the session runs.
+            const diff = (await Effect.runPromise(workspaces.diff(params.id))) ?? ""
+            return { diff, files: patchFiles(diff) } satisfies SessionDiff
+          }
+          return sessionDiff(app, params.id)
+        }, ["not_found", "server_error"])
       )
       .handle("undo", ({ params }) => revert(ctx, params.id, "undo"))
       .handle("redo", ({ params }) => revert(ctx, params.id, "redo"))

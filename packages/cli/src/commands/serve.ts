@@ -3,8 +3,10 @@ import { Config } from "@lathe/core"
 import { Effect, Layer } from "effect"
 import { appLayer, cliLogger } from "../app.js"
 import type { CliIO, Command } from "../io.js"
+import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
+import { shardCount, storeUrl } from "./cluster-options.js"
 
-const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T]
+const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T] [--store URL [--cluster] [--shards N]]
 
 Runs Lathe as a server: the HTTP + SSE API that editors, scripts and \`lathe run --attach\` drive (see
 GET /openapi.json). Sessions run in this directory unless one names another; each directory's config, trust,
@@ -16,6 +18,9 @@ Options:
   --port <n>        The port (default 4096; 0 picks a free one)
   --hostname <h>    The address to listen on (default 127.0.0.1); anything but loopback needs a token
   --token <t>       Require \`Authorization: Bearer <t>\` on every request (default: $LATHE_SERVER_TOKEN)
+  --store <url>     Keep sessions in this Postgres (default: $LATHE_STORE, else the config's store, else SQLite)
+  --cluster         Run no session here: send them to the runners sharing --store (\`lathe runner\`)
+  --shards <n>      With --cluster: the cluster's shard count (default: $LATHE_SHARDS, else 300)
   -h, --help        Show this help
 
 Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.
@@ -28,6 +33,9 @@ const parse = (args: ReadonlyArray<string>) =>
       port: { type: "string" },
       hostname: { type: "string" },
       token: { type: "string" },
+      store: { type: "string" },
+      cluster: { type: "boolean" },
+      shards: { type: "string" },
       help: { type: "boolean", short: "h" }
     },
     strict: true
@@ -36,7 +44,8 @@ const parse = (args: ReadonlyArray<string>) =>
 /** `lathe serve`: the headless server, until SIGTERM or Ctrl-C. */
 export const serveCommand =
   (version: string): Command =>
-  async (args, io: CliIO) => {
+  async (args, given: CliIO) => {
+    let io = given
     let values: ReturnType<typeof parse>["values"]
     try {
       values = parse(args).values
@@ -54,15 +63,39 @@ export const serveCommand =
       return 2
     }
     const token = values.token ?? io.env.LATHE_SERVER_TOKEN
+    let cluster: { readonly url: string; readonly shards: number } | undefined
+    if (values.cluster || values.store !== undefined) {
+      const store = storeUrl("serve", values.store, io)
+      if ("error" in store) {
+        io.stderr(`${store.error}\n`)
+        return 2
+      }
+      const shards = shardCount("serve", values.shards, io)
+      if (typeof shards !== "number") {
+        io.stderr(`${shards.error}\n`)
+        return 2
+      }
+      if (values.cluster) cluster = { url: store.url, shards }
+      io = { ...io, env: { ...io.env, LATHE_STORE: store.url } }
+    }
     // Loaded only here: other commands never load the server.
     const { serve, ServeError } = await import("@lathe/server")
     // One app per directory, as `lathe` would compose it there; its config notices go to stderr once.
+    const pgStore = io.env.LATHE_STORE?.startsWith("postgres") ? io.env.LATHE_STORE : undefined
+    let workspaces: CliWorkspaces
+    try {
+      workspaces = await startWorkspaces(io, pgStore)
+    } catch (error) {
+      io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
+      return 1
+    }
+    const plugins = [workspaces.plugin]
     const app = (directory: string) =>
       Layer.effectDiscard(
         Effect.map(Config, (config) => {
           for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
         })
-      ).pipe(Layer.provideMerge(appLayer({ ...io, cwd: directory }, {})), Layer.provideMerge(cliLogger(io)))
+      ).pipe(Layer.provideMerge(appLayer({ ...io, cwd: directory }, { plugins })), Layer.provideMerge(cliLogger(io)))
     let server: Awaited<ReturnType<typeof serve>>
     try {
       server = await serve({
@@ -72,6 +105,15 @@ export const serveCommand =
         ...(values.hostname ? { hostname: values.hostname } : {}),
         ...(token ? { token } : {}),
         version,
+        workspaces: workspaces.service,
+        ...(cluster
+          ? {
+              runner: (await import("@lathe/cluster")).clusterFront({
+                ...cluster,
+                report: (line) => io.stderr(`lathe serve: cluster: ${line}\n`)
+              })
+            }
+          : {}),
         report: (line) => io.stderr(`lathe serve: ${line}\n`)
       })
     } catch (error) {
@@ -85,8 +127,9 @@ export const serveCommand =
         if (stopping) return
         stopping = true
         io.stderr("lathe serve: stopping: no new work, aborting running turns (at most 10 s)...\n")
-        server.close(10_000).then((clean) => {
+        server.close(10_000).then(async (clean) => {
           remove?.()
+          await workspaces.dispose().catch(() => undefined)
           io.stderr(clean ? "lathe serve: stopped.\n" : "lathe serve: stopped without finishing the drain.\n")
           // Anything a plugin left running must not keep the process alive after the drain.
           setTimeout(() => process.exit(clean ? 0 : 1), 2_000).unref()

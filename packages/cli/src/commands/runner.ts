@@ -1,0 +1,127 @@
+import { parseArgs } from "node:util"
+import { Config, type Plugin } from "@lathe/core"
+import { Effect, Layer } from "effect"
+import { appLayer, cliLogger } from "../app.js"
+import type { CliIO, Command } from "../io.js"
+import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
+import { redactUrl, shardCount, storeUrl } from "./cluster-options.js"
+
+const usage = `Usage: lathe runner --store <postgres-url> [--port N] [--host H] [--listen H] [--shards N]
+
+Joins a Lathe cluster as a runner: a process that holds sessions and runs their turns. Runners share one
+Postgres (sessions, messages and the cluster's own state); \`lathe serve --store <url> --cluster\` takes the HTTP
+traffic in front of them. A runner that dies loses no completed step: its sessions continue on another runner.
+Sessions run in their directory with that directory's config, as under \`lathe serve\`. The first line on stdout is
+\`runner HOST:PORT joined\`. SIGTERM or Ctrl-C hands its sessions to the other runners, then it exits.
+
+Options:
+  --store <url>     The shared Postgres (default: $LATHE_STORE)
+  --port <n>        The port other runners and servers reach this one on (default: $LATHE_RUNNER_PORT, else 34431)
+  --host <h>        The address they reach it at (default: $LATHE_RUNNER_HOST, else 127.0.0.1)
+  --listen <h>      The interface to listen on when it differs from --host (e.g. 0.0.0.0 in a container)
+  --shards <n>      Shards in the cluster (default: $LATHE_SHARDS, else 300); every member must use the same
+  -h, --help        Show this help
+
+Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.
+`
+
+const parse = (args: ReadonlyArray<string>) =>
+  parseArgs({
+    args: [...args],
+    options: {
+      store: { type: "string" },
+      port: { type: "string" },
+      host: { type: "string" },
+      listen: { type: "string" },
+      shards: { type: "string" },
+      help: { type: "boolean", short: "h" }
+    },
+    strict: true
+  })
+
+/** The app of a directory as `lathe serve` builds it, with the store forced to the cluster's Postgres. */
+export const clusterApp = (io: CliIO, url: string, plugins: ReadonlyArray<Plugin>) => (directory: string) => {
+  const env = { ...io.env, LATHE_STORE: url }
+  return Layer.effectDiscard(
+    Effect.map(Config, (config) => {
+      for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+    })
+  ).pipe(Layer.provideMerge(appLayer({ ...io, env, cwd: directory }, { plugins })), Layer.provideMerge(cliLogger(io)))
+}
+
+/** `lathe runner`: a cluster runner, until SIGTERM or Ctrl-C. */
+export const runnerCommand: Command = async (args, io: CliIO) => {
+  let values: ReturnType<typeof parse>["values"]
+  try {
+    values = parse(args).values
+  } catch (error) {
+    io.stderr(`lathe runner: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 2
+  }
+  if (values.help) {
+    io.stdout(usage)
+    return 0
+  }
+  const store = storeUrl("runner", values.store, io)
+  if ("error" in store) {
+    io.stderr(`${store.error}\n`)
+    return 2
+  }
+  const shards = shardCount("runner", values.shards, io)
+  if (typeof shards !== "number") {
+    io.stderr(`${shards.error}\n`)
+    return 2
+  }
+  const rawPort = values.port ?? io.env.LATHE_RUNNER_PORT ?? "34431"
+  const port = Number(rawPort)
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    io.stderr(`lathe runner: --port must be a whole number from 1 to 65535, not "${rawPort}".\n`)
+    return 2
+  }
+  const host = values.host ?? io.env.LATHE_RUNNER_HOST ?? "127.0.0.1"
+  // Loaded only here: other commands never load the cluster.
+  const { startRunner } = await import("@lathe/cluster")
+  let runner: Awaited<ReturnType<typeof startRunner>>
+  let workspaces: CliWorkspaces | undefined
+  try {
+    workspaces = await startWorkspaces(io, store.url)
+    runner = await startRunner({
+      url: store.url,
+      app: clusterApp(io, store.url, [workspaces.plugin]),
+      workspaces: workspaces.service,
+      directory: io.cwd,
+      host,
+      port,
+      shards,
+      ...(values.listen ? { listenHost: values.listen } : {}),
+      report: (line) => io.stderr(`lathe runner: ${line}\n`)
+    })
+  } catch (error) {
+    await workspaces?.dispose().catch(() => undefined)
+    io.stderr(
+      `lathe runner: could not join the cluster at ${redactUrl(store.url)}: ${error instanceof Error ? error.message : String(error)}\n`
+    )
+    return 1
+  }
+  io.stdout(`runner ${runner.address} joined\n`)
+  return new Promise<number>((resolve) => {
+    let stopping = false
+    const remove = io.onInterrupt?.(() => {
+      if (stopping) return
+      stopping = true
+      io.stderr("lathe runner: stopping: handing sessions to the other runners...\n")
+      runner.close().then(
+        async () => {
+          await workspaces?.dispose().catch(() => undefined)
+          remove?.()
+          setTimeout(() => process.exit(0), 2_000).unref()
+          resolve(0)
+        },
+        (error: unknown) => {
+          io.stderr(`lathe runner: stopping failed: ${String(error)}\n`)
+          resolve(1)
+        }
+      )
+    })
+  })
+}
