@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url"
 import type { LatheEvent, MessageWithParts } from "@lathe/core"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterAll, afterEach, assert, beforeAll, beforeEach, describe, it } from "vitest"
-import { sandbox } from "./helpers.js"
+import { runLathe, sandbox } from "./helpers.js"
 import { byScenario, readEvents, type ServeProcess, startServe } from "./serve-helpers.js"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
@@ -215,7 +215,10 @@ describe("lathe runner + lathe serve --cluster", () => {
     for (const [i, id] of sessions.entries()) await prompt(id, `[plain-${i}] hello`)
     for (const id of sessions) await events.waitFor(isIdle(id), 60_000)
     events.close()
-    for (const id of sessions) assert.strictEqual(finalText(await messagesOf(id)), "Answered by a runner.")
+    for (const id of sessions) {
+      const messages = await messagesOf(id)
+      assert.strictEqual(finalText(messages), "Answered by a runner.", JSON.stringify(messages.at(-1)))
+    }
     const counts = runners.map((r) => [...r.answered()].filter((id) => sessions.includes(id)).length)
     assert.strictEqual(
       counts.reduce((a, b) => a + b, 0),
@@ -223,6 +226,20 @@ describe("lathe runner + lathe serve --cluster", () => {
       "each session ran on exactly one runner"
     )
     assert.ok(counts.filter((n) => n > 0).length >= 2, `sessions spread over the runners: ${counts.join(", ")}`)
+    // `lathe cluster status` sees the three runners and every shard held.
+    const shown = await runLathe(["cluster", "status", "--json"], { cwd: box.project, env })
+    assert.strictEqual(shown.code, 0, shown.stderr)
+    const status = JSON.parse(shown.stdout) as { runners: Array<{ address: string; shards: number; healthy: boolean }> }
+    assert.deepStrictEqual(
+      status.runners.map((r) => r.address).sort(),
+      runners.map((r) => `127.0.0.1:${r.port}`).sort()
+    )
+    assert.strictEqual(
+      status.runners.reduce((sum, r) => sum + r.shards, 0),
+      Number(SHARDS)
+    )
+    const table = await runLathe(["cluster", "status"], { cwd: box.project, env })
+    assert.match(table.stdout, /RUNNER\s+HEALTHY/)
   }, 180_000)
 
   it("survives a runner killed mid-step: every session finishes, no tool call runs twice", async () => {

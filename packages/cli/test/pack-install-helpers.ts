@@ -19,6 +19,7 @@ export interface Manifest {
   readonly exports?: Readonly<Record<string, string | Readonly<Record<string, string>>>>
   readonly bin?: Readonly<Record<string, string>>
   readonly dependencies?: Readonly<Record<string, string>>
+  readonly peerDependencies?: Readonly<Record<string, string>>
   readonly devDependencies?: Readonly<Record<string, string>>
 }
 

@@ -34,9 +34,15 @@ export interface ClusterOptions {
   readonly maxConnections?: number
 }
 
-/** The Postgres client for a URL (its password never appears in logs: the URL is redacted). */
-export const pgLayer = (url: string, maxConnections = 10) =>
-  PgClient.layer({ url: Redacted.make(url), maxConnections, applicationName: "lathe" })
+/** The `application_name` of a runner's connections: how `lathe cluster status` tells whose shard locks are whose. */
+export const runnerApplicationName = (address: string) => `lathe-runner ${address}`
+
+/**
+ * The Postgres client for a URL (its password never appears in logs: the URL is redacted). `name` is the connections'
+ * `application_name` (default `lathe`).
+ */
+export const pgLayer = (url: string, maxConnections = 10, name = "lathe") =>
+  PgClient.layer({ url: Redacted.make(url), maxConnections, applicationName: name })
 
 /** `Sharding` (+ `Runners`) for a runner or a client-only member, over the given Postgres client. */
 export const clusterLayer = (options: ClusterOptions) => {

@@ -4,7 +4,7 @@
  * answers and undo/redo go to the runner holding the session; events come back through the relay.
  */
 
-import { SessionPrompt } from "@lathe/core"
+import { SessionPrompt, SessionStore } from "@lathe/core"
 import type { LatheEvent } from "@lathe/core/schema"
 import type { EventLog, PendingAsk, PendingAsked, SessionRunner, TurnPrompt } from "@lathe/server"
 import { Deferred, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
@@ -89,14 +89,17 @@ export const clusterFront =
       isRunning: (sessionID) => tracker.running.has(sessionID),
       prompt: async (app, input: TurnPrompt) => {
         const user = await app.runtime.runPromise(
-          Effect.flatMap(SessionPrompt, (prompt) =>
-            prompt.append({
+          Effect.gen(function* () {
+            const stored = yield* (yield* SessionPrompt).append({
               sessionID: input.sessionID,
               parts: [{ type: "text", text: input.text }],
               ...(input.agent ? { agent: input.agent } : {}),
               ...(input.model ? { model: input.model } : {})
             })
-          )
+            // The runner reads the prompt from the store: it must be there before the Run is (the store batches).
+            yield* (yield* SessionStore).flush
+            return stored
+          })
         )
         const queued = tracker.running.has(input.sessionID)
         // Busy from now on (the runner's own `busy` follows), so a delete or undo right after is refused.

@@ -42,7 +42,10 @@ export const makePublisher = (options: PublisherOptions = {}) =>
     yield* migrate
     const linger = Duration.fromInputUnsafe(options.linger ?? 10)
     const maxBatch = options.maxBatch ?? 500
-    const pending = yield* Queue.unbounded<LatheEvent>()
+    // Events wait in a plain array (never inside a fiber), so whatever is queued when the scope closes is written by
+    // the finalizer; `wake` tells the writer there is something to write.
+    const buffer: Array<LatheEvent> = []
+    const wake = yield* Queue.unbounded<void>()
 
     const write = (events: ReadonlyArray<LatheEvent>) =>
       sql
@@ -56,14 +59,16 @@ export const makePublisher = (options: PublisherOptions = {}) =>
         )
         .pipe(
           Effect.retry({ schedule: Schedule.exponential(50), times: 4 }),
-          Effect.catch((error) => Effect.logWarning("could not relay events to the servers", error))
+          Effect.catch((error) => Effect.logWarning("could not relay events to the servers", error)),
+          // A batch taken from the buffer is written even when the scope closes meanwhile.
+          Effect.uninterruptible
         )
 
     const drainOnce = Effect.gen(function* () {
-      const first = yield* Queue.take(pending)
+      yield* Queue.take(wake)
       yield* Effect.sleep(linger)
-      const rest = yield* Queue.takeBetween(pending, 0, maxBatch - 1)
-      yield* write([first, ...rest])
+      yield* Queue.takeBetween(wake, 0, Number.MAX_SAFE_INTEGER)
+      while (buffer.length > 0) yield* write(buffer.splice(0, maxBatch))
     })
     yield* Effect.forkScoped(Effect.forever(drainOnce))
 
@@ -76,13 +81,13 @@ export const makePublisher = (options: PublisherOptions = {}) =>
     )
 
     const flush = Effect.gen(function* () {
-      const rest = yield* Queue.takeBetween(pending, 0, Number.MAX_SAFE_INTEGER)
-      if (rest.length > 0) yield* write(rest)
+      while (buffer.length > 0) yield* write(buffer.splice(0, maxBatch))
     })
     yield* Effect.addFinalizer(() => flush)
     return {
       publish: (event: LatheEvent) => {
-        Queue.offerUnsafe(pending, event)
+        buffer.push(event)
+        if (buffer.length === 1) Queue.offerUnsafe(wake, undefined)
       },
       flush
     } satisfies EventPublisher

@@ -6,6 +6,8 @@
  * Entity memory does not move with a session: everything a turn needs is read from the store when a `Run` arrives,
  * so a session taken over from a dead runner continues from its last completed step.
  */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import {
   Bus,
   INTERRUPTED_MESSAGE_ERROR,
@@ -21,7 +23,7 @@ import { type AppFactory, Directories, type DirectoryApp, type ServerServices } 
 import type { Workspaces } from "@lathe/workspace"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { Entity } from "effect/cluster"
-import { type ClusterOptions, clusterLayer, pgLayer } from "./cluster-layer.js"
+import { type ClusterOptions, clusterLayer, pgLayer, runnerApplicationName } from "./cluster-layer.js"
 import { reportLogger } from "./log.js"
 import { AgentSession, type RunOutcome } from "./protocol.js"
 import { type EventPublisher, makePublisher } from "./relay.js"
@@ -42,6 +44,8 @@ export interface RunnerOptions extends Omit<ClusterOptions, "runner"> {
    * checkpoints when it takes the session (its app should checkpoint edits: `workspacePlugin`).
    */
   readonly workspaces?: Workspaces["Service"]
+  /** Serve `GET /health` on this port (loopback unless `listenHost` says otherwise); absent: no health endpoint. */
+  readonly healthPort?: number
   /** Progress lines for the person running it. */
   readonly report?: (line: string) => void
 }
@@ -50,6 +54,8 @@ export interface RunnerOptions extends Omit<ClusterOptions, "runner"> {
 export interface LatheRunner {
   /** `host:port`. */
   readonly address: string
+  /** `http://HOST:PORT/health` when a health port was asked for. */
+  readonly healthUrl?: string
   /**
    * Leaves the cluster: its shards go to the other runners, turns in progress stop (their `Run` resumes on the new
    * owner), events and store writes are flushed. Resolves when done.
@@ -241,7 +247,7 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
   const host = options.host ?? "127.0.0.1"
   const address = `${host}:${options.port}`
   const report = options.report ?? (() => {})
-  const sql = pgLayer(options.url, options.maxConnections)
+  const sql = pgLayer(options.url, options.maxConnections, runnerApplicationName(address))
   // The relay and the directories' apps live in one runtime of their own, so the cluster can stop first.
   const relayRuntime = ManagedRuntime.make(Layer.merge(sql, reportLogger(report)))
   const relayScope = Scope.makeUnsafe()
@@ -278,8 +284,10 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
   const runtime = ManagedRuntime.make(cluster)
   await runtime.runPromise(Effect.void)
   report(`runner ${address} joined the cluster`)
+  const health = options.healthPort === undefined ? undefined : await healthServer(options, address, () => leaving)
   return {
     address,
+    ...(health ? { healthUrl: health.url } : {}),
     close: async () => {
       report(`runner ${address}: handing its sessions over`)
       leaving = true
@@ -287,7 +295,28 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
       await directories.dispose()
       await Effect.runPromise(Scope.close(relayScope, Exit.void))
       await relayRuntime.dispose()
+      health?.server.close()
       report(`runner ${address}: stopped`)
     }
   }
 }
+
+/**
+ * `GET /health` for a load balancer or an orchestrator: 200 `{ ok: true, address }` while the runner is a member,
+ * 503 `{ ok: false, … }` once it is leaving (SIGTERM), so nothing new is routed to it.
+ */
+const healthServer = (options: RunnerOptions, address: string, leaving: () => boolean) =>
+  new Promise<{ readonly server: Server; readonly url: string }>((resolve, reject) => {
+    const server = createServer((req, res) => {
+      const ok = !leaving()
+      const known = req.url === "/health" || req.url === "/"
+      res.writeHead(known ? (ok ? 200 : 503) : 404, { "content-type": "application/json" })
+      res.end(JSON.stringify(known ? { ok, address, ...(ok ? {} : { reason: "leaving" }) } : { error: "not found" }))
+    })
+    const host = options.listenHost ?? options.host ?? "127.0.0.1"
+    server.once("error", reject)
+    server.listen(options.healthPort, host, () => {
+      const { port } = server.address() as AddressInfo
+      resolve({ server, url: `http://${host.includes(":") ? `[${host}]` : host}:${port}/health` })
+    })
+  })

@@ -26,6 +26,16 @@ export interface ClusterStatus {
   readonly waitingSessions: number
 }
 
+/**
+ * Effect Cluster's advisory-lock namespace for the default `cluster` table prefix: the FNV-1a hash of
+ * "effect-cluster:cluster" as an unsigned 32-bit number (a wire format the cluster promises never to change).
+ */
+const LOCK_NAMESPACE = (() => {
+  let hash = 0x811c9dc5
+  for (const byte of new TextEncoder().encode("effect-cluster:cluster")) hash = Math.imul(hash ^ byte, 0x01000193)
+  return hash >>> 0
+})()
+
 const tableExists = (sql: SqlClient.SqlClient, name: string) =>
   Effect.map(sql<{ ok: boolean }>`SELECT to_regclass(${name}) IS NOT NULL AS ok`, (rows) => rows[0]?.ok === true)
 
@@ -37,9 +47,21 @@ export const clusterStatus = Effect.gen(function* () {
   const runners = yield* sql<{ address: string; healthy: boolean; age: number }>`
     SELECT address, healthy, EXTRACT(EPOCH FROM (now() AT TIME ZONE 'UTC' - last_heartbeat)) * 1000 AS age
     FROM cluster_runners ORDER BY address`
-  const locks = (yield* tableExists(sql, "cluster_locks"))
-    ? yield* sql<{ shard_id: string; address: string }>`SELECT shard_id, address FROM cluster_locks`
-    : []
+  // Shard ownership is a Postgres advisory lock per shard (Effect Cluster's namespace for the `cluster` tables, lock
+  // number 1,000,000 + shard for the first shard group), held by the runner's lock connection, whose
+  // application_name names the runner.
+  const locks = yield* sql<{ name: string; lock: number }>`
+    SELECT a.application_name AS name, l.objid::bigint AS lock
+    FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${LOCK_NAMESPACE}::bigint::oid
+      AND a.application_name LIKE 'lathe-runner %'`.pipe(
+    Effect.map((rows) =>
+      rows.map((row) => ({
+        shard_id: `default:${Number(row.lock) - 1_000_000}`,
+        address: row.name.slice("lathe-runner ".length)
+      }))
+    )
+  )
   const work = (yield* tableExists(sql, "cluster_messages"))
     ? yield* sql<{ shard_id: string; entity_id: string }>`
         SELECT DISTINCT shard_id, entity_id FROM cluster_messages

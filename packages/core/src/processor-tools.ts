@@ -32,7 +32,8 @@ export interface ToolCall {
   readonly invalid: string | undefined
   /** The length of the run of identical calls this one ends, when it reaches the doom-loop threshold; else 0. */
   readonly doomCount: number
-  readonly save: (part: Part) => Effect.Effect<void, StoreError>
+  /** Stores and announces the part; `durable` writes it out first (the store's batch is flushed). */
+  readonly save: (part: Part, durable?: boolean) => Effect.Effect<void, StoreError>
   readonly onSnapshot: (hash: string) => Effect.Effect<void, StoreError>
 }
 
@@ -215,16 +216,21 @@ export const runToolCall = (
       { title: output.title, output: output.output, metadata: { ...output.metadata } }
     )
     const end = yield* Clock.currentTimeMillis
-    yield* call.save({
-      ...part,
-      state: {
-        status: "completed",
-        input: args,
-        output: after.output,
-        title: after.title,
-        metadata: after.metadata,
-        ...(output.attachments && output.attachments.length > 0 ? { attachments: [...output.attachments] } : {}),
-        time: { start, end }
-      }
-    })
+    yield* call.save(
+      {
+        ...part,
+        state: {
+          status: "completed",
+          input: args,
+          output: after.output,
+          title: after.title,
+          metadata: after.metadata,
+          ...(output.attachments && output.attachments.length > 0 ? { attachments: [...output.attachments] } : {}),
+          time: { start, end }
+        }
+        // A call that may have changed files is on disk before anyone hears it completed: a process killed from here
+        // on never runs it twice (recovery would find it `running` and tell the model it was interrupted).
+      },
+      tool.mutates === true
+    )
   }).pipe(Effect.catchTag("StoreError", (error) => Effect.logError("could not store a tool part", error)))

@@ -135,10 +135,12 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
   let finish: { reason: string; tokens: ReturnType<typeof tokensFromUsage> } | undefined
   let failure: ProviderError | undefined
 
-  const save = (part: Part) =>
+  /** Stores and announces a part; `durable` writes it out before announcing it (a mutating tool call's result). */
+  const save = (part: Part, durable = false) =>
     Effect.gen(function* () {
       parts.set(part.id, part)
       yield* store.putPart(part)
+      if (durable) yield* store.flush
       yield* bus.publish({ type: "part.updated", part })
       if (part.type === "tool") {
         yield* bus.publish({

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import type { ReasoningPart, StepFinishPart, TextPart } from "../src/part.js"
 import { definePlugin } from "../src/plugin.js"
-import { SessionStore } from "../src/session-store.js"
+import { makeMemoryStore, SessionStore } from "../src/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
 import { AskTool, allParts, BoomTool, EchoTool, runTurn, SlowTool, tempRoot, toolParts } from "./loop-helpers.js"
 
@@ -288,4 +288,52 @@ describe("Processor", () => {
       )
     )
   )
+
+  it.live("a mutating tool call's result is written out before it is announced; a read-only one's is batched", () => {
+    // What reached the store, in order: "put <tool> <status>" and "flush" (the processor flushes, then publishes).
+    const log: Array<string> = []
+    const inner = makeMemoryStore()
+    const store = Layer.succeed(
+      SessionStore,
+      SessionStore.of({
+        ...inner,
+        putPart: (part) =>
+          Effect.sync(() => {
+            if (part.type === "tool") log.push(`put ${part.tool} ${part.state.status}`)
+          }).pipe(Effect.andThen(inner.putPart(part))),
+        flush: Effect.sync(() => void log.push("flush"))
+      })
+    )
+    return Effect.gen(function* () {
+      const turn = yield* runTurn("write then echo")
+      assert.deepStrictEqual(turn.events.flatMap((e) => (e.type === "tool.completed" ? [e.tool] : [])).sort(), [
+        "echo",
+        "echo",
+        "guarded"
+      ])
+      const guarded = log.indexOf("put guarded completed")
+      assert.isAtLeast(guarded, 0, log.join(" | "))
+      assert.strictEqual(log[guarded + 1], "flush", log.join(" | "))
+      const echo = log.indexOf("put echo completed")
+      assert.isAtLeast(echo, 0, log.join(" | "))
+      assert.notStrictEqual(log[echo + 1], "flush", log.join(" | "))
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          storeLayer: store,
+          steps: [
+            [
+              chunks.toolCall("c1", "echo", { text: "hi" }),
+              chunks.toolCall("c2", "guarded", { path: "a.ts" }),
+              chunks.toolCall("c3", "echo", { text: "bye" }),
+              chunks.finish(usage, "tool-calls")
+            ],
+            [chunks.text("done"), chunks.finish(usage)]
+          ]
+        })
+      )
+    )
+  })
 })

@@ -20,6 +20,7 @@ Options:
   --host <h>        The address they reach it at (default: $LATHE_RUNNER_HOST, else 127.0.0.1)
   --listen <h>      The interface to listen on when it differs from --host (e.g. 0.0.0.0 in a container)
   --shards <n>      Shards in the cluster (default: $LATHE_SHARDS, else 300); every member must use the same
+  --health-port <n> Serve GET /health here (200 while a member, 503 while leaving; default: $LATHE_RUNNER_HEALTH_PORT)
   -h, --help        Show this help
 
 Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.
@@ -34,6 +35,7 @@ const parse = (args: ReadonlyArray<string>) =>
       host: { type: "string" },
       listen: { type: "string" },
       shards: { type: "string" },
+      "health-port": { type: "string" },
       help: { type: "boolean", short: "h" }
     },
     strict: true
@@ -79,6 +81,12 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
     return 2
   }
   const host = values.host ?? io.env.LATHE_RUNNER_HOST ?? "127.0.0.1"
+  const rawHealth = values["health-port"] ?? io.env.LATHE_RUNNER_HEALTH_PORT
+  const healthPort = rawHealth === undefined || rawHealth === "" ? undefined : Number(rawHealth)
+  if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535)) {
+    io.stderr(`lathe runner: --health-port must be a whole number from 0 to 65535, not "${rawHealth}".\n`)
+    return 2
+  }
   // Loaded only here: other commands never load the cluster.
   const { startRunner } = await import("@lathe/cluster")
   let runner: Awaited<ReturnType<typeof startRunner>>
@@ -93,6 +101,7 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
       host,
       port,
       shards,
+      ...(healthPort !== undefined ? { healthPort } : {}),
       ...(values.listen ? { listenHost: values.listen } : {}),
       report: (line) => io.stderr(`lathe runner: ${line}\n`)
     })
@@ -104,6 +113,7 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
     return 1
   }
   io.stdout(`runner ${runner.address} joined\n`)
+  if (runner.healthUrl) io.stderr(`lathe runner: health at ${runner.healthUrl}\n`)
   return new Promise<number>((resolve) => {
     let stopping = false
     const remove = io.onInterrupt?.(() => {

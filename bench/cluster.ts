@@ -1,0 +1,239 @@
+/**
+ * Cluster benchmark: sessions completed per minute with 1, 2 and 3 `lathe runner` processes behind one
+ * `lathe serve --cluster`, all sharing a throwaway Postgres on loopback, against a scripted model; and failover time
+ * (SIGKILL of the runner holding a session mid-step → the session's next event through the server's SSE).
+ *
+ * Each session is a three-step turn (a `write` tool call, a `read` tool call, a text answer); the model answers each
+ * request after MODEL_MS, like a fast hosted model. Throughput is sessions finished per minute from the first prompt
+ * to the last idle, ratios against one runner measured in the same run. Every process shares this machine's cores,
+ * so more runners here measure the cluster's overhead and balance, not more hardware.
+ *
+ *   npx nx run @lathe/cli:bundle && npx tsx --conditions=@lathe/source bench/cluster.ts
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type RecordedRequest, type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
+import { createLatheClient, type LatheEvent } from "@lathe/sdk"
+import { startPostgres } from "../scripts/test-postgres.mjs"
+
+const SESSIONS = 30
+const MODEL_MS = 150
+const FAILOVER_RUNS = 3
+const SHARDS = "60"
+const bin = fileURLToPath(new URL("../packages/cli/dist/bundle/lathe.js", import.meta.url))
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+
+const toolResults = (request: RecordedRequest) => {
+  const messages = (request.body as { messages?: Array<{ role: string }> }).messages ?? []
+  const lastUser = messages.findLastIndex((m) => m.role === "user")
+  return messages.slice(lastUser + 1).filter((m) => m.role === "tool").length
+}
+
+const marker = (request: RecordedRequest) => /\[(s\d+)\]/.exec(JSON.stringify(request.body))?.[1] ?? "s"
+
+/** Three steps per session; `slow` sessions stream their second step for a few seconds (the failover window). */
+const script = (request: RecordedRequest): ScriptedReply => {
+  const step = toolResults(request)
+  const name = marker(request)
+  const slow = JSON.stringify(request.body).includes("[slow]")
+  if (step === 0)
+    return { steps: [{ tool: "write", input: { filePath: `${name}.txt`, content: `${name}\n` } }], delayMs: MODEL_MS }
+  if (step === 1)
+    return slow
+      ? {
+          steps: [
+            ...Array.from({ length: 40 }, (_, i) => ({ text: `t${i} ` })),
+            { tool: "read", input: { filePath: `${name}.txt` } }
+          ],
+          delayMs: 100
+        }
+      : { steps: [{ tool: "read", input: { filePath: `${name}.txt` } }], delayMs: MODEL_MS }
+  return { steps: [{ text: "done" }], delayMs: MODEL_MS }
+}
+
+const waitLine = (child: ChildProcess, pattern: RegExp, what: string) =>
+  new Promise<RegExpExecArray>((resolve, reject) => {
+    let out = ""
+    let err = ""
+    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${err}`)), 60_000)
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+      const match = pattern.exec(out)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match)
+      }
+    })
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString("utf8")
+    })
+  })
+
+interface Cluster {
+  readonly url: string
+  readonly runners: Array<{ child: ChildProcess; answered: () => Set<string> }>
+  readonly stop: () => Promise<void>
+}
+
+const startCluster = async (runnerCount: number, env: Record<string, string>, cwd: string): Promise<Cluster> => {
+  const children: Array<ChildProcess> = []
+  const runners: Cluster["runners"] = []
+  for (let i = 0; i < runnerCount; i++) {
+    const port = await freePort()
+    const child = spawn(process.execPath, [bin, "runner", "--port", String(port), "--shards", SHARDS], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let err = ""
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString("utf8")
+    })
+    children.push(child)
+    await waitLine(child, /runner \S+ joined/, "runner")
+    runners.push({
+      child,
+      answered: () => new Set([...err.matchAll(/session (\S+): answering/g)].map((m) => m[1] ?? ""))
+    })
+  }
+  const serve = spawn(process.execPath, [bin, "serve", "--port", "0", "--cluster", "--shards", SHARDS], {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(serve)
+  const url = (await waitLine(serve, /listening on (http:\/\/\S+)/, "server"))[1] ?? ""
+  // Let the runners settle their shards before timing anything.
+  await new Promise((resolve) => setTimeout(resolve, 2_000))
+  return {
+    url,
+    runners,
+    stop: async () => {
+      await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null) return resolve()
+              child.on("exit", () => resolve())
+              child.kill("SIGKILL")
+            })
+        )
+      )
+    }
+  }
+}
+
+const freshDb = (server: string, name: string) => {
+  execFileSync("psql", [server, "-q", "-c", `CREATE DATABASE ${name}`])
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+const main = async () => {
+  const pg = await startPostgres()
+  const model = await startScriptedServer(script)
+  const dir = mkdtempSync(join(tmpdir(), "lathe-bench-cluster-"))
+  const cwd = join(dir, "project")
+  mkdirSync(cwd)
+  writeFileSync(join(cwd, "README.md"), "bench\n")
+  const baseEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(dir, "home"),
+    LATHE_DATA_DIR: join(dir, "data"),
+    XDG_CONFIG_HOME: join(dir, "config"),
+    XDG_DATA_HOME: join(dir, "xdg-data"),
+    LATHE_BASE_URL: model.url,
+    LATHE_MODEL: "m"
+  }
+  const rows: Array<{ runners: number; perMinute: number; spread: string }> = []
+  try {
+    for (const count of [1, 2, 3]) {
+      const env = { ...baseEnv, LATHE_STORE: freshDb(pg.url, `bench_${count}`) }
+      const cluster = await startCluster(count, env, cwd)
+      const client = createLatheClient({ baseUrl: cluster.url })
+      const events = client.events()
+      await events.ready
+      const ids = await Promise.all(Array.from({ length: SESSIONS }, () => client.sessions.create({})))
+      const pending = new Set(ids.map((s) => s.id))
+      const finished = (async () => {
+        for await (const event of events) {
+          if (event.type === "session.idle") pending.delete(event.sessionID)
+          if (pending.size === 0) break
+        }
+      })()
+      const start = performance.now()
+      await Promise.all(ids.map((s, i) => client.sessions.prompt(s.id, `[s${count}${i}] go`)))
+      await finished
+      const seconds = (performance.now() - start) / 1_000
+      const spread = cluster.runners.map((r) => [...r.answered()].filter((id) => ids.some((s) => s.id === id)).length)
+      rows.push({ runners: count, perMinute: (SESSIONS / seconds) * 60, spread: spread.join("/") })
+      await cluster.stop()
+    }
+
+    const failovers: Array<number> = []
+    for (let run = 0; run < FAILOVER_RUNS; run++) {
+      const env = { ...baseEnv, LATHE_STORE: freshDb(pg.url, `bench_failover_${run}`) }
+      const cluster = await startCluster(2, env, cwd)
+      const client = createLatheClient({ baseUrl: cluster.url })
+      const session = await client.sessions.create({})
+      const events = client.events({ sessionID: session.id })
+      await events.ready
+      const seen: Array<{ at: number; event: LatheEvent }> = []
+      let killedAt = Number.POSITIVE_INFINITY
+      const after = new Promise<number>((resolve) => {
+        void (async () => {
+          for await (const event of events) {
+            const at = performance.now()
+            seen.push({ at, event })
+            if (at > killedAt) return resolve(at - killedAt)
+          }
+        })()
+      })
+      await client.sessions.prompt(session.id, `[s9${run}] [slow] go`)
+      // Wait until the slow second step streams, then kill the runner holding the session.
+      while (!seen.some((s) => s.event.type === "part.delta")) await new Promise((resolve) => setTimeout(resolve, 20))
+      const holder = cluster.runners.find((r) => r.answered().has(session.id))
+      if (!holder) throw new Error("no runner holds the session")
+      killedAt = performance.now()
+      holder.child.kill("SIGKILL")
+      failovers.push(await after)
+      await cluster.stop()
+    }
+
+    const base = rows[0]?.perMinute ?? Number.NaN
+    console.log(`cluster bench: ${SESSIONS} three-step sessions, model answers in ${MODEL_MS} ms, ${SHARDS} shards`)
+    console.log("runners  sessions/min  ratio   sessions per runner")
+    for (const row of rows)
+      console.log(
+        `${String(row.runners).padEnd(8)} ${row.perMinute.toFixed(0).padStart(12)}  ×${(row.perMinute / base).toFixed(2)}   ${row.spread}`
+      )
+    const step = (MODEL_MS * 3) / 1_000
+    console.log(
+      `failover (SIGKILL → the session's next event), median of ${FAILOVER_RUNS}: ${(median(failovers) / 1_000).toFixed(1)} s ` +
+        `(runs: ${failovers.map((ms) => (ms / 1_000).toFixed(1)).join(", ")} s; ×${(median(failovers) / 1_000 / step).toFixed(1)} one session's whole model time of ${step.toFixed(2)} s)`
+    )
+  } finally {
+    await model.close()
+    await pg.stop()
+  }
+}
+
+await main()
