@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { LatheEvent } from "@lathe/core"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
@@ -160,6 +161,41 @@ describe("lathe serve", () => {
       (listed.body as unknown as Array<{ id: string }>).map((s) => s.id),
       [sessionID]
     )
+  })
+
+  it("clones a repo for a session created with { repo, ref }, works in the clone, and diffs from its checkpoints", async () => {
+    const repo = join(box.dir, "upstream")
+    mkdirSync(repo)
+    writeFileSync(join(repo, "README.md"), "upstream\n")
+    const git = (...args: Array<string>) => execFileSync("git", args, { cwd: repo })
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    git("tag", "v1")
+    writeFileSync(join(repo, "README.md"), "changed after v1\n")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "later")
+    const created = await api("/sessions", { body: { repo, ref: "v1" } })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const sessionID = String(created.body?.id)
+    const clone = String(created.body?.directory)
+    assert.notStrictEqual(clone, realpathSync(repo))
+    assert.strictEqual(readFileSync(join(clone, "README.md"), "utf8"), "upstream\n", "the clone is at the tag")
+    assert.deepStrictEqual(created.body?.workspace, { repo, ref: "v1" })
+    const events = await readEvents(`${server.url}/events?sessionID=${sessionID}`, auth)
+    await api(`/sessions/${sessionID}/prompt`, { body: { text: "[write-4] in the clone" } })
+    await events.waitFor(isIdle(sessionID))
+    events.close()
+    assert.strictEqual(readFileSync(join(clone, "hello.txt"), "utf8"), "hello from the agent\n")
+    assert.ok(!existsSync(join(repo, "hello.txt")), "the upstream repository is untouched")
+    const diff = await api(`/sessions/${sessionID}/diff`)
+    assert.strictEqual(diff.status, 200)
+    assert.include(String(diff.body?.diff), "+hello from the agent")
+    assert.deepStrictEqual(diff.body?.files, [{ file: "hello.txt", status: "added", additions: 1, deletions: 0 }])
+    const both = await api("/sessions", { body: { repo, directory: box.project } })
+    assert.strictEqual(both.status, 400)
+    const unknownRef = await api("/sessions", { body: { repo, ref: "no-such-ref" } })
+    assert.strictEqual(unknownRef.status, 400)
+    assert.include(JSON.stringify(unknownRef.body), "no-such-ref")
   })
 
   it("runs two sessions prompted at once to the end", async () => {
