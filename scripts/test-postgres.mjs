@@ -34,6 +34,9 @@ const binDir = () => {
   return join(root, versions[0], "bin")
 }
 
+/** runuser (util-linux) lives in /usr/sbin, which a CI PATH may leave out. */
+const runuser = () => ["/usr/sbin/runuser", "/sbin/runuser"].find((path) => existsSync(path)) ?? "runuser"
+
 const freePort = () =>
   new Promise((resolve, reject) => {
     const server = createServer()
@@ -56,7 +59,7 @@ export const startPostgres = async () => {
   }
   chmodSync(dir, 0o700)
   const as = (cmd, args) =>
-    root ? run("runuser", ["-u", "postgres", "--", join(bin, cmd), ...args]) : run(join(bin, cmd), args)
+    root ? run(runuser(), ["-u", "postgres", "--", join(bin, cmd), ...args]) : run(join(bin, cmd), args)
   await as("initdb", ["-D", join(dir, "data"), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
   const port = await freePort()
   const options = [
