@@ -153,6 +153,15 @@ beforeAll(async () => {
   model = await startScriptedServer(
     byScenario({
       plain: () => ({ steps: [{ text: "Answered by a runner." }] }),
+      ask: (_request, step) =>
+        step === 0
+          ? { steps: [{ tool: "read", input: { filePath: "secret.env" } }] }
+          : { steps: [{ text: "Read it." }] },
+      undo: (_request, step) =>
+        step === 0
+          ? { steps: [{ tool: "write", input: { filePath: "undo-me.txt", content: "made on a runner\n" } }] }
+          : { steps: [{ text: "Wrote it." }] },
+      slow: () => ({ steps: Array.from({ length: 80 }, (_, i) => ({ text: `chunk ${i} ` })), delayMs: 100 }),
       // Step 0 writes a file; step 1 streams slowly (the runner dies here) then writes another; step 2 ends.
       work: (request, step) => {
         const marker = /\[(work-\d+)\]/.exec(JSON.stringify(request.body))?.[1] ?? "work"
@@ -171,6 +180,7 @@ beforeAll(async () => {
     })
   )
   box = sandbox()
+  writeFileSync(join(box.project, "secret.env"), "TOKEN=abc\n")
 }, 30_000)
 
 let databases = 0
@@ -396,4 +406,51 @@ describe("lathe runner + lathe serve --cluster", () => {
     assert.match(JSON.stringify(created.body), /no-such-repo/)
     assert.strictEqual(((await api("/sessions")).body as Array<unknown>).length, before)
   }, 60_000)
+
+  it("routes a permission answer, an abort, undo and redo to the runner holding the session", async () => {
+    await startCluster(2)
+    if (!server) throw new Error("no server")
+    // An ask waits on the runner; the answer given to the server reaches it.
+    const asking = await newSession()
+    const events = await readEvents(`${server.url}/events`)
+    await prompt(asking, "[ask-1] read the secret")
+    const asked = await events.waitFor((e) => e.data.type === "permission.asked" && e.data.sessionID === asking, 60_000)
+    const pending = (await api(`/permissions?sessionID=${asking}`)).body as Array<{ id: string; permission: string }>
+    assert.deepStrictEqual(
+      pending.map((p) => p.permission),
+      ["read"]
+    )
+    assert.strictEqual(asked.data.type === "permission.asked" ? asked.data.id : "", pending[0]?.id)
+    const answered = await api(`/permissions/${pending[0]?.id}/reply`, { reply: "once" })
+    assert.strictEqual(answered.status, 204, JSON.stringify(answered.body))
+    await waitFinished(asking, "Read it.")
+    assert.deepStrictEqual((await api(`/permissions?sessionID=${asking}`)).body, [])
+    assert.strictEqual((await api("/permissions/per_nope/reply", { reply: "once" })).status, 404)
+
+    // An abort reaches the running turn.
+    const slow = await newSession()
+    await prompt(slow, "[slow] talk for a while")
+    await events.waitFor((e) => e.data.type === "part.delta" && e.data.sessionID === slow, 60_000)
+    const aborted = await api(`/sessions/${slow}/abort`, {})
+    assert.deepStrictEqual(aborted.body, { aborted: true })
+    await events.waitFor(isIdle(slow), 30_000)
+    assert.strictEqual(((await api(`/sessions/${slow}`)).body as { status: string }).status, "idle")
+
+    // Undo and redo run where the work tree is.
+    const undoing = await newSession()
+    await prompt(undoing, "[undo] make undo-me.txt")
+    await waitFinished(undoing, "Wrote it.")
+    await events.waitFor(isIdle(undoing), 30_000)
+    const file = join(box.project, "undo-me.txt")
+    assert.strictEqual(readFileSync(file, "utf8"), "made on a runner\n")
+    const undone = await api(`/sessions/${undoing}/undo`, {})
+    assert.strictEqual(undone.status, 200, JSON.stringify(undone.body))
+    assert.ok(!existsSync(file), "undo removed the file")
+    const redone = await api(`/sessions/${undoing}/redo`, {})
+    assert.strictEqual(redone.status, 200, JSON.stringify(redone.body))
+    assert.strictEqual(readFileSync(file, "utf8"), "made on a runner\n")
+    const again = await api(`/sessions/${undoing}/redo`, {})
+    assert.strictEqual(again.status, 409, JSON.stringify(again.body))
+    events.close()
+  }, 180_000)
 })
