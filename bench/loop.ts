@@ -5,9 +5,12 @@
  * (request i+1 arrival − request i arrival; the server answers instantly, so this is the loop's own cost per
  * step), and peak RSS — each next to `node -e 0` measured in the same run. The step gap is the time from the
  * server's last byte of one reply to the arrival of the next request: the loop's own cost per step (stream
- * parsing, tool call, store flush, building the next request).
+ * parsing, tool call, store flush, building the next request). CPU is the whole process's user + system time.
  *
  *   npx nx run @lathe/cli:bundle && npx tsx --conditions=@lathe/source bench/loop.ts
+ *
+ * To compare two builds in the same run: copy `packages/cli/dist/bundle` to e.g. `packages/cli/dist/base`, rebuild,
+ * then `LATHE_BENCH_BASE=packages/cli/dist/base/lathe.js npx tsx --conditions=@lathe/source bench/loop.ts`.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -17,10 +20,16 @@ import { fileURLToPath } from "node:url"
 import { type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
 
 const STEPS = 20
-const RUNS = 3
-/** The bundled CLI; `LATHE_BENCH_BIN` points at another build of it (for comparing two builds side by side). */
+/** Measured runs per build and repo (`LATHE_BENCH_RUNS`, default 3), after one warm-up run. */
+const RUNS = Number(process.env.LATHE_BENCH_RUNS ?? 3)
+/** The bundled CLI; `LATHE_BENCH_BIN` points at another build of it. */
 const bin =
   process.env.LATHE_BENCH_BIN ?? fileURLToPath(new URL("../packages/cli/dist/bundle/lathe.js", import.meta.url))
+/**
+ * `LATHE_BENCH_BASE`: a second build's `lathe.js` (a copy of an earlier `dist/bundle/`, kept inside the repo so its
+ * external packages resolve). Its runs alternate with `bin`'s and the report adds their ratios.
+ */
+const compareWith = process.env.LATHE_BENCH_BASE
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -41,10 +50,14 @@ const makeRepo = (files: number): string => {
   return dir
 }
 
-/** Peak RSS in KiB and wall time of a command, through GNU time. */
+/** Peak RSS in KiB and CPU time (user + system, ms) of a command, through GNU time. */
 const timed = (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv, onStart?: (t: number) => void) =>
-  new Promise<{ rssKiB: number; code: number | null }>((resolve, reject) => {
-    const child = spawn("/usr/bin/time", ["-f", "RSS %M", ...args], { cwd, env, stdio: ["ignore", "ignore", "pipe"] })
+  new Promise<{ rssKiB: number; cpuMs: number; code: number | null }>((resolve, reject) => {
+    const child = spawn("/usr/bin/time", ["-f", "RSS %M CPU %U %S", ...args], {
+      cwd,
+      env,
+      stdio: ["ignore", "ignore", "pipe"]
+    })
     onStart?.(performance.now())
     let stderr = ""
     child.stderr.on("data", (chunk: Buffer) => {
@@ -52,9 +65,10 @@ const timed = (args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv,
     })
     child.on("error", reject)
     child.on("close", (code) => {
-      const rss = /RSS (\d+)/.exec(stderr)
+      const rss = /RSS (\d+) CPU ([\d.]+) ([\d.]+)/.exec(stderr)
       if (code !== 0) process.stderr.write(stderr)
-      resolve({ rssKiB: rss ? Number(rss[1]) : Number.NaN, code })
+      const cpuMs = rss ? (Number(rss[2]) + Number(rss[3])) * 1000 : Number.NaN
+      resolve({ rssKiB: rss ? Number(rss[1]) : Number.NaN, cpuMs, code })
     })
   })
 
@@ -72,7 +86,7 @@ const baseline = async () => {
   return { ms: median(times), rssKiB: rss }
 }
 
-const session = async (repo: string) => {
+const session = async (repo: string, lathe: string) => {
   const script = (_request: unknown, index: number): ScriptedReply | undefined => {
     if (index < STEPS - 1) return { steps: [{ tool: "read", input: { filePath: "a.txt" } }] }
     if (index === STEPS - 1) return { steps: [{ text: "done" }] }
@@ -91,7 +105,7 @@ const session = async (repo: string) => {
   }
   let start = 0
   const result = await timed(
-    [process.execPath, bin, "run", "--format", "json", "--yes", "read a.txt 19 times"],
+    [process.execPath, lathe, "run", "--format", "json", "--yes", "read a.txt 19 times"],
     repo,
     env,
     (t) => {
@@ -104,24 +118,61 @@ const session = async (repo: string) => {
   if (result.code !== 0 || requests.length !== STEPS)
     throw new Error(`run failed: code ${result.code}, ${requests.length} requests`)
   const gaps = requests.slice(1).map((r, i) => r.receivedAt - (requests[i]?.answeredAt ?? Number.NaN))
-  return { first: (requests[0]?.receivedAt ?? Number.NaN) - start, gap: median(gaps), rssKiB: result.rssKiB }
+  return {
+    first: (requests[0]?.receivedAt ?? Number.NaN) - start,
+    gap: median(gaps),
+    // After the JIT has warmed up: the first steps of a session run mostly unoptimised code.
+    steady: median(gaps.slice(8)),
+    rssKiB: result.rssKiB,
+    cpuMs: result.cpuMs
+  }
 }
+
+/** One build's figures over several runs: medians of first request, step gaps and CPU time, the worst peak RSS. */
+const summarise = (runs: ReadonlyArray<Awaited<ReturnType<typeof session>>>) => ({
+  first: median(runs.map((r) => r.first)),
+  gap: median(runs.map((r) => r.gap)),
+  steady: median(runs.map((r) => r.steady)),
+  rss: Math.max(...runs.map((r) => r.rssKiB)) / 1024,
+  cpu: median(runs.map((r) => r.cpuMs))
+})
 
 const main = async () => {
   const base = await baseline()
   console.log(`baseline node -e 0: ${base.ms.toFixed(1)} ms, RSS ${(base.rssKiB / 1024).toFixed(1)} MiB`)
+  // With a second build, runs alternate between the two so that both see the same load on the machine.
+  const builds =
+    compareWith === undefined
+      ? [{ name: "build", bin }]
+      : [
+          { name: "base", bin: compareWith },
+          { name: "build", bin }
+        ]
   for (const files of [5, 50_000]) {
     const repo = makeRepo(files)
-    await session(repo) // warm the compile cache
-    const runs = []
-    for (let i = 0; i < RUNS; i++) runs.push(await session(repo))
-    const first = median(runs.map((r) => r.first))
-    const gap = median(runs.map((r) => r.gap))
-    const rss = Math.max(...runs.map((r) => r.rssKiB)) / 1024
-    console.log(
-      `${files} files: first request ${first.toFixed(1)} ms (${(first / base.ms).toFixed(2)}× node -e 0), ` +
-        `median step gap ${gap.toFixed(2)} ms, peak RSS ${rss.toFixed(1)} MiB (${(rss / (base.rssKiB / 1024)).toFixed(2)}× node -e 0)`
-    )
+    for (const build of builds) await session(repo, build.bin) // warm the compile cache
+    const runs = builds.map(() => [] as Array<Awaited<ReturnType<typeof session>>>)
+    for (let i = 0; i < RUNS; i++) {
+      for (const [b, build] of builds.entries()) runs[b]?.push(await session(repo, build.bin))
+    }
+    const figures = runs.map(summarise)
+    for (const [b, build] of builds.entries()) {
+      const f = figures[b]
+      if (f === undefined) continue
+      console.log(
+        `${files} files, ${build.name}: first request ${f.first.toFixed(1)} ms (${(f.first / base.ms).toFixed(2)}× node -e 0), ` +
+          `median step gap ${f.gap.toFixed(2)} ms (after step 8: ${f.steady.toFixed(2)} ms), ` +
+          `peak RSS ${f.rss.toFixed(1)} MiB (${(f.rss / (base.rssKiB / 1024)).toFixed(2)}× node -e 0), CPU ${f.cpu.toFixed(0)} ms`
+      )
+    }
+    const [a, b] = figures
+    if (a !== undefined && b !== undefined) {
+      console.log(
+        `${files} files, build / base: first request ${(b.first / a.first).toFixed(2)}, step gap ${(b.gap / a.gap).toFixed(2)} ` +
+          `(after step 8: ${(b.steady / a.steady).toFixed(2)}), peak RSS ${(b.rss / a.rss).toFixed(2)}, CPU ${(b.cpu / a.cpu).toFixed(2)} ` +
+          `(${RUNS} runs each, alternated)`
+      )
+    }
     rmSync(repo, { recursive: true, force: true })
   }
 }

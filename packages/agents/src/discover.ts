@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises"
 import { basename, join } from "node:path"
 import type { AgentDefinition, PluginContext } from "@lathe/core"
-import { parseAgentFile } from "./markdown.js"
+import type { parseAgentFile } from "./markdown.js"
 
 /** A folder agent files are read from. */
 export interface AgentDirectory {
@@ -66,6 +66,8 @@ const markdownFiles = async (dir: string, log: DiscoveryContext["log"]): Promise
 export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<ReadonlyArray<MarkdownAgent>> => {
   const agents = new Map<string, MarkdownAgent>()
   const ignored: Array<string> = []
+  // The parser (and `yaml`, which it needs) is loaded only once there is a file to parse: most runs have none.
+  let parse: typeof parseAgentFile | undefined
   for (const dir of agentDirectories(ctx)) {
     const files = await markdownFiles(dir.path, ctx.log)
     if (dir.scope === "project" && !ctx.trusted) {
@@ -78,7 +80,8 @@ export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<Readonl
         ctx.log.warn(`Ignored agent file ${path}: it could not be read (${reason(text)}).`, { path })
         continue
       }
-      const parsed = parseAgentFile(basename(path, ".md"), text)
+      parse ??= (await import("./markdown.js")).parseAgentFile
+      const parsed = parse(basename(path, ".md"), text)
       if (!parsed.ok) {
         ctx.log.warn(`Ignored agent file ${path}: ${parsed.error}. Fix the file; the other agents are loaded.`, {
           path

@@ -1,43 +1,11 @@
 /**
  * @lathe/agents: Lathe's built-in agents (`build`, `plan`, `explore`, `general`, hidden `summary`) and the agents
- * people define in markdown files, contributed as a plugin.
+ * people define in markdown files, contributed as a plugin (the default export; `@lathe/agents/plugin` is the same
+ * plugin without this entry's markdown parser loaded up front).
  */
-import { definePlugin } from "@lathe/core"
-import { builtinAgents } from "./builtin.js"
-import { loadMarkdownAgents } from "./discover.js"
-import { createTaskTool } from "./task.js"
-
 export * from "./builtin.js"
 export * from "./discover.js"
 export * from "./markdown.js"
+export { default } from "./plugin.js"
 export * from "./prompts.js"
 export * from "./task.js"
-
-/**
- * The plugin: returns the built-in agents, then the markdown agents, one definition per name (a file named like a
- * built-in replaces it), and the `task` tool that runs the subagents.
- * Project files load only in a trusted project; see `loadMarkdownAgents`.
- */
-const agentsPlugin = definePlugin({
-  name: "@lathe/agents",
-  setup: async (ctx) => {
-    const agents = new Map(builtinAgents.map((agent) => [agent.name, agent]))
-    for (const { definition, path } of await loadMarkdownAgents(ctx))
-      agents.set(definition.name, { ...definition, source: path })
-    // The task tool lists the subagents it can start: these, plus subagents defined in lathe.json.
-    const subagents = new Map<string, { name: string; description?: string }>()
-    for (const agent of agents.values())
-      if (!agent.hidden && agent.mode !== "primary")
-        subagents.set(agent.name, {
-          name: agent.name,
-          ...(agent.description ? { description: agent.description } : {})
-        })
-    for (const [name, agent] of Object.entries(ctx.config.agent))
-      if (!agent.disable && (agent.mode === "subagent" || agent.mode === "all"))
-        subagents.set(name, { name, ...(agent.description ? { description: agent.description } : {}) })
-      else if (agent.disable) subagents.delete(name)
-    return { agents: [...agents.values()], tools: [createTaskTool([...subagents.values()])] }
-  }
-})
-
-export default agentsPlugin

@@ -4,6 +4,7 @@
 // bash grammar, the ripgrep binary). Tool descriptions, read from `.txt` files at load time, are inlined.
 // The interactive UI (Ink 8 + React 19 + yoga-layout, whose wasm ships inlined as base64 behind a top-level await)
 // is imported lazily, so it lands in chunks of its own: React in its production build, Ink's DevTools hook stubbed.
+// The AI Gateway provider `ai` imports at load (Lathe never uses it) is replaced by a stand-in.
 // Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
 import { readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -54,6 +55,30 @@ const stubInkDevtools = {
 }
 
 /**
+ * Replaces the Vercel AI Gateway provider (`@ai-sdk/gateway`, with `@vercel/oidc` and zod's mini build behind it)
+ * with a stand-in. `ai` imports it at load for one purpose: the provider a bare model-id string resolves through.
+ * Lathe never hands `ai` a string (it builds every model from its own provider config), so the bundled CLI skips
+ * evaluating ~100 KiB at every start; the stand-in's errors match nothing, and using it fails with a clear message.
+ */
+const stubGateway = {
+  name: "stub-ai-gateway",
+  setup(b) {
+    b.onResolve({ filter: /^@ai-sdk\/gateway$/ }, () => ({ path: "@ai-sdk/gateway", namespace: "lathe-stub" }))
+    b.onLoad({ filter: /.*/, namespace: "lathe-stub" }, () => ({
+      contents:
+        "const unavailable = () => {\n" +
+        '  throw new Error("The AI Gateway provider is not part of the bundled Lathe CLI: configure a provider in lathe.json.")\n' +
+        "}\n" +
+        "export class GatewayError extends Error { static isInstance() { return false } }\n" +
+        "export class GatewayAuthenticationError extends GatewayError { static isInstance() { return false } }\n" +
+        "export const createGateway = unavailable\n" +
+        "export const gateway = new Proxy(unavailable, { get: unavailable })\n",
+      loader: "js"
+    }))
+  }
+}
+
+/**
  * The esbuild options of the CLI bundle for the given entry points and output directory (ESM, code splitting,
  * workspace packages from source). Exported so tests can bundle other entries exactly as the CLI is bundled.
  */
@@ -75,7 +100,7 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions, stubInkDevtools],
+  plugins: [inlineDescriptions, stubInkDevtools, stubGateway],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,

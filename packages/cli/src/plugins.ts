@@ -1,7 +1,8 @@
-import agents from "@lathe/agents"
+// The plugins' light entries: their file parsers (and `yaml`) load only when an agent or skill file exists.
+import agents from "@lathe/agents/plugin"
 import { dataDir, type PluginEntry } from "@lathe/core"
 import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp/host"
-import skills from "@lathe/skills"
+import skills from "@lathe/skills/plugin"
 import tools from "@lathe/tools"
 
 /** The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, then MCP servers' tools. */

@@ -73,7 +73,9 @@ const statements = (db: DatabaseSync) => ({
   deleteSession: db.prepare("DELETE FROM session WHERE id = ?"),
   deleteMessageParts: db.prepare("DELETE FROM part WHERE session_id = ? AND message_id = ?"),
   deleteMessage: db.prepare("DELETE FROM message WHERE session_id = ? AND id = ?"),
-  deletePart: db.prepare("DELETE FROM part WHERE session_id = ? AND message_id = ? AND id = ?")
+  deletePart: db.prepare("DELETE FROM part WHERE session_id = ? AND message_id = ? AND id = ?"),
+  // Changes exactly when another connection (this process or another) commits; this connection's commits keep it.
+  dataVersion: db.prepare("PRAGMA data_version")
 })
 
 /** The SQL and parameters of one `listSessions` query, newest first. */
@@ -96,6 +98,56 @@ const listQuery = (filter: SessionFilter): { sql: string; params: Array<SQLInput
 
 /** Most decoded rows kept for reuse (about one long session's worth). */
 const DECODE_CACHE_ROWS = 50_000
+/** Most sessions whose history is kept in memory (least recently read first out). */
+const CACHED_SESSIONS = 16
+
+/** A `message` or `part` row held in memory: the row as on disk, and its decoded value once read. */
+interface CachedRow {
+  row: Row
+  value: unknown
+}
+
+/** A message of a cached session, with its parts' rows by id; `order` is their id order (rebuilt when needed). */
+interface CachedMessage extends CachedRow {
+  readonly parts: Map<string, CachedRow>
+  order: Array<CachedRow> | undefined
+}
+
+/** One session's messages exactly as on disk; `order` is their id order, `rows` about how many rows it holds. */
+interface CachedSession {
+  readonly messages: Map<string, CachedMessage>
+  order: Array<CachedMessage> | undefined
+  rows: number
+}
+
+type Keyed = { readonly key: string }
+
+/**
+ * The order SQLite sorts TEXT keys in (BINARY: UTF-8 bytes, i.e. code points). JavaScript's `<` compares UTF-16
+ * code units, which disagrees only between a surrogate and U+E000..U+FFFF; those two ranges are swapped here.
+ */
+const byKey = (a: Keyed, b: Keyed): number => {
+  const [x, y] = [a.key, b.key]
+  const n = Math.min(x.length, y.length)
+  for (let i = 0; i < n; i++) {
+    let cx = x.charCodeAt(i)
+    let cy = y.charCodeAt(i)
+    if (cx === cy) continue
+    if (cx >= 0xd800 && cy >= 0xd800) {
+      cx = cx >= 0xe000 ? cx - 0x800 : cx + 0x2000
+      cy = cy >= 0xe000 ? cy - 0x800 : cy + 0x2000
+    }
+    return cx - cy
+  }
+  return x.length - y.length
+}
+
+/** The entries of `map` in SQLite's id order. */
+const inIdOrder = <A>(map: ReadonlyMap<string, A>): Array<A> =>
+  [...map.entries()]
+    .map(([key, value]) => ({ key, value }))
+    .sort(byKey)
+    .map((entry) => entry.value)
 
 const ensureDir = (dir: string) =>
   Effect.try({
@@ -113,6 +165,10 @@ const ensureDir = (dir: string) =>
  * write; the batch goes to disk in one transaction on `flush`, `flushDelay` after its first write, before any
  * read or delete (so reads always see earlier writes), and when the scope closes. Once `flush` returns, the
  * batch survives the process being killed. Several connections and processes may share one file.
+ *
+ * The histories of the sessions read last (`messages`) stay in memory, updated by this store's own writes, and are
+ * served from there while SQLite's `data_version` shows no commit by any other connection; a read returns new
+ * arrays over shared, never-mutated values, equal to what a fresh read of the file would return.
  */
 export const makeSqliteStore = (
   file: string,
@@ -145,8 +201,8 @@ export const makeSqliteStore = (
     const knownMessages = new Set<string>()
     let timerArmed = false
 
-    // Decoded rows by table and id, with the text they were decoded from: the loop re-reads a session's whole
-    // history every step, and rows that did not change skip JSON.parse and schema decoding (a string compare).
+    // Decoded rows by table and id, with the text they were decoded from: a row read again unchanged (a history
+    // reloaded after another connection's commit, a session listed again) skips JSON.parse and schema decoding.
     const decoded = new Map<string, { readonly data: string; readonly value: unknown }>()
     const parse = <A>(decode: (input: unknown) => A, table: string, row: Row): A => {
       try {
@@ -168,12 +224,111 @@ export const makeSqliteStore = (
       }
     }
 
+    // Each session's history as on disk, so the loop's read of it every step costs no query and no decoding. Valid
+    // while `data_version` still reads `cacheVersion`: this connection's own commits are applied to it as they land
+    // (they leave `data_version` alone), and any other connection's commit drops the whole cache.
+    const cache = new Map<string, CachedSession>()
+    let cacheVersion = -1
+    /** Drops the cache if another connection committed since it was last checked. */
+    const revalidate = (): void => {
+      const version = Number(sql.dataVersion.get()?.data_version)
+      if (version === cacheVersion) return
+      cache.clear()
+      cacheVersion = version
+    }
+    /**
+     * Runs `body` in a write transaction of this connection; once it commits, `update` brings the cache up to date
+     * (the write lock keeps other connections out between the version check and the commit).
+     */
+    const ownWrite = <A>(body: () => A, update: (result: A) => void): A => {
+      const result = transaction(db, "IMMEDIATE", () => {
+        revalidate()
+        return body()
+      })
+      update(result)
+      return result
+    }
+    /** The session's cached history (most recently used from now on), reading it from disk when not held. */
+    const history = (sessionID: string): CachedSession => {
+      revalidate()
+      const held = cache.get(sessionID)
+      if (held !== undefined) {
+        cache.delete(sessionID)
+        cache.set(sessionID, held)
+        return held
+      }
+      const loaded = transaction(db, "DEFERRED", () => {
+        revalidate() // in the read transaction: the rows below are the database at exactly this version
+        const messages = new Map<string, CachedMessage>()
+        for (const row of sql.messagesOfSession.all(sessionID)) {
+          messages.set(String(row.id), { row, value: undefined, parts: new Map(), order: undefined })
+        }
+        let rows = messages.size
+        for (const row of sql.partsOfSession.all(sessionID)) {
+          messages.get(String(row.message_id))?.parts.set(String(row.id), { row, value: undefined })
+          rows++
+        }
+        return { messages, order: undefined, rows }
+      })
+      cache.set(sessionID, loaded)
+      let total = 0
+      for (const entry of cache.values()) total += entry.rows
+      for (const [id, entry] of cache) {
+        if (cache.size <= 1 || (cache.size <= CACHED_SESSIONS && total <= DECODE_CACHE_ROWS)) break
+        cache.delete(id)
+        total -= entry.rows
+      }
+      return loaded
+    }
+    const decodedValue = <A>(decode: (input: unknown) => A, table: string, cached: CachedRow): A => {
+      cached.value ??= parse(decode, table, cached.row)
+      return cached.value as A
+    }
+    /** A fresh `{ info, parts }` (new arrays, shared immutable values) for a cached message. */
+    const messageOf = (message: CachedMessage): MessageWithParts => {
+      message.order ??= inIdOrder(message.parts)
+      return {
+        info: decodedValue(decoders.message, "message", message),
+        parts: message.order.map((part) => decodedValue(decoders.part, "part", part))
+      }
+    }
+    /** Applies rows this connection committed to the sessions held in memory. */
+    const cacheMessage = (sessionID: string, id: string, data: string): void => {
+      const entry = cache.get(sessionID)
+      if (entry === undefined) return
+      const row = { id, data }
+      const held = entry.messages.get(id)
+      if (held !== undefined) {
+        held.row = row
+        held.value = undefined
+        return
+      }
+      entry.messages.set(id, { row, value: undefined, parts: new Map(), order: undefined })
+      entry.order = undefined
+      entry.rows++
+    }
+    const cachePart = (sessionID: string, messageID: string, id: string, data: string): void => {
+      const entry = cache.get(sessionID)
+      // No message here means none on disk either, where the insert was skipped for the same reason.
+      const message = entry?.messages.get(messageID)
+      if (entry === undefined || message === undefined) return
+      const row = { message_id: messageID, id, data }
+      const held = message.parts.get(id)
+      if (held !== undefined) {
+        held.row = row
+        held.value = undefined
+        return
+      }
+      message.parts.set(id, { row, value: undefined })
+      message.order = undefined
+      entry.rows++
+    }
+
     /** Writes the batch in one transaction; on failure the batch stays pending for the next flush. */
     const flushNow = (): void => {
       if (pending.sessions.size + pending.messages.size + pendingParts.size === 0) return
       // An entity JSON cannot hold (a BigInt, a cycle in metadata) is dropped and reported, never retried forever.
       const rejected: Array<string> = []
-      const written: Array<string> = []
       const json = (table: string, value: { readonly id: string }): string | undefined => {
         try {
           return JSON.stringify(value)
@@ -182,23 +337,33 @@ export const makeSqliteStore = (
           return undefined
         }
       }
-      transaction(db, "IMMEDIATE", () => {
-        for (const s of pending.sessions.values()) {
-          const data = json("session", s)
-          if (data !== undefined) sql.putSession.run(s.id, s.projectID, s.parentID || null, s.time.updated, data)
+      const messages: Array<readonly [Message, string]> = []
+      const parts: Array<readonly [Part, string]> = []
+      ownWrite(
+        () => {
+          for (const s of pending.sessions.values()) {
+            const data = json("session", s)
+            if (data !== undefined) sql.putSession.run(s.id, s.projectID, s.parentID || null, s.time.updated, data)
+          }
+          for (const m of pending.messages.values()) {
+            const data = json("message", m)
+            if (data === undefined) continue
+            sql.putMessage.run(m.sessionID, m.id, data)
+            messages.push([m, data])
+          }
+          for (const p of pendingParts.values()) {
+            const data = json("part", p)
+            if (data === undefined) continue
+            sql.putPart.run(p.sessionID, p.messageID, p.id, data)
+            parts.push([p, data])
+          }
+        },
+        () => {
+          for (const [m, data] of messages) cacheMessage(m.sessionID, m.id, data)
+          for (const [p, data] of parts) cachePart(p.sessionID, p.messageID, p.id, data)
         }
-        for (const m of pending.messages.values()) {
-          const data = json("message", m)
-          if (data === undefined) continue
-          sql.putMessage.run(m.sessionID, m.id, data)
-          written.push(key(m.sessionID, m.id))
-        }
-        for (const p of pendingParts.values()) {
-          const data = json("part", p)
-          if (data !== undefined) sql.putPart.run(p.sessionID, p.messageID, p.id, data)
-        }
-      })
-      for (const messageKey of written) knownMessages.add(messageKey)
+      )
+      for (const [m] of messages) knownMessages.add(key(m.sessionID, m.id))
       pending.sessions.clear()
       pending.messages.clear()
       pendingParts.clear()
@@ -224,12 +389,17 @@ export const makeSqliteStore = (
       return Effect.forkIn(Effect.sleep(options.flushDelay ?? "50 millis").pipe(Effect.andThen(timerFlush)), scope)
     }).pipe(Effect.asVoid)
 
-    /** Flushes, then runs `body`; for reads (read-your-writes) and deletes (no batched write outlives them). */
-    const afterFlush = <A>(operation: string, mode: "DEFERRED" | "IMMEDIATE", body: () => A) =>
+    /** Flushes, then runs `body`: reads see every earlier write. */
+    const afterFlush = <A>(operation: string, body: () => A) =>
       attempt(operation, () => {
         flushNow()
-        return transaction(db, mode, body)
+        return body()
       })
+    /** Flushes, then deletes in one transaction (no batched write outlives it) and updates the cache. */
+    const deleting = <A>(operation: string, body: () => A, update: (result: A) => void) =>
+      afterFlush(operation, () => ownWrite(body, update))
+    /** Runs `body` in one read transaction (a consistent view across its queries). */
+    const reading = <A>(body: () => A): A => transaction(db, "DEFERRED", body)
 
     yield* Effect.addFinalizer(() =>
       flush.pipe(Effect.catch((error) => Effect.logError(`Session writes lost at shutdown: ${error.message}`)))
@@ -243,7 +413,7 @@ export const makeSqliteStore = (
         yield* armTimer
       }),
       getSession: Effect.fn("SessionStore.getSession")(function* (sessionID: string) {
-        const row = yield* afterFlush("getSession", "DEFERRED", () => sql.getSession.get(sessionID))
+        const row = yield* afterFlush("getSession", () => sql.getSession.get(sessionID))
         if (!row) return yield* Effect.fail(sessionNotFound(sessionID))
         return yield* attempt("getSession", () => parse(decoders.session, "session", row))
       }),
@@ -257,21 +427,28 @@ export const makeSqliteStore = (
           )
         }
         const { sql: text, params } = listQuery(filter)
-        return yield* afterFlush("listSessions", "DEFERRED", () => {
+        return yield* afterFlush("listSessions", () => {
           const statement = listStatements.get(text) ?? db.prepare(text)
           listStatements.set(text, statement)
           return statement.all(...params).map((row) => parse(decoders.session, "session", row))
         })
       }),
       deleteSession: Effect.fn("SessionStore.deleteSession")(function* (sessionID: string) {
-        yield* afterFlush("deleteSession", "IMMEDIATE", () => {
-          for (const row of sql.sessionTree.all(sessionID)) {
-            const id = String(row.id)
-            sql.deleteSessionParts.run(id)
-            sql.deleteSessionMessages.run(id)
-            sql.deleteSession.run(id)
+        yield* deleting(
+          "deleteSession",
+          () => {
+            const ids = sql.sessionTree.all(sessionID).map((row) => String(row.id))
+            for (const id of ids) {
+              sql.deleteSessionParts.run(id)
+              sql.deleteSessionMessages.run(id)
+              sql.deleteSession.run(id)
+            }
+            return ids
+          },
+          (ids) => {
+            for (const id of ids) cache.delete(id)
           }
-        })
+        )
         knownMessages.clear()
       }),
       putMessage: Effect.fn("SessionStore.putMessage")(function* (message: Message) {
@@ -279,35 +456,42 @@ export const makeSqliteStore = (
         yield* armTimer
       }),
       getMessage: Effect.fn("SessionStore.getMessage")(function* (sessionID: string, messageID: string) {
-        const found = yield* afterFlush("getMessage", "DEFERRED", (): MessageWithParts | undefined => {
-          const row = sql.getMessage.get(sessionID, messageID)
-          if (!row) return undefined
-          const info = parse(decoders.message, "message", row)
-          return { info, parts: partsOf(sql.partsOfMessage.all(sessionID, messageID)) }
+        const found = yield* afterFlush("getMessage", (): MessageWithParts | undefined => {
+          revalidate()
+          const held = cache.get(sessionID)
+          if (held !== undefined) {
+            const message = held.messages.get(messageID)
+            return message && messageOf(message)
+          }
+          return reading(() => {
+            const row = sql.getMessage.get(sessionID, messageID)
+            if (!row) return undefined
+            const info = parse(decoders.message, "message", row)
+            return { info, parts: partsOf(sql.partsOfMessage.all(sessionID, messageID)) }
+          })
         })
         if (!found) return yield* Effect.fail(messageNotFound(sessionID, messageID))
         return found
       }),
       messages: Effect.fn("SessionStore.messages")(function* (sessionID: string) {
-        return yield* afterFlush("messages", "DEFERRED", (): ReadonlyArray<MessageWithParts> => {
-          const parts = new Map<string, Array<Part>>()
-          for (const row of sql.partsOfSession.all(sessionID)) {
-            const messageID = String(row.message_id)
-            const list = parts.get(messageID) ?? []
-            list.push(parse(decoders.part, "part", row))
-            parts.set(messageID, list)
-          }
-          return sql.messagesOfSession.all(sessionID).map((row) => ({
-            info: parse(decoders.message, "message", row),
-            parts: parts.get(String(row.id)) ?? []
-          }))
+        return yield* afterFlush("messages", (): ReadonlyArray<MessageWithParts> => {
+          const held = history(sessionID)
+          held.order ??= inIdOrder(held.messages)
+          return held.order.map(messageOf)
         })
       }),
       removeMessage: Effect.fn("SessionStore.removeMessage")(function* (sessionID: string, messageID: string) {
-        yield* afterFlush("removeMessage", "IMMEDIATE", () => {
-          sql.deleteMessageParts.run(sessionID, messageID)
-          sql.deleteMessage.run(sessionID, messageID)
-        })
+        yield* deleting(
+          "removeMessage",
+          () => {
+            sql.deleteMessageParts.run(sessionID, messageID)
+            sql.deleteMessage.run(sessionID, messageID)
+          },
+          () => {
+            const held = cache.get(sessionID)
+            if (held?.messages.delete(messageID)) held.order = undefined
+          }
+        )
         knownMessages.delete(key(sessionID, messageID))
       }),
       // Untraced on purpose: the loop calls this for every text delta, and a span per call cost ~5 µs, ten times
@@ -334,7 +518,14 @@ export const makeSqliteStore = (
         messageID: string,
         partID: string
       ) {
-        yield* afterFlush("removePart", "IMMEDIATE", () => sql.deletePart.run(sessionID, messageID, partID))
+        yield* deleting(
+          "removePart",
+          () => sql.deletePart.run(sessionID, messageID, partID),
+          () => {
+            const message = cache.get(sessionID)?.messages.get(messageID)
+            if (message?.parts.delete(partID)) message.order = undefined
+          }
+        )
       }),
       flush
     })

@@ -192,6 +192,137 @@ describe("SqliteSessionStore", () => {
   )
 })
 
+/** A small deterministic generator (mulberry32), so a failing sequence can be replayed. */
+const random = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+describe("SqliteSessionStore's history in memory", () => {
+  it.effect("a read after another connection's commit sees it, though the session was read before", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const [a, b] = [yield* open(file), yield* open(file)]
+        yield* a.putSession(session("ses_a", 1))
+        yield* a.putMessage(user("ses_a", "msg_1"))
+        yield* a.putPart(text("ses_a", "msg_1", "prt_1", "from a"))
+        assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["from a"])
+        yield* b.putPart(text("ses_a", "msg_1", "prt_2", "from b"))
+        yield* b.flush
+        assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["from a", "from b"])
+        assert.deepStrictEqual(textOf((yield* a.getMessage("ses_a", "msg_1")).parts), ["from a", "from b"])
+        yield* b.removeMessage("ses_a", "msg_1")
+        assert.deepStrictEqual(yield* a.messages("ses_a"), [])
+        // A plain connection outside Lathe counts too.
+        yield* a.putMessage(user("ses_a", "msg_2"))
+        yield* a.putPart(text("ses_a", "msg_2", "prt_1", "before"))
+        assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["before"])
+        const db = raw(file)
+        db.prepare("UPDATE part SET data = ? WHERE id = 'prt_1'").run(
+          JSON.stringify(text("ses_a", "msg_2", "prt_1", "edited outside"))
+        )
+        db.close()
+        assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["edited outside"])
+      })
+    )
+  )
+
+  it.effect("what a read returns is the caller's: changing it does not change the next read", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* open(freshFile())
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.putPart(text("ses_a", "msg_1", "prt_1", "one"))
+        const first = yield* store.messages("ses_a")
+        const mutable = first as unknown as Array<{ parts: Array<unknown> }>
+        mutable[0]?.parts.push("not a part")
+        mutable.push({ parts: [] })
+        const again = yield* store.messages("ses_a")
+        assert.strictEqual(again.length, 1)
+        assert.deepStrictEqual(textOf(again[0]?.parts ?? []), ["one"])
+        const message = yield* store.getMessage("ses_a", "msg_1")
+        ;(message.parts as Array<unknown>).length = 0
+        assert.deepStrictEqual(textOf((yield* store.getMessage("ses_a", "msg_1")).parts), ["one"])
+      })
+    )
+  )
+
+  it.effect("keeps ids in SQLite's order (code points), also past the surrogates", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        const ids = ["prt_a", "prt_\u{1F600}", "prt_\uFF5E", "prt_B", "prt_"]
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.messages("ses_a") // held in memory from here on
+        for (const id of ids) yield* store.putPart(text("ses_a", "msg_1", id, id))
+        const fromMemory = ((yield* store.messages("ses_a"))[0]?.parts ?? []).map((part) => part.id)
+        const fromDisk = yield* Effect.scoped(
+          open(file).pipe(Effect.flatMap((other) => other.getMessage("ses_a", "msg_1")))
+        )
+        assert.deepStrictEqual(fromMemory, ["prt_", "prt_B", "prt_a", "prt_\uFF5E", "prt_\u{1F600}"])
+        assert.deepStrictEqual(
+          fromMemory,
+          fromDisk.parts.map((part) => part.id)
+        )
+      })
+    )
+  )
+
+  it.effect("two connections and a plain one, 400 random writes: every read equals the database", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const stores = [yield* open(file), yield* open(file)] as const
+        const db = raw(file)
+        const next = random(20_251_123)
+        const pick = <A>(list: ReadonlyArray<A>): A => list[Math.floor(next() * list.length)] as A
+        const sessions = ["ses_1", "ses_2"]
+        const messageIDs = ["msg_1", "msg_2", "msg_3"]
+        const partIDs = ["prt_1", "prt_2", "prt_3"]
+        for (const id of sessions) yield* stores[0].putSession(session(id, 1))
+        // What a fresh connection would read, built from the database itself.
+        const expected = (sessionID: string) =>
+          Effect.scoped(open(file).pipe(Effect.flatMap((fresh) => fresh.messages(sessionID))))
+        for (let i = 0; i < 400; i++) {
+          const store = pick(stores)
+          const [sessionID, messageID, partID] = [pick(sessions), pick(messageIDs), pick(partIDs)]
+          const roll = next()
+          if (roll < 0.25) yield* store.putMessage(user(sessionID, messageID))
+          else if (roll < 0.6) {
+            yield* store.putPart(text(sessionID, messageID, partID, `v${i}`)).pipe(Effect.ignore)
+          } else if (roll < 0.7) yield* store.removePart(sessionID, messageID, partID)
+          else if (roll < 0.77) yield* store.removeMessage(sessionID, messageID)
+          else if (roll < 0.8) yield* store.deleteSession(sessionID)
+          else if (roll < 0.88) {
+            db.prepare("UPDATE part SET data = ? WHERE session_id = ? AND message_id = ? AND id = ?").run(
+              JSON.stringify(text(sessionID, messageID, partID, `outside ${i}`)),
+              sessionID,
+              messageID,
+              partID
+            )
+          } else yield* store.flush
+          if (next() < 0.5) {
+            const reader = pick(stores)
+            const flushedByBoth = yield* Effect.all(stores.map((s) => s.flush))
+            assert.strictEqual(flushedByBoth.length, 2)
+            assert.deepStrictEqual(yield* reader.messages(sessionID), yield* expected(sessionID), `after write ${i}`)
+            const got = yield* reader.getMessage(sessionID, messageID).pipe(Effect.option)
+            const want = (yield* expected(sessionID)).find((m) => m.info.id === messageID)
+            assert.deepStrictEqual(got._tag === "Some" ? got.value : undefined, want, `message after write ${i}`)
+          }
+        }
+        db.close()
+      })
+    )
+  )
+})
+
 describe("SqliteSessionStore on a damaged or foreign file", () => {
   it.effect("a corrupt row is a StoreError naming the table and the id", () =>
     Effect.scoped(

@@ -1,7 +1,12 @@
 import { readdir, readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import type { PluginLogger } from "@lathe/core"
-import { type ParsedSkill, parseSkillFile } from "./skill-file.js"
+import type { ParsedSkill, parseSkillFile } from "./skill-file.js"
+
+// The parser (and `yaml`, which it needs) is loaded only once there is a SKILL.md to parse: most runs have none.
+let parser: Promise<typeof parseSkillFile> | undefined
+const loadParser = (): Promise<typeof parseSkillFile> =>
+  (parser ??= import("./skill-file.js").then((module) => module.parseSkillFile))
 
 /** Where a skill was found: the project (only read when trusted) or the person's own folders. */
 export type SkillScope = "project" | "global"
@@ -75,7 +80,7 @@ const readRoot = async (root: SkillRoot, log: PluginLogger): Promise<ReadonlyArr
       log.warn(`Skipped skill ${path}: it could not be read: ${errorText(error)}`, { path })
       continue
     }
-    const result = parseSkillFile(text, folder)
+    const result = (await loadParser())(text, folder)
     if (!result.ok) {
       log.warn(`Skipped skill ${path}: ${result.problem}.`, { path, problem: result.problem })
       continue

@@ -1,0 +1,37 @@
+/**
+ * `@lathe/agents/plugin`: the agents plugin alone, the entry a host loads on every run. Unlike the package's main
+ * entry it does not load the markdown parser (and `yaml`) until an agent file is found.
+ */
+import { definePlugin } from "@lathe/core"
+import { builtinAgents } from "./builtin.js"
+import { loadMarkdownAgents } from "./discover.js"
+import { createTaskTool } from "./task.js"
+
+/**
+ * The plugin: returns the built-in agents, then the markdown agents, one definition per name (a file named like a
+ * built-in replaces it), and the `task` tool that runs the subagents.
+ * Project files load only in a trusted project; see `loadMarkdownAgents`.
+ */
+const agentsPlugin = definePlugin({
+  name: "@lathe/agents",
+  setup: async (ctx) => {
+    const agents = new Map(builtinAgents.map((agent) => [agent.name, agent]))
+    for (const { definition, path } of await loadMarkdownAgents(ctx))
+      agents.set(definition.name, { ...definition, source: path })
+    // The task tool lists the subagents it can start: these, plus subagents defined in lathe.json.
+    const subagents = new Map<string, { name: string; description?: string }>()
+    for (const agent of agents.values())
+      if (!agent.hidden && agent.mode !== "primary")
+        subagents.set(agent.name, {
+          name: agent.name,
+          ...(agent.description ? { description: agent.description } : {})
+        })
+    for (const [name, agent] of Object.entries(ctx.config.agent))
+      if (!agent.disable && (agent.mode === "subagent" || agent.mode === "all"))
+        subagents.set(name, { name, ...(agent.description ? { description: agent.description } : {}) })
+      else if (agent.disable) subagents.delete(name)
+    return { agents: [...agents.values()], tools: [createTaskTool([...subagents.values()])] }
+  }
+})
+
+export default agentsPlugin
