@@ -28,11 +28,19 @@ export interface ClusterOptions {
    * which is how long a prompt sent from a just-started server could wait).
    */
   readonly pollInterval?: Duration.Input
-  /** How long a dead runner's shard locks last before another runner may take them (default 10 s). */
+  /**
+   * How long a runner that stopped answering keeps its shards (default 5 s): the failover time after a runner dies.
+   * Its advisory locks go with its connections at once, but the others count it as a member until its heartbeat is
+   * this old. A runner frozen longer than this (a long event-loop block) loses its shards; the locks keep a session
+   * from running twice.
+   */
   readonly lockExpiration?: Duration.Input
   /** Connections in the pool (default 10). */
   readonly maxConnections?: number
 }
+
+/** The default of {@link ClusterOptions.lockExpiration}. */
+export const LOCK_EXPIRATION = "5 seconds"
 
 /** The `application_name` of a runner's connections: how `lathe cluster status` tells whose shard locks are whose. */
 export const runnerApplicationName = (address: string) => `lathe-runner ${address}`
@@ -56,7 +64,7 @@ export const clusterLayer = (options: ClusterOptions) => {
     ...(options.shards !== undefined ? { shardsPerGroup: options.shards } : {}),
     entityMessagePollInterval: options.pollInterval ?? "1 second",
     entityReplyPollInterval: options.pollInterval ?? "1 second",
-    shardLockExpiration: options.lockExpiration ?? "10 seconds",
+    shardLockExpiration: options.lockExpiration ?? LOCK_EXPIRATION,
     refreshAssignmentsInterval: "1 second"
   })
   const storage = Layer.mergeAll(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
