@@ -105,7 +105,10 @@ const sessionHandlers = (
             await runIn(
               home,
               Effect.gen(function* () {
-                yield* (yield* SessionStore).putSession(moved)
+                const store = yield* SessionStore
+                yield* store.putSession(moved)
+                // The clone's app reads the session through its own store: the move must be out of this batch first.
+                yield* store.flush
                 yield* (yield* Bus).publish({ type: "session.updated", session: moved })
               })
             )

@@ -96,7 +96,11 @@ const withWorkspace = async (
   await runIn(
     ctx.home,
     Effect.gen(function* () {
-      yield* (yield* SessionStore).putSession(updated)
+      const store = yield* SessionStore
+      yield* store.putSession(updated)
+      // The session now belongs to the clone's directory, whose app reads the store through its own connection:
+      // the write must be out of this app's batch before anyone asks for it there.
+      yield* store.flush
       yield* (yield* Bus).publish({ type: "session.updated", session: updated })
     })
   )
