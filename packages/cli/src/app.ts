@@ -13,6 +13,7 @@ import {
   Question,
   Retry,
   SessionPrompt,
+  SessionStore,
   Subagents,
   SystemPrompt,
   sharePluginModules,
@@ -20,7 +21,7 @@ import {
 } from "@lathe/core"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
-import { type Cause, Effect, Exit, Layer, Logger, type Scope } from "effect"
+import { type Cause, Effect, Exit, Layer, Logger, ManagedRuntime, type Scope } from "effect"
 import * as zod from "zod"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
@@ -37,6 +38,11 @@ export interface AppOptions {
   readonly mcpWait?: boolean
   /** `false` leaves MCP servers unstarted (commands that call no tools: undo, redo, agents). */
   readonly mcp?: boolean
+  /**
+   * The session store to use instead of building one: a process with one app per directory (`lathe serve`,
+   * `lathe runner`) shares one store (one SQLite connection or one Postgres pool) among all of them.
+   */
+  readonly store?: SessionStore["Service"]
 }
 
 /** The in-process bus, with `onEvent` called on every publish. */
@@ -67,7 +73,8 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules).
   sharePluginModules({ "@lathe/core": core, zod })
   const config = Config.layerWith(io.env)
-  const base = Layer.mergeAll(config, busLayer(options.onEvent), storeLayer.pipe(Layer.provide(config))).pipe(
+  const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
+  const base = Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
   const features = Layer.mergeAll(
@@ -150,4 +157,28 @@ export const loadConfig = async (
     }).pipe(Effect.provide(layer))
   )
   return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
+}
+
+/**
+ * The session store config picks for `io` (its cwd and env), built once for a process that serves many directories;
+ * `dispose` flushes and closes it (after the apps that use it are gone).
+ */
+export const sharedStore = async (
+  io: CliIO
+): Promise<{ readonly store: SessionStore["Service"]; readonly dispose: () => Promise<void> }> => {
+  const config = Config.layerWith(io.env)
+  const runtime = ManagedRuntime.make(
+    storeLayer.pipe(Layer.provide(config), Layer.provide(Paths.layer(io.cwd, io.env)))
+  )
+  try {
+    const store = await runtime.runPromise(
+      Effect.gen(function* () {
+        return yield* SessionStore
+      })
+    )
+    return { store, dispose: () => runtime.dispose() }
+  } catch (error) {
+    await runtime.dispose().catch(() => undefined)
+    throw error
+  }
 }

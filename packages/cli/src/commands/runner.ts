@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util"
-import { Config, type Plugin } from "@lathe/core"
+import { Config, type Plugin, type SessionStore } from "@lathe/core"
 import { Effect, Layer } from "effect"
-import { appLayer, cliLogger } from "../app.js"
+import { appLayer, cliLogger, sharedStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { redactUrl, shardCount, storeUrl } from "./cluster-options.js"
@@ -42,14 +42,18 @@ const parse = (args: ReadonlyArray<string>) =>
   })
 
 /** The app of a directory as `lathe serve` builds it, with the store forced to the cluster's Postgres. */
-export const clusterApp = (io: CliIO, url: string, plugins: ReadonlyArray<Plugin>) => (directory: string) => {
-  const env = { ...io.env, LATHE_STORE: url }
-  return Layer.effectDiscard(
-    Effect.map(Config, (config) => {
-      for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
-    })
-  ).pipe(Layer.provideMerge(appLayer({ ...io, env, cwd: directory }, { plugins })), Layer.provideMerge(cliLogger(io)))
-}
+export const clusterApp =
+  (io: CliIO, url: string, plugins: ReadonlyArray<Plugin>, store: SessionStore["Service"]) => (directory: string) => {
+    const env = { ...io.env, LATHE_STORE: url }
+    return Layer.effectDiscard(
+      Effect.map(Config, (config) => {
+        for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+      })
+    ).pipe(
+      Layer.provideMerge(appLayer({ ...io, env, cwd: directory }, { plugins, store })),
+      Layer.provideMerge(cliLogger(io))
+    )
+  }
 
 /** `lathe runner`: a cluster runner, until SIGTERM or Ctrl-C. */
 export const runnerCommand: Command = async (args, io: CliIO) => {
@@ -91,11 +95,14 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
   const { startRunner } = await import("@lathe/cluster")
   let runner: Awaited<ReturnType<typeof startRunner>>
   let workspaces: CliWorkspaces | undefined
+  let shared: Awaited<ReturnType<typeof sharedStore>> | undefined
   try {
+    // One Postgres pool for the sessions of every directory (a clone per session would otherwise open a pool each).
+    shared = await sharedStore({ ...io, env: { ...io.env, LATHE_STORE: store.url } })
     workspaces = await startWorkspaces(io, store.url)
     runner = await startRunner({
       url: store.url,
-      app: clusterApp(io, store.url, [workspaces.plugin]),
+      app: clusterApp(io, store.url, [workspaces.plugin], shared.store),
       workspaces: workspaces.service,
       directory: io.cwd,
       host,
@@ -107,6 +114,7 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
     })
   } catch (error) {
     await workspaces?.dispose().catch(() => undefined)
+    await shared?.dispose().catch(() => undefined)
     io.stderr(
       `lathe runner: could not join the cluster at ${redactUrl(store.url)}: ${error instanceof Error ? error.message : String(error)}\n`
     )
@@ -123,6 +131,7 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
       runner.close().then(
         async () => {
           await workspaces?.dispose().catch(() => undefined)
+          await shared?.dispose().catch(() => undefined)
           remove?.()
           setTimeout(() => process.exit(0), 2_000).unref()
           resolve(0)

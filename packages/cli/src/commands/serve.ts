@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util"
 import { Config } from "@lathe/core"
 import { Effect, Layer } from "effect"
-import { appLayer, cliLogger } from "../app.js"
+import { appLayer, cliLogger, sharedStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { shardCount, storeUrl } from "./cluster-options.js"
@@ -83,19 +83,26 @@ export const serveCommand =
     // One app per directory, as `lathe` would compose it there; its config notices go to stderr once.
     const pgStore = io.env.LATHE_STORE?.startsWith("postgres") ? io.env.LATHE_STORE : undefined
     let workspaces: CliWorkspaces
+    let shared: Awaited<ReturnType<typeof sharedStore>>
     try {
+      // One store for every directory's app: one connection (or pool), and no app reads past another's batch.
+      shared = await sharedStore(io)
       workspaces = await startWorkspaces(io, pgStore)
     } catch (error) {
       io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
       return 1
     }
     const plugins = [workspaces.plugin]
+    const store = shared.store
     const app = (directory: string) =>
       Layer.effectDiscard(
         Effect.map(Config, (config) => {
           for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
         })
-      ).pipe(Layer.provideMerge(appLayer({ ...io, cwd: directory }, { plugins })), Layer.provideMerge(cliLogger(io)))
+      ).pipe(
+        Layer.provideMerge(appLayer({ ...io, cwd: directory }, { plugins, store })),
+        Layer.provideMerge(cliLogger(io))
+      )
     let server: Awaited<ReturnType<typeof serve>>
     try {
       server = await serve({
@@ -130,6 +137,7 @@ export const serveCommand =
         server.close(10_000).then(async (clean) => {
           remove?.()
           await workspaces.dispose().catch(() => undefined)
+          await shared.dispose().catch(() => undefined)
           io.stderr(clean ? "lathe serve: stopped.\n" : "lathe serve: stopped without finishing the drain.\n")
           // Anything a plugin left running must not keep the process alive after the drain.
           setTimeout(() => process.exit(clean ? 0 : 1), 2_000).unref()
