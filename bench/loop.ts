@@ -11,6 +11,7 @@
  *
  * To compare two builds in the same run: copy `packages/cli/dist/bundle` to e.g. `packages/cli/dist/base`, rebuild,
  * then `LATHE_BENCH_BASE=packages/cli/dist/base/lathe.js npx tsx --conditions=@lathe/source bench/loop.ts`.
+ * A build may also be a startup snapshot, by absolute path: `LATHE_BENCH_BIN=$PWD/packages/cli/dist/snapshot/lathe-run.blob`.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -86,6 +87,13 @@ const baseline = async () => {
   return { ms: median(times), rssKiB: rss }
 }
 
+/**
+ * How node starts a build: `node <lathe.js>`, or for a V8 startup snapshot (a `.blob`, see
+ * docs/startup-snapshot.md) `node --snapshot-blob <blob> --`, as a wrapper script would start it.
+ */
+const nodeArgs = (lathe: string): Array<string> =>
+  lathe.endsWith(".blob") ? [process.execPath, "--snapshot-blob", lathe, "--"] : [process.execPath, lathe]
+
 const session = async (repo: string, lathe: string) => {
   const script = (_request: unknown, index: number): ScriptedReply | undefined => {
     if (index < STEPS - 1) return { steps: [{ tool: "read", input: { filePath: "a.txt" } }] }
@@ -105,7 +113,7 @@ const session = async (repo: string, lathe: string) => {
   }
   let start = 0
   const result = await timed(
-    [process.execPath, lathe, "run", "--format", "json", "--yes", "read a.txt 19 times"],
+    [...nodeArgs(lathe), "run", "--format", "json", "--yes", "read a.txt 19 times"],
     repo,
     env,
     (t) => {
