@@ -83,7 +83,12 @@ const candidates = (compiled: Compiled, permission: string, pattern: string): Re
   return list
 }
 
-const defaultHome = homedir()
+/** The home directory `~` in rules stands for, read on first use (not at module load: a startup snapshot would bake in the home of the machine that built it). */
+let home: string | undefined
+const defaultHome = (): string => {
+  home ??= homedir()
+  return home
+}
 
 /** The rule `evaluate` returns when nothing matched: ask. */
 export const implicitAsk = (permission: string): Rule => ({
@@ -106,7 +111,7 @@ export const evaluate = (
   ruleset: Ruleset,
   options: EvaluateOptions = {}
 ): Rule => {
-  for (const entry of candidates(compile(ruleset, options.home ?? defaultHome), permission, pattern)) {
+  for (const entry of candidates(compile(ruleset, options.home ?? defaultHome()), permission, pattern)) {
     if (entry.pattern(pattern)) return entry.rule
   }
   return implicitAsk(permission)
