@@ -53,6 +53,32 @@ const until = async (check: () => boolean, describe: () => string) => {
 const slowText = Array.from({ length: 60 }, (_, i) => ({ text: `word${i} ` }))
 
 describe("lathe (interactive, end to end)", () => {
+  it("forgets a first Ctrl+C after two seconds even while a turn streams (a later one does not quit)", {
+    timeout: 60_000
+  }, async () => {
+    const { project, env } = await setup([{ steps: slowText, delayMs: 150 }])
+    const term = lathe(project, env)
+    let exited = false
+    void term.exited.then(() => {
+      exited = true
+    })
+    await term.waitFor("ready", 30_000)
+    await term.type("talk slowly")
+    term.press("enter")
+    await term.waitFor("word2 ")
+    term.press("ctrl-c")
+    await term.waitFor("Ctrl+C again")
+    // The spinner redraws all along; the hint still goes after ARM_MS (2 s).
+    await until(
+      () => !term.screen().includes("Ctrl+C again"),
+      () => term.screen()
+    )
+    term.press("ctrl-c")
+    await term.waitFor("Ctrl+C again")
+    assert.isFalse(exited, "one Ctrl+C after the hint went does not quit")
+    assert.strictEqual(await quit(term), 0)
+  })
+
   it("a whole session: streamed answer, an ask answered 'always', the diff, /undo, Esc, quit, --continue", {
     timeout: 90_000
   }, async () => {

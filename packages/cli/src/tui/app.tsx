@@ -127,11 +127,18 @@ export const App = ({
     const timer = setInterval(() => setFrame((f) => f + 1), 100)
     return () => clearInterval(timer)
   }, [busy])
+  // Once per arming: a timer reset on every render would never fire while the UI re-renders (the spinner of a
+  // running turn draws every 100 ms), and a Ctrl+C pressed long after the first would quit at once.
   useEffect(() => {
-    if (!ui.armed) return
-    const timer = setTimeout(() => setArmed(undefined), ARM_MS)
+    const armed = ui.armed
+    if (!armed) return
+    const timer = setTimeout(() => {
+      if (ui.armed !== armed) return
+      ui.armed = undefined
+      force()
+    }, ARM_MS)
     return () => clearTimeout(timer)
-  })
+  }, [ui, ui.armed])
 
   // What the popup above the editor offers: commands after "/", files after "@". Computed from `ui` on demand, so
   // a key handler sees the effect of the key before it.
