@@ -182,3 +182,14 @@ export const sharedStore = async (
     throw error
   }
 }
+
+/**
+ * The app factory of a process that serves many directories (`lathe serve`, `lathe runner`): `appLayer` for each
+ * directory with the given plugins and shared store, its config notices on stderr, and the CLI's logger.
+ */
+export const directoryApps = (io: CliIO, options: Pick<AppOptions, "plugins" | "store">) => (directory: string) =>
+  Layer.effectDiscard(
+    Effect.map(Config, (config) => {
+      for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+    })
+  ).pipe(Layer.provideMerge(appLayer({ ...io, cwd: directory }, options)), Layer.provideMerge(cliLogger(io)))

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net"
 import {
   Bus,
   INTERRUPTED_MESSAGE_ERROR,
+  type MessageWithParts,
   PermissionNext,
   Question,
   SessionPrompt,
@@ -117,29 +118,26 @@ const sessionHandlers = (
         return directory === home.directory ? home : directories.get(directory)
       }
 
-      /** The newest message when it is a user message nothing answered yet. */
-      const unanswered = async (app: DirectoryApp): Promise<UserMessage | undefined> => {
-        const messages = await runIn(
+      const messagesOf = (app: DirectoryApp) =>
+        runIn(
           app,
           Effect.flatMap(SessionStore, (store) => store.messages(sessionID))
         )
+
+      /** The newest message when it is a user message nothing answered yet. */
+      const unanswered = (messages: ReadonlyArray<MessageWithParts>): UserMessage | undefined => {
         const newest = messages.at(-1)?.info
         return newest?.role === "user" ? newest : undefined
       }
 
       /** How many times a process died while answering `messageID` (interrupted steps recorded for it). */
-      const interruptions = async (app: DirectoryApp, messageID: string): Promise<number> => {
-        const messages = await runIn(
-          app,
-          Effect.flatMap(SessionStore, (store) => store.messages(sessionID))
-        )
-        return messages.filter(
+      const interruptions = (messages: ReadonlyArray<MessageWithParts>, messageID: string): number =>
+        messages.filter(
           (m) =>
             m.info.role === "assistant" &&
             m.info.parentID === messageID &&
             m.info.error?.message === INTERRUPTED_MESSAGE_ERROR
         ).length
-      }
 
       const turns = async (messageID: string, signal: AbortSignal): Promise<RunOutcome> => {
         const app = await appOf()
@@ -153,8 +151,9 @@ const sessionHandlers = (
         }
         const work = async (): Promise<RunOutcome> => {
           let next: string | undefined = messageID
+          let messages = await messagesOf(app)
           while (next !== undefined && !entry.aborted && !signal.aborted) {
-            if ((await interruptions(app, next)) >= MAX_INTERRUPTED)
+            if (interruptions(messages, next) >= MAX_INTERRUPTED)
               return {
                 status: "failed",
                 message: `Gave up on message ${next}: the runners holding it stopped ${MAX_INTERRUPTED} times while answering it.`
@@ -166,7 +165,8 @@ const sessionHandlers = (
               )
             )
             if (entry.aborted || signal.aborted) break
-            next = (await unanswered(app))?.id
+            messages = await messagesOf(app)
+            next = unanswered(messages)?.id
           }
           return { status: entry.aborted ? "aborted" : signal.aborted ? "aborted" : "done" }
         }

@@ -1,5 +1,4 @@
 import { mkdtempSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makeMemoryStore, SessionStore } from "@lathe/core"
@@ -7,23 +6,9 @@ import { chunks, testLoopLayer } from "@lathe/core/testing"
 import { createLatheClient } from "@lathe/sdk"
 import { serve } from "@lathe/server"
 import { Layer } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { clusterFront, startRunner } from "../src/index.js"
-import { freshDatabase } from "./pg.js"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-const cleanups: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+import { cleanups, freePort, freshDatabase } from "./helpers.js"
 
 describe("a server in front of a runner (one process, shared in-memory store)", () => {
   it("sends a prompt to the runner and relays its events back", async () => {

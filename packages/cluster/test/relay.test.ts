@@ -1,16 +1,11 @@
 import type { LatheEvent } from "@lathe/core/schema"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { pgLayer } from "../src/cluster-layer.js"
 import { listen, makePublisher } from "../src/relay.js"
-import { freshDatabase } from "./pg.js"
+import { cleanups, freshDatabase } from "./helpers.js"
 
 const idle = (sessionID: string): LatheEvent => ({ type: "session.idle", sessionID })
-
-const cleanups: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
 
 /** A runtime with its own pool on `url`, and a scope closed after the test. */
 const member = (url: string) => {
@@ -23,24 +18,30 @@ const member = (url: string) => {
   return { runtime, scope }
 }
 
+/** A server-side listener on `url`, ready (LISTEN confirmed); the session ids of the idle events it receives. */
+const listening = async (url: string): Promise<Array<string>> => {
+  const seen: Array<string> = []
+  const server = member(url)
+  let ready: () => void = () => {}
+  const confirmed = new Promise<void>((resolve) => {
+    ready = resolve
+  })
+  await server.runtime.runPromise(
+    listen(
+      (event) => {
+        if (event.type === "session.idle") seen.push(event.sessionID)
+      },
+      () => ready()
+    ).pipe(Scope.provide(server.scope))
+  )
+  await confirmed
+  return seen
+}
+
 describe("the event relay", () => {
   it("delivers two publishers' events to a listener, each publisher's in order", async () => {
     const url = freshDatabase()
-    const seen: Array<string> = []
-    const server = member(url)
-    let ready: () => void = () => {}
-    const listening = new Promise<void>((resolve) => {
-      ready = resolve
-    })
-    await server.runtime.runPromise(
-      listen(
-        (event) => {
-          if (event.type === "session.idle") seen.push(event.sessionID)
-        },
-        () => ready()
-      ).pipe(Scope.provide(server.scope))
-    )
-    await listening
+    const seen = await listening(url)
     const a = member(url)
     const b = member(url)
     const pa = await a.runtime.runPromise(makePublisher({ linger: 1 }).pipe(Scope.provide(a.scope)))
@@ -61,21 +62,7 @@ describe("the event relay", () => {
 
   it("writes what is queued when the publisher's scope closes (a runner leaving)", async () => {
     const url = freshDatabase()
-    const seen: Array<string> = []
-    const server = member(url)
-    let ready: () => void = () => {}
-    const listening = new Promise<void>((resolve) => {
-      ready = resolve
-    })
-    await server.runtime.runPromise(
-      listen(
-        (event) => {
-          if (event.type === "session.idle") seen.push(event.sessionID)
-        },
-        () => ready()
-      ).pipe(Scope.provide(server.scope))
-    )
-    await listening
+    const seen = await listening(url)
     const runtime = ManagedRuntime.make(Layer.fresh(pgLayer(url, 2)))
     const scope = Scope.makeUnsafe()
     // A long linger: nothing would be written before the scope closes.

@@ -1,27 +1,12 @@
 import { mkdtempSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { makeMemoryStore, SessionStore } from "@lathe/core"
 import { chunks, testLoopLayer } from "@lathe/core/testing"
 import { Effect, Layer } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { clusterStatus, pgLayer, startRunner } from "../src/index.js"
-import { freshDatabase } from "./pg.js"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-const cleanups: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+import { cleanups, freePort, freshDatabase } from "./helpers.js"
 
 const status = (url: string) => Effect.runPromise(clusterStatus.pipe(Effect.provide(pgLayer(url, 1))))
 

@@ -55,13 +55,17 @@ const pendingQuestions = (app: DirectoryApp) =>
     Effect.flatMap(Question, (q) => q.pending)
   )
 
-/** Every app's pending items, to a session and its descendants when `sessionID` is given. */
+/**
+ * The pending items: `remote` when the turns run elsewhere (a cluster's runners, known from their events), else every
+ * app's; to a session and its descendants when `sessionID` is given.
+ */
 const gather = async <T extends { readonly sessionID: string }>(
   ctx: ServerContext,
   list: (app: DirectoryApp) => Promise<ReadonlyArray<T>>,
-  sessionID: string | undefined
-): Promise<Array<T>> => {
-  const all = (await Promise.all((await ctx.directories.all()).map(list))).flat()
+  sessionID: string | undefined,
+  remote: ReadonlyArray<T> | undefined
+): Promise<ReadonlyArray<T>> => {
+  const all = remote ?? (await Promise.all((await ctx.directories.all()).map(list))).flat()
   return sessionID === undefined ? all : all.filter((item) => ctx.log.isWithin(item.sessionID, sessionID))
 }
 
@@ -71,10 +75,7 @@ export const permissionsApi = (ctx: ServerContext) =>
     handlers
       .handle("list", ({ query }) =>
         attempt(async () => {
-          const remote = ctx.turns.pending?.().asks
-          const asks = remote
-            ? remote.filter((a) => query.sessionID === undefined || ctx.log.isWithin(a.sessionID, query.sessionID))
-            : await gather(ctx, pendingAsks, query.sessionID)
+          const asks = await gather(ctx, pendingAsks, query.sessionID, ctx.turns.pending?.().asks)
           return asks.map(
             (ask): PendingPermission => ({
               id: ask.id,
@@ -114,10 +115,7 @@ export const permissionsApi = (ctx: ServerContext) =>
       )
       .handle("questions", ({ query }) =>
         attempt(async () => {
-          const remote = ctx.turns.pending?.().questions
-          const questions = remote
-            ? remote.filter((q) => query.sessionID === undefined || ctx.log.isWithin(q.sessionID, query.sessionID))
-            : await gather(ctx, pendingQuestions, query.sessionID)
+          const questions = await gather(ctx, pendingQuestions, query.sessionID, ctx.turns.pending?.().questions)
           return questions.map(
             (q): PendingQuestion => ({
               id: q.id,

@@ -1,7 +1,5 @@
 import { parseArgs } from "node:util"
-import { Config, type Plugin, type SessionStore } from "@lathe/core"
-import { Effect, Layer } from "effect"
-import { appLayer, cliLogger, sharedStore } from "../app.js"
+import { directoryApps, sharedStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { redactUrl, shardCount, storeUrl } from "./cluster-options.js"
@@ -40,20 +38,6 @@ const parse = (args: ReadonlyArray<string>) =>
     },
     strict: true
   })
-
-/** The app of a directory as `lathe serve` builds it, with the store forced to the cluster's Postgres. */
-export const clusterApp =
-  (io: CliIO, url: string, plugins: ReadonlyArray<Plugin>, store: SessionStore["Service"]) => (directory: string) => {
-    const env = { ...io.env, LATHE_STORE: url }
-    return Layer.effectDiscard(
-      Effect.map(Config, (config) => {
-        for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
-      })
-    ).pipe(
-      Layer.provideMerge(appLayer({ ...io, env, cwd: directory }, { plugins, store })),
-      Layer.provideMerge(cliLogger(io))
-    )
-  }
 
 /** `lathe runner`: a cluster runner, until SIGTERM or Ctrl-C. */
 export const runnerCommand: Command = async (args, io: CliIO) => {
@@ -102,7 +86,10 @@ export const runnerCommand: Command = async (args, io: CliIO) => {
     workspaces = await startWorkspaces(io, store.url)
     runner = await startRunner({
       url: store.url,
-      app: clusterApp(io, store.url, [workspaces.plugin], shared.store),
+      app: directoryApps(
+        { ...io, env: { ...io.env, LATHE_STORE: store.url } },
+        { plugins: [workspaces.plugin], store: shared.store }
+      ),
       workspaces: workspaces.service,
       directory: io.cwd,
       host,

@@ -1,7 +1,5 @@
 import { parseArgs } from "node:util"
-import { Config } from "@lathe/core"
-import { Effect, Layer } from "effect"
-import { appLayer, cliLogger, sharedStore } from "../app.js"
+import { directoryApps, sharedStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { shardCount, storeUrl } from "./cluster-options.js"
@@ -94,15 +92,7 @@ export const serveCommand =
     }
     const plugins = [workspaces.plugin]
     const store = shared.store
-    const app = (directory: string) =>
-      Layer.effectDiscard(
-        Effect.map(Config, (config) => {
-          for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
-        })
-      ).pipe(
-        Layer.provideMerge(appLayer({ ...io, cwd: directory }, { plugins, store })),
-        Layer.provideMerge(cliLogger(io))
-      )
+    const app = directoryApps(io, { plugins, store })
     let server: Awaited<ReturnType<typeof serve>>
     try {
       server = await serve({
