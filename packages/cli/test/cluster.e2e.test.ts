@@ -453,4 +453,38 @@ describe("lathe runner + lathe serve --cluster", () => {
     assert.strictEqual(again.status, 409, JSON.stringify(again.body))
     events.close()
   }, 180_000)
+
+  it("says what is wrong with a cluster command's store, shards or port (exit 2), and an unreachable store (exit 1)", async () => {
+    const bare = { ...box.env }
+    const noStore = await runLathe(["runner"], { cwd: box.project, env: bare })
+    assert.strictEqual(noStore.code, 2)
+    assert.match(noStore.stderr, /--store postgres:\/\/.*LATHE_STORE/)
+    const notPg = await runLathe(["serve", "--cluster", "--store", "sqlite"], { cwd: box.project, env: bare })
+    assert.strictEqual(notPg.code, 2)
+    assert.match(notPg.stderr, /must be a postgres:\/\/ URL/)
+    const shards = await runLathe(["runner", "--store", "postgres://x@127.0.0.1:1/db", "--shards", "0"], {
+      cwd: box.project,
+      env: bare
+    })
+    assert.strictEqual(shards.code, 2)
+    assert.match(shards.stderr, /shard count must be a whole number/)
+    const port = await runLathe(["runner", "--store", "postgres://x@127.0.0.1:1/db", "--port", "99999"], {
+      cwd: box.project,
+      env: bare
+    })
+    assert.strictEqual(port.code, 2)
+    const unreachable = await runLathe(["cluster", "status", "--store", "postgres://lathe:s3cret@127.0.0.1:1/db"], {
+      cwd: box.project,
+      env: bare
+    })
+    assert.strictEqual(unreachable.code, 1)
+    assert.match(unreachable.stderr, /could not read postgres:\/\/lathe:\*\*\*@127\.0\.0\.1:1\/db/)
+    assert.notInclude(unreachable.stderr, "s3cret")
+    const runnerDown = await runLathe(["runner", "--store", "postgres://lathe:s3cret@127.0.0.1:1/db"], {
+      cwd: box.project,
+      env: bare
+    })
+    assert.strictEqual(runnerDown.code, 1)
+    assert.notInclude(runnerDown.stderr, "s3cret")
+  }, 60_000)
 })
