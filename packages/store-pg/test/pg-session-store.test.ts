@@ -115,12 +115,13 @@ describe("PgSessionStore", () => {
         const url = yield* freshDatabase
         yield* Effect.scoped(
           Effect.gen(function* () {
-            const store = yield* open(url, { flushDelay: "30 millis" })
+            // A delay well above what reading the rows back takes on a loaded machine (30 ms flaked in CI).
+            const store = yield* open(url, { flushDelay: "1 second" })
             yield* store.putSession(session("ses_a", 1))
             yield* store.putMessage(user("ses_a", "msg_1"))
             yield* store.putPart(text("ses_a", "msg_1", "prt_1", "timer"))
             assert.deepStrictEqual(yield* partRows(url), [], "nothing is written before the delay")
-            yield* Effect.sleep("400 millis")
+            yield* Effect.sleep("1500 millis")
             assert.deepStrictEqual(
               (yield* partRows(url)).map((row) => row.id),
               ["prt_1"]
