@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto"
-import { copyFile, rename, rm, stat } from "node:fs/promises"
+import { copyFile, rename, rm, stat, utimes } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { WorkspaceCloneError, WorkspaceGitError, WorkspaceRefNotFound } from "./errors.js"
@@ -44,8 +44,17 @@ const checkpointIndex = (dir: string) => join(dir, ".git", "lathe-checkpoint-ind
 export const currentPatch = (dir: string, base: string): Effect.Effect<Uint8Array, WorkspaceGitError> =>
   Effect.gen(function* () {
     const index = checkpointIndex(dir)
-    if (!(yield* exists(index)) && (yield* exists(join(dir, ".git", "index"))))
-      yield* fsStep("seed the checkpoint index", () => copyFile(join(dir, ".git", "index"), index))
+    const real = join(dir, ".git", "index")
+    if (!(yield* exists(index)) && (yield* exists(real)))
+      yield* fsStep("seed the checkpoint index", async () => {
+        const before = await stat(real)
+        await copyFile(real, `${index}.seed`)
+        // The copy keeps the original's mtime. With a newer one, git would trust the stat data of entries written in
+        // the same second as the index (its racy-entry check compares file and index times), and a same-size edit
+        // made in that second would go unseen by the checkpoint.
+        await utimes(`${index}.seed`, before.atime, before.mtime)
+        await rename(`${index}.seed`, index)
+      })
     const env = { GIT_INDEX_FILE: index }
     yield* git(dir, "stage the work tree for a checkpoint", ["add", "-A", "--", "."], { env })
     return yield* git(
