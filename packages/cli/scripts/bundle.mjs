@@ -79,6 +79,55 @@ const stubGateway = {
 }
 
 /**
+ * The AI SDK's providers import zod as `import { z } from "zod/v4"`: a namespace taken as a value, which keeps every
+ * export of zod alive, its ~40 locales among them (~200 KiB evaluated at every start). As `import * as z`, the same
+ * `z.object(…)` calls tree-shake like named imports. Files without that exact line are left as they are.
+ */
+const zodNamespaceImport = {
+  name: "zod-namespace-import",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]@ai-sdk[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      const line = 'import { z } from "zod/v4";'
+      if (!source.includes(line)) return undefined
+      return { contents: source.replace(line, 'import * as z from "zod/v4";'), loader: "js" }
+    })
+  }
+}
+
+/**
+ * For the run build: effect's API docs pages (Scalar, Swagger UI; ~5 MiB of inlined assets behind a lazy import) come
+ * along with the `effect/http-api` barrel the SDK uses for `lathe run --attach`, which never serves docs. Only
+ * `lathe serve` does, from the main build.
+ */
+const stubApiDocs = {
+  name: "stub-api-docs",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/internal\/httpApi(Scalar|Swagger)\.js$/ }, (args) => ({
+      path: args.path,
+      namespace: "lathe-stub-docs"
+    }))
+    b.onLoad({ filter: /.*/, namespace: "lathe-stub-docs" }, () => ({
+      contents: 'throw new Error("API docs pages are served by lathe serve, not by lathe run.")\n',
+      loader: "js"
+    }))
+  }
+}
+
+/**
+ * In the main build, `main.ts`'s lazy import of the run command resolves to the separate run build
+ * (`dist/bundle/run/run.js`, next to the main chunk that imports it).
+ */
+const runCommandExternal = {
+  name: "run-command-external",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/commands\/run\.js$/ }, (args) =>
+      args.importer.endsWith(join("src", "main.ts")) ? { path: "./run/run.js", external: true } : undefined
+    )
+  }
+}
+
+/**
  * The esbuild options of the CLI bundle for the given entry points and output directory (ESM, code splitting,
  * workspace packages from source). Exported so tests can bundle other entries exactly as the CLI is bundled.
  */
@@ -100,7 +149,7 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions, stubInkDevtools, stubGateway],
+  plugins: [inlineDescriptions, stubInkDevtools, stubGateway, zodNamespaceImport],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,
@@ -121,9 +170,17 @@ if (isMain()) {
   const outdir = join(cli, "dist/bundle")
   rmSync(outdir, { recursive: true, force: true })
 
-  const result = await build(bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir }))
-  const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0)
-  process.stderr.write(
-    `bundle: ${Object.keys(result.metafile.outputs).length} files, ${(bytes / 1024).toFixed(0)} KiB\n`
-  )
+  // `lathe run` is a build of its own (dist/bundle/run/): esbuild tree-shakes per build, not per entry, so in one
+  // build the run path would load every module the server and the cluster keep alive behind shared barrels (about
+  // 400 KiB more of effect alone). The main build imports it as an external file.
+  const runOptions = bundleOptions({
+    entryPoints: { run: join(cli, "src/commands/run.ts") },
+    outdir: join(outdir, "run")
+  })
+  const run = await build({ ...runOptions, plugins: [...runOptions.plugins, stubApiDocs] })
+  const mainOptions = bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir })
+  const main = await build({ ...mainOptions, plugins: [...mainOptions.plugins, runCommandExternal] })
+  const outputs = [...Object.values(run.metafile.outputs), ...Object.values(main.metafile.outputs)]
+  const bytes = outputs.reduce((sum, output) => sum + output.bytes, 0)
+  process.stderr.write(`bundle: ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KiB\n`)
 }
