@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
 import { assert, describe, it, onTestFinished } from "vitest"
@@ -28,6 +28,33 @@ const run = (args: ReadonlyArray<string>, cwd: string, env: Record<string, strin
 describe("the bundled CLI", () => {
   it("exists (build it with `npx nx run @lathe/cli:bundle`)", () => {
     assert.isTrue(existsSync(bundle), `${bundle} is missing: run npx nx run @lathe/cli:bundle`)
+  })
+
+  it("starts lathe run from a build of its own whose start-up imports neither node:http nor node:https", () => {
+    // An ES import of node:http evaluates every export of its ES facade, undici's lazy WebSocket among them: ~35 ms
+    // of every `lathe run` start for a server most runs never open (the MCP OAuth callback takes it when needed).
+    const dir = join(dirname(bundle), "run")
+    const main = readdirSync(dirname(bundle)).filter((file) => /^main-.*\.js$/.test(file))
+    assert.lengthOf(main, 1)
+    assert.include(readFileSync(join(dirname(bundle), main[0] ?? ""), "utf8"), "./run/run.js")
+    const seen = new Set<string>()
+    const builtins = new Set<string>()
+    const visit = (file: string) => {
+      if (seen.has(file)) return
+      seen.add(file)
+      const code = readFileSync(join(dir, file), "utf8")
+      // Static imports only (`import … from "x"`, `import "x"`); `import("x")` loads later, when it is called.
+      for (const match of code.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{},\s]+?\s*from\s*)?"([^"]+)"/g)) {
+        const spec = match[1] ?? ""
+        if (spec.startsWith("./")) visit(spec.slice(2))
+        else if (spec.startsWith("node:")) builtins.add(spec)
+      }
+    }
+    visit("run.js")
+    assert.isAbove(seen.size, 3, "the walk found the run build's chunks")
+    assert.include([...builtins], "node:fs", "the walk sees built-in imports")
+    assert.notInclude([...builtins], "node:http")
+    assert.notInclude([...builtins], "node:https")
   })
 
   it("prints its version and runs a tool session end to end (tool descriptions inlined, grammar external)", async () => {

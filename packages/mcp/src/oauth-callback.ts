@@ -8,7 +8,7 @@
  * `openSystemBrowser` is the other end: it sends the person to the authorization page.
  */
 import { spawn } from "node:child_process"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { McpAuthError } from "./oauth-error.js"
 
@@ -87,7 +87,9 @@ export const startLoopbackCallback = async (serverName: string, port = 0): Promi
     void close()
   }
 
-  const server = createServer(handle)
+  // Taken when a login starts, not imported: an ES import of node:http evaluates every export of its ES facade,
+  // undici's lazy WebSocket among them, which costs every `lathe run` ~35 ms at start-up for a server it rarely opens.
+  const server = process.getBuiltinModule("node:http").createServer(handle)
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
       reject(
