@@ -1,4 +1,4 @@
-import { AgentDefinition, PermissionConfig } from "@lathe/core"
+import { AgentDefinition, PermissionConfig, parseOnce } from "@lathe/core"
 import { isMap, LineCounter, parseDocument } from "yaml"
 import { z } from "zod"
 
@@ -94,7 +94,7 @@ export const parseAgentFile = (name: string, text: string): ParsedAgentFile => {
   }
   if (document.contents !== null && !isMap(document.contents))
     return { ok: false, error: "front matter: expected `key: value` lines (a YAML mapping)" }
-  const fields = AgentFrontMatter.safeParse(document.toJS() ?? {})
+  const fields = AgentFrontMatter.safeParse(document.toJS() ?? {}, parseOnce)
   if (!fields.success) return { ok: false, error: describeIssues(fields.error.issues, {}) }
   const f = fields.data
   if (f.disable) return { ok: true, agent: undefined }
@@ -113,7 +113,7 @@ export const parseAgentFile = (name: string, text: string): ParsedAgentFile => {
     ...(f.max_steps !== undefined ? { maxSteps: f.max_steps } : {}),
     ...(f.tools !== undefined ? { tools: toolsMap(f.tools) } : {})
   }
-  const checked = AgentDefinition.safeParse(definition)
+  const checked = AgentDefinition.safeParse(definition, parseOnce)
   if (!checked.success) return { ok: false, error: describeIssues(checked.error.issues, FIELD_NAMES) }
   return { ok: true, agent: definition }
 }

@@ -2,6 +2,7 @@ import { z } from "zod"
 import { type PermissionConfig, permissionRules } from "./config-schema.js"
 import type { Ruleset } from "./permission-next.js"
 import { compilePattern } from "./wildcard.js"
+import { parseOnce } from "./zod-once.js"
 
 /** Where an agent can be chosen: as the main agent, as a subagent of the task tool, or both. */
 export type AgentMode = "primary" | "subagent" | "all"
@@ -53,7 +54,7 @@ export type AgentDefinition = z.input<typeof AgentDefinition>
  * plugin authors see their mistake at load time.
  */
 export const defineAgent = (definition: AgentDefinition, source = "plugin"): AgentInfo => {
-  const parsed = AgentDefinition.safeParse(definition)
+  const parsed = AgentDefinition.safeParse(definition, parseOnce)
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
     throw new Error(`Invalid agent "${String(definition.name)}" from ${source}: ${issues.join("; ")}`)

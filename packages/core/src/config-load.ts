@@ -8,6 +8,7 @@ import { Effect, Schema } from "effect"
 import { findNodeAtLocation, type Node, type ParseError, parse, parseTree, printParseErrorCode } from "jsonc-parser"
 import { z } from "zod"
 import { StoreConfig } from "./config-schema.js"
+import { parseOnce } from "./zod-once.js"
 
 /** Why a config could not be loaded. */
 export const ConfigErrorReason = Schema.Literals([
@@ -249,7 +250,7 @@ export const validate = <S extends z.ZodType>(
   schema: S
 ): Effect.Effect<z.output<S>, ConfigError> => {
   const known = new Map<string, ReadonlyArray<string>>()
-  const result = schema.safeParse(value, { error: expectedText(known) })
+  const result = schema.safeParse(value, { error: expectedText(known), ...parseOnce })
   return result.success
     ? Effect.succeed(result.data)
     : Effect.fail(schemaError(parsed, value, problemsOf(result.error.issues, [], known)))
@@ -467,7 +468,7 @@ export const storeFromEnv = (value: string | undefined): { readonly store?: Stor
   const text = value?.trim() ?? ""
   if (text === "") return {}
   if (text === "sqlite") return { store: { type: "sqlite" } }
-  const parsed = StoreConfig.safeParse({ type: "postgres", url: text })
+  const parsed = StoreConfig.safeParse({ type: "postgres", url: text }, parseOnce)
   if (parsed.success) return { store: parsed.data }
   const shown = text.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@")
   return {

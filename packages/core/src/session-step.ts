@@ -114,6 +114,10 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
     const stored = yield* store.messages(sessionID)
     const history = input.history ? input.history(stored) : stored
     const transformed = yield* plugins.trigger("messages.transform", stepInput, { messages: [...history] })
+    // Pure CPU work first: on the first step the system prompt waits for `git status`, which runs meanwhile (on a
+    // large repository for tens of milliseconds), so the tools' JSON schemas and the messages cost nothing there.
+    const tools = toolSpecs(input.tools)
+    const messages = toModelMessages(transformed.messages, { images: input.model.capabilities.image })
     const systemMessages = input.system
       ? [...input.system]
       : [...(yield* system.build({ sessionID, agent: input.agent, model: input.model, ruleset: input.ruleset }))]
@@ -132,8 +136,8 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
       sessionID,
       model: input.model,
       system: systemMessages,
-      messages: toModelMessages(transformed.messages, { images: input.model.capabilities.image }),
-      tools: toolSpecs(input.tools),
+      messages,
+      tools,
       abort: input.abort,
       ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
       ...(params.topP !== undefined ? { topP: params.topP } : {}),

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises"
 import { isAbsolute, join, resolve } from "node:path"
-import type { ConfigInfo, McpServerConfig } from "@lathe/core"
+import { type ConfigInfo, type McpServerConfig, parseOnce } from "@lathe/core"
 import { z } from "zod"
 
 /** The connect timeout when a server sets none, in ms. */
@@ -125,7 +125,7 @@ const readMcpJson = async (
   } catch (error) {
     return { servers: [], notice: `${file}: invalid JSON (${String(error)}); its MCP servers were not started.` }
   }
-  const parsed = McpJson.safeParse(raw)
+  const parsed = McpJson.safeParse(raw, parseOnce)
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
     return {

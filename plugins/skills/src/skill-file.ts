@@ -1,3 +1,4 @@
+import { parseOnce } from "@lathe/core"
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
 
@@ -90,7 +91,7 @@ export const parseSkillFile = (text: string, folder: string): ParseResult => {
   }
   if (typeof data !== "object" || data === null || Array.isArray(data))
     return { ok: false, problem: `the front matter must be a YAML mapping of fields (name: …, description: …)` }
-  const parsed = SkillFrontMatter.safeParse(data)
+  const parsed = SkillFrontMatter.safeParse(data, parseOnce)
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `field "${issue.path.join(".")}" ${issue.message}`)
     return { ok: false, problem: `invalid front matter: ${issues.join("; ")}` }
