@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 // The `lathe` executable. Kept tiny: the compile cache makes the second start fast, and commands load lazily.
 import module from "node:module"
+import { prefetchStartupGit } from "@lathe/core/git-prefetch"
 
 module.enableCompileCache?.()
+const argv = process.argv.slice(2)
+// `lathe run` and the interactive session work on this directory: the git questions of start-up (project root and
+// id, branch and changes) go to git processes now and are answered while this process loads its modules.
+if (runsAgentHere(argv)) prefetchStartupGit(process.cwd())
 const { main } = await import("./main.js")
-process.exitCode = await main(process.argv.slice(2), {
+process.exitCode = await main(argv, {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   env: process.env,
@@ -21,3 +26,11 @@ process.exitCode = await main(process.argv.slice(2), {
     }
   }
 })
+
+/** Whether `argv` starts the agent on this directory: `lathe run …` or the interactive session, not attached to a server. */
+function runsAgentHere(args: ReadonlyArray<string>): boolean {
+  const [first] = args
+  const command =
+    first === undefined || first === "run" || (first.startsWith("-") && !/^-(h|v|-help|-version)$/.test(first))
+  return command && !args.some((arg) => arg === "--attach" || arg.startsWith("--attach="))
+}

@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import { realpath } from "node:fs/promises"
 import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { Context, Effect, Layer } from "effect"
+import { gitOutput, startupGitCommands } from "./git-prefetch.js"
 
 /** Where Lathe keeps its files, and which project it is working on. */
 export interface PathsShape {
@@ -39,13 +39,6 @@ export const configDir = (env: PathEnv = process.env): string => {
   return join(home(env), ".config", "lathe")
 }
 
-const git = (cwd: string, args: ReadonlyArray<string>): Promise<string | undefined> =>
-  new Promise((done) => {
-    execFile("git", [...args], { cwd, timeout: 5_000, windowsHide: true }, (error, stdout) =>
-      done(error ? undefined : stdout.trim())
-    )
-  })
-
 const sha1 = (text: string): string => createHash("sha1").update(text).digest("hex")
 
 /**
@@ -56,8 +49,8 @@ const sha1 = (text: string): string => createHash("sha1").update(text).digest("h
 export const locateProject = async (directory: string): Promise<{ root: string; projectID: string }> => {
   // Both git calls at once: start-up waits for one process, not two in a row.
   const [top, roots] = await Promise.all([
-    git(directory, ["rev-parse", "--show-toplevel"]),
-    git(directory, ["rev-list", "--max-parents=0", "HEAD"])
+    gitOutput(directory, startupGitCommands.toplevel),
+    gitOutput(directory, startupGitCommands.rootCommits)
   ])
   const root = top ? await realpath(top).catch(() => top) : directory
   const first = roots?.split("\n").filter(Boolean).sort()[0]

@@ -1,10 +1,10 @@
-import { execFile } from "node:child_process"
 import { readFileSync, statSync } from "node:fs"
 import { glob, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { Clock, Context, Effect, Layer } from "effect"
 import type { AgentInfo } from "./agent.js"
 import { Config } from "./config.js"
+import { gitOutput, startupGitCommands } from "./git-prefetch.js"
 import type { ModelInfo } from "./llm.js"
 import { Paths } from "./paths.js"
 import type { Ruleset } from "./permission-next.js"
@@ -45,16 +45,11 @@ export class SystemPrompt extends Context.Service<
       const config = yield* Config
       const plugins = yield* Plugins
       const environments = new Map<string, string>()
-      const git = (args: ReadonlyArray<string>) =>
-        new Promise<string | undefined>((done) =>
-          execFile("git", [...args], { cwd: paths.directory, timeout: 3_000 }, (error, stdout) =>
-            done(error ? undefined : stdout.trim())
-          )
-        )
-      // Started when the layer is built, so on a big repository `git status` runs while the rest of start-up does.
-      // One process answers both questions (a spawn costs the main thread several milliseconds): the branch from the
-      // `# branch.head` header, the changed files as the other lines. Not a repository: both undefined.
-      const gitState = git(["status", "--porcelain=v2", "--branch", "--untracked-files=no"]).then(
+      // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
+      // a big repository `git status` runs while the rest of start-up does. One process answers both questions (a
+      // spawn costs the main thread several milliseconds): the branch from the `# branch.head` header, the changed
+      // files as the other lines. Not a repository: both undefined.
+      const gitState = gitOutput(paths.directory, startupGitCommands.status).then(
         (out): [string | undefined, string | undefined] => {
           if (out === undefined) return [undefined, undefined]
           const lines = out.split("\n").filter((line) => line.length > 0)

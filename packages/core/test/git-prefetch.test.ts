@@ -1,0 +1,48 @@
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
+import { resolvePaths } from "../src/paths.js"
+
+const git = (cwd: string, ...args: Array<string>) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim()
+
+const repo = () => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "lathe-prefetch-")))
+  git(dir, "init", "-q", "-b", "main")
+  writeFileSync(join(dir, "a.txt"), "a\n")
+  git(dir, "add", "-A")
+  git(dir, "commit", "-qm", "first")
+  return dir
+}
+
+describe("git prefetch", () => {
+  it("a prefetched answer is taken once: the next question runs git again and sees what changed since", async () => {
+    const dir = repo()
+    prefetchStartupGit(dir)
+    writeFileSync(join(dir, "a.txt"), "changed\n") // may or may not land before the prefetched status ran
+    const first = await gitOutput(dir, startupGitCommands.status)
+    assert.include(first, "# branch.head main")
+    git(dir, "checkout", "-q", "-b", "other")
+    const second = await gitOutput(dir, startupGitCommands.status)
+    assert.include(second, "# branch.head other", "the second call ran git afresh")
+    assert.include(second, "a.txt")
+  })
+
+  it("Paths takes the prefetched root and project id; another directory or failing git are not mixed up", async () => {
+    const dir = repo()
+    const elsewhere = repo()
+    prefetchStartupGit(dir)
+    const paths = await resolvePaths(dir, { HOME: dir })
+    assert.strictEqual(paths.root, dir)
+    assert.strictEqual(paths.projectID, git(dir, "rev-list", "--max-parents=0", "HEAD"))
+    const other = await resolvePaths(elsewhere, { HOME: elsewhere })
+    assert.strictEqual(other.root, elsewhere)
+    assert.strictEqual(other.projectID, git(elsewhere, "rev-parse", "HEAD"))
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), "lathe-prefetch-plain-")))
+    prefetchStartupGit(outside)
+    assert.isUndefined(await gitOutput(outside, startupGitCommands.toplevel), "not a repository: undefined")
+  })
+})
