@@ -13,6 +13,7 @@ import {
 import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import { Config, type ConfigInfo } from "./config.js"
 import type { ModelConfig, ProviderConfig } from "./config-schema.js"
+import { nodeFetch } from "./http-fetch.js"
 import { ProviderErrorReason } from "./message.js"
 import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, modelInfo } from "./model-catalog.js"
 import { liftToolImages } from "./model-messages.js"
@@ -427,6 +428,8 @@ const resolveModel = (info: ConfigInfo, providers: ReadonlyMap<string, ProviderD
 /** Builds the SDK model, importing only the SDK this provider needs. */
 const loadModel = async (provider: ProviderDef, modelID: string): Promise<LanguageModelV4> => {
   const common = {
+    // Node's HTTP client instead of undici's fetch (see nodeFetch); a provider's own `fetch` option still wins.
+    fetch: nodeFetch as typeof fetch,
     ...provider.options,
     ...(provider.apiKey ? { apiKey: provider.apiKey } : {}),
     ...(provider.baseURL ? { baseURL: provider.baseURL } : {}),
