@@ -115,15 +115,34 @@ const stubApiDocs = {
 }
 
 /**
- * In the main build, `main.ts`'s lazy import of the run command resolves to the separate run build
- * (`dist/bundle/run/run.js`, next to the main chunk that imports it).
+ * In the main build, `main.ts`'s lazy import of the run command becomes `src/run-bundled.ts`, which loads the
+ * separate run build (`dist/bundle/run/run.cjs`) with a V8 code cache.
  */
-const runCommandExternal = {
-  name: "run-command-external",
+const runCommandFromRunBuild = {
+  name: "run-command-from-run-build",
   setup(b) {
     b.onResolve({ filter: /^\.\/commands\/run\.js$/ }, (args) =>
-      args.importer.endsWith(join("src", "main.ts")) ? { path: "./run/run.js", external: true } : undefined
+      args.importer.endsWith(join("src", "main.ts")) ? { path: join(cli, "src/run-bundled.ts") } : undefined
     )
+  }
+}
+
+/**
+ * The options of the run build: one CommonJS file, because a `vm.Script` can take a code cache written after the run
+ * (with every function the run compiled) where Node's ES module loader takes one written at compile time (top-level
+ * code only). `import.meta.url` becomes the file's own URL; `import()` of what stays outside (plugin files, the
+ * ripgrep and tree-sitter packages) still goes to Node's loader (see `loadWithCodeCache`).
+ */
+export const runBuildOptions = (outdir) => {
+  const options = bundleOptions({ entryPoints: { run: join(cli, "src/commands/run.ts") }, outdir })
+  return {
+    ...options,
+    format: "cjs",
+    splitting: false,
+    outExtension: { ".js": ".cjs" },
+    define: { ...options.define, "import.meta.url": "__latheImportMetaUrl" },
+    banner: { js: 'const __latheImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    plugins: [...options.plugins, stubApiDocs]
   }
 }
 
@@ -170,16 +189,12 @@ if (isMain()) {
   const outdir = join(cli, "dist/bundle")
   rmSync(outdir, { recursive: true, force: true })
 
-  // `lathe run` is a build of its own (dist/bundle/run/): esbuild tree-shakes per build, not per entry, so in one
-  // build the run path would load every module the server and the cluster keep alive behind shared barrels (about
-  // 400 KiB more of effect alone). The main build imports it as an external file.
-  const runOptions = bundleOptions({
-    entryPoints: { run: join(cli, "src/commands/run.ts") },
-    outdir: join(outdir, "run")
-  })
-  const run = await build({ ...runOptions, plugins: [...runOptions.plugins, stubApiDocs] })
+  // `lathe run` is a build of its own (dist/bundle/run/run.cjs): esbuild tree-shakes per build, not per entry, so in
+  // one build the run path would load every module the server and the cluster keep alive behind shared barrels
+  // (about 400 KiB more of effect alone); and as CommonJS it can start from a code cache taken after a run.
+  const run = await build(runBuildOptions(join(outdir, "run")))
   const mainOptions = bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir })
-  const main = await build({ ...mainOptions, plugins: [...mainOptions.plugins, runCommandExternal] })
+  const main = await build({ ...mainOptions, plugins: [...mainOptions.plugins, runCommandFromRunBuild] })
   const outputs = [...Object.values(run.metafile.outputs), ...Object.values(main.metafile.outputs)]
   const bytes = outputs.reduce((sum, output) => sum + output.bytes, 0)
   process.stderr.write(`bundle: ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KiB\n`)

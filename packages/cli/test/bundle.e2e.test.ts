@@ -10,9 +10,18 @@ import { closeAll, quit, spawnTerminal } from "./pty.js"
 // The bundled CLI (what `./lathe` and the published `lathe` run); Nx builds it before this package's tests.
 const bundle = fileURLToPath(new URL("../dist/bundle/lathe.js", import.meta.url))
 
-const run = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
+const run = (
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: Record<string, string>,
+  nodeArgs: ReadonlyArray<string> = []
+) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [bundle, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [...nodeArgs, bundle, ...args], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => {
@@ -30,31 +39,61 @@ describe("the bundled CLI", () => {
     assert.isTrue(existsSync(bundle), `${bundle} is missing: run npx nx run @lathe/cli:bundle`)
   })
 
-  it("starts lathe run from a build of its own whose start-up imports neither node:http nor node:https", () => {
+  it("starts lathe run from its own CommonJS build, without loading undici before a request needs it", async () => {
+    const main = readdirSync(dirname(bundle)).filter((file) => file.endsWith(".js"))
+    assert.isTrue(
+      main.some((file) => readFileSync(join(dirname(bundle), file), "utf8").includes("run/run.cjs")),
+      "the main build loads dist/bundle/run/run.cjs"
+    )
+    assert.isTrue(existsSync(join(dirname(bundle), "run", "run.cjs")))
     // An ES import of node:http evaluates every export of its ES facade, undici's lazy WebSocket among them: ~35 ms
     // of every `lathe run` start for a server most runs never open (the MCP OAuth callback takes it when needed).
-    const dir = join(dirname(bundle), "run")
-    const main = readdirSync(dirname(bundle)).filter((file) => /^main-.*\.js$/.test(file))
-    assert.lengthOf(main, 1)
-    assert.include(readFileSync(join(dirname(bundle), main[0] ?? ""), "utf8"), "./run/run.js")
-    const seen = new Set<string>()
-    const builtins = new Set<string>()
-    const visit = (file: string) => {
-      if (seen.has(file)) return
-      seen.add(file)
-      const code = readFileSync(join(dir, file), "utf8")
-      // Static imports only (`import … from "x"`, `import "x"`); `import("x")` loads later, when it is called.
-      for (const match of code.matchAll(/(?:^|[;}\s])import\s*(?:[\w$*{},\s]+?\s*from\s*)?"([^"]+)"/g)) {
-        const spec = match[1] ?? ""
-        if (spec.startsWith("./")) visit(spec.slice(2))
-        else if (spec.startsWith("node:")) builtins.add(spec)
-      }
+    const box = sandbox()
+    const record = join(box.dir, "loaded.txt")
+    const hook = join(box.dir, "record.mjs")
+    writeFileSync(
+      hook,
+      'import { writeFileSync } from "node:fs"\n' +
+        'process.on("exit", () => writeFileSync(process.env.RECORD_TO, process.moduleLoadList.join("\\n")))\n'
+    )
+    const help = await run(["run", "--help"], box.project, { ...box.env, RECORD_TO: record }, ["--import", hook])
+    assert.strictEqual(help.code, 0, help.stderr)
+    assert.include(help.stdout, "Usage: lathe run")
+    const loaded = readFileSync(record, "utf8")
+    assert.include(loaded, "NativeModule fs", "the list was recorded")
+    assert.notInclude(loaded, "internal/deps/undici/undici")
+  })
+
+  it("keeps a V8 code cache of the run build: written after the first finished run, then used as it is", async () => {
+    const box = sandbox()
+    const cacheDir = join(box.dir, "code-cache")
+    const server = await startScriptedServer([
+      { steps: [{ text: "one" }] },
+      { steps: [{ text: "two" }] },
+      { steps: [{ text: "three" }] }
+    ])
+    try {
+      const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m", LATHE_CODE_CACHE: cacheDir }
+      assert.strictEqual((await run(["run", "--help"], box.project, env)).code, 0)
+      assert.isFalse(existsSync(cacheDir), "help text leaves no cache")
+      assert.strictEqual((await run(["run", "hi"], box.project, env)).code, 0)
+      const [name] = readdirSync(cacheDir)
+      assert.match(name ?? "", /^run\.cjs-[0-9a-f]{16}\.v8cache$/)
+      const file = join(cacheDir, name ?? "")
+      const written = readFileSync(file)
+      assert.isAbove(written.byteLength, 100_000, "the cache holds the functions the run compiled")
+      const second = await run(["run", "again"], box.project, env)
+      assert.strictEqual(second.code, 0, second.stderr)
+      assert.isTrue(readFileSync(file).equals(written), "an accepted cache is not written again")
+      // A cache V8 rejects (corrupt, or from another Node) costs nothing but a recompile, and is replaced.
+      writeFileSync(file, "not a code cache")
+      const third = await run(["run", "once more"], box.project, env)
+      assert.strictEqual(third.code, 0, third.stderr)
+      assert.include(third.stdout, "three")
+      assert.isAbove(readFileSync(file).byteLength, 100_000)
+    } finally {
+      await server.close()
     }
-    visit("run.js")
-    assert.isAbove(seen.size, 3, "the walk found the run build's chunks")
-    assert.include([...builtins], "node:fs", "the walk sees built-in imports")
-    assert.notInclude([...builtins], "node:http")
-    assert.notInclude([...builtins], "node:https")
   })
 
   it("prints its version and runs a tool session end to end (tool descriptions inlined, grammar external)", async () => {
