@@ -1,10 +1,12 @@
 /**
  * Where `lathe run`'s time goes, by original source file: a companion to `bench/loop.ts` for finding what to cut.
  *
- * Builds the run command as the CLI bundles it (`packages/cli/scripts/bundle.mjs`'s options) but unminified and with
- * source maps, runs a session of `read` calls against a scripted OpenAI-compatible server on 127.0.0.1 under
- * `--cpu-prof`, and prints CPU time by package and by original file for two windows: start-up (process start to the
- * first request leaving, i.e. the first sample inside the provider's `postToApi`) and the steps after it.
+ * Builds the run command with the CLI's bundle options (`packages/cli/scripts/bundle.mjs`) but as unminified ES
+ * modules with source maps and Node's compile cache, not as the shipped CommonJS file with its V8 code cache: lazy
+ * compilation of each function shows up as it would on a run without that cache. It then runs a session of `read`
+ * calls against a scripted OpenAI-compatible server on 127.0.0.1 under `--cpu-prof`, and prints CPU time by package
+ * and by original file for two windows: start-up (process start to the first request leaving, i.e. the first sample
+ * inside the provider's `postToApi`) and the steps after it.
  * Node's own modules show as `node:…`; GC and idle as V8 names them. Figures are profiler samples (the profiler
  * slows everything down): read them as shares, not as times.
  *

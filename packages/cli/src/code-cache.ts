@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { homedir } from "node:os"
 import { basename, dirname, isAbsolute, join } from "node:path"
@@ -84,6 +84,12 @@ const writeCache = (cacheFile: string, script: vm.Script): void => {
     mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 })
     writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
     renameSync(temporary, cacheFile)
+    // The caches of earlier builds of the same file (an upgrade, a rebuild) will not be accepted again.
+    const prefix = cacheFile.slice(0, cacheFile.lastIndexOf("-") + 1)
+    for (const name of readdirSync(dirname(cacheFile))) {
+      const other = join(dirname(cacheFile), name)
+      if (other !== cacheFile && other.startsWith(prefix) && name.endsWith(".v8cache")) rmSync(other, { force: true })
+    }
   } catch {
     // A read-only or full disk: the next run compiles as this one did.
   }

@@ -85,12 +85,16 @@ describe("the bundled CLI", () => {
       const second = await run(["run", "again"], box.project, env)
       assert.strictEqual(second.code, 0, second.stderr)
       assert.isTrue(readFileSync(file).equals(written), "an accepted cache is not written again")
-      // A cache V8 rejects (corrupt, or from another Node) costs nothing but a recompile, and is replaced.
+      // A cache V8 rejects (corrupt, or from another Node) costs nothing but a recompile, and is replaced; the cache
+      // of an earlier build goes when a new one is written.
       writeFileSync(file, "not a code cache")
+      const earlier = join(cacheDir, "run.cjs-0123456789abcdef.v8cache")
+      writeFileSync(earlier, "an earlier build's cache")
       const third = await run(["run", "once more"], box.project, env)
       assert.strictEqual(third.code, 0, third.stderr)
       assert.include(third.stdout, "three")
       assert.isAbove(readFileSync(file).byteLength, 100_000)
+      assert.isFalse(existsSync(earlier))
     } finally {
       await server.close()
     }
