@@ -79,23 +79,6 @@ const stubGateway = {
 }
 
 /**
- * The AI SDK's providers import zod as `import { z } from "zod/v4"`: a namespace taken as a value, which keeps every
- * export of zod alive, its ~40 locales among them (~200 KiB evaluated at every start). As `import * as z`, the same
- * `z.object(…)` calls tree-shake like named imports. Files without that exact line are left as they are.
- */
-const zodNamespaceImport = {
-  name: "zod-namespace-import",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/]@ai-sdk[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8")
-      const line = 'import { z } from "zod/v4";'
-      if (!source.includes(line)) return undefined
-      return { contents: source.replace(line, 'import * as z from "zod/v4";'), loader: "js" }
-    })
-  }
-}
-
-/**
  * For the run build: effect's API docs pages (Scalar, Swagger UI; ~5 MiB of inlined assets behind a lazy import) come
  * along with the `effect/http-api` barrel the SDK uses for `lathe run --attach`, which never serves docs. Only
  * `lathe serve` does, from the main build.
@@ -168,7 +151,7 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions, stubInkDevtools, stubGateway, zodNamespaceImport],
+  plugins: [inlineDescriptions, stubInkDevtools, stubGateway],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,

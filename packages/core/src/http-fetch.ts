@@ -118,18 +118,10 @@ const abortError = (signal: AbortSignal | undefined): Error => {
 
 /** The decoder for a `content-encoding`, or undefined for identity (and encodings it does not know: left as they are). */
 const decoderFor = (encoding: string | undefined) => {
+  const name = encoding?.trim().toLowerCase()
+  if (name !== "gzip" && name !== "x-gzip" && name !== "deflate" && name !== "br") return undefined
   const zlib = process.getBuiltinModule("node:zlib") as typeof import("node:zlib")
-  switch (encoding?.trim().toLowerCase()) {
-    case "gzip":
-    case "x-gzip":
-      return zlib.createGunzip()
-    case "deflate":
-      return zlib.createInflate()
-    case "br":
-      return zlib.createBrotliDecompress()
-    default:
-      return undefined
-  }
+  return name === "br" ? zlib.createBrotliDecompress() : name === "deflate" ? zlib.createInflate() : zlib.createGunzip()
 }
 
 /** The response body as a web stream, with `fetch`'s errors: an abort as such, anything else as "terminated". */
