@@ -12,6 +12,7 @@
  *
  *   npx tsx --conditions=@lathe/source bench/loop-profile.ts            # 20 steps
  *   LATHE_PROFILE_STEPS=120 npx tsx --conditions=@lathe/source bench/loop-profile.ts
+ *   LATHE_PROFILE_REPO=/path/to/big/repo npx tsx --conditions=@lathe/source bench/loop-profile.ts
  */
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -22,6 +23,11 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
 
 const STEPS = Number(process.env.LATHE_PROFILE_STEPS ?? 20)
+/**
+ * `LATHE_PROFILE_REPO`: an existing git repository to run in (it needs an `a.txt` in its top directory), e.g. one of
+ * 50,000 files; by default a fresh one-file repository.
+ */
+const givenRepo = process.env.LATHE_PROFILE_REPO || undefined
 const cli = fileURLToPath(new URL("../packages/cli/", import.meta.url))
 
 interface CallFrame {
@@ -64,11 +70,13 @@ const buildMapped = async (): Promise<string> => {
 }
 
 const session = async (entry: string, profileDir: string | undefined) => {
-  const repo = mkdtempSync(join(tmpdir(), "lathe-profile-repo-"))
-  writeFileSync(join(repo, "a.txt"), "alpha\n")
-  execFileSync("git", ["init", "-q"], { cwd: repo })
-  execFileSync("git", ["add", "-A"], { cwd: repo })
-  execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: repo })
+  const repo = givenRepo ?? mkdtempSync(join(tmpdir(), "lathe-profile-repo-"))
+  if (givenRepo === undefined) {
+    writeFileSync(join(repo, "a.txt"), "alpha\n")
+    execFileSync("git", ["init", "-q"], { cwd: repo })
+    execFileSync("git", ["add", "-A"], { cwd: repo })
+    execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: repo })
+  }
   const server = await startScriptedServer((_request: unknown, index: number): ScriptedReply | undefined => {
     if (index < STEPS - 1) return { steps: [{ tool: "read", input: { filePath: "a.txt" } }] }
     if (index === STEPS - 1) return { steps: [{ text: "done" }] }
@@ -92,7 +100,7 @@ const session = async (entry: string, profileDir: string | undefined) => {
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
   await server.close()
   rmSync(home, { recursive: true, force: true })
-  rmSync(repo, { recursive: true, force: true })
+  if (givenRepo === undefined) rmSync(repo, { recursive: true, force: true })
   if (code !== 0 || server.requests.length !== STEPS) throw new Error(`run failed: code ${code}`)
 }
 

@@ -14,6 +14,7 @@
  * A build may also be a startup snapshot, by absolute path: `LATHE_BENCH_BIN=$PWD/packages/cli/dist/snapshot/lathe-run.blob`.
  */
 import { execFileSync, spawn } from "node:child_process"
+import { createHash } from "node:crypto"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -109,7 +110,13 @@ const session = async (repo: string, lathe: string) => {
     XDG_CONFIG_HOME: join(home, "config"),
     LATHE_BASE_URL: server.url,
     LATHE_MODEL: "bench",
-    NODE_COMPILE_CACHE: join(tmpdir(), "lathe-bench-compile-cache")
+    NODE_COMPILE_CACHE: join(tmpdir(), "lathe-bench-compile-cache"),
+    // Each build its own V8 code cache: an older build's CLI removes every other cache of `run.cjs` it finds.
+    LATHE_CODE_CACHE: join(
+      tmpdir(),
+      "lathe-bench-code-cache",
+      createHash("sha256").update(lathe).digest("hex").slice(0, 12)
+    )
   }
   let start = 0
   const result = await timed(

@@ -79,6 +79,47 @@ const stubGateway = {
 }
 
 /**
+ * The AI SDK's request helpers without undici's `Headers`. `postToApi` passes every request's headers through
+ * `withUserAgentSuffix` (`new Headers(…)`) and `normalizeHeaders` (`instanceof Headers`); naming the global loads all
+ * of undici (Node's `fetch`), some 15 ms of a `lathe run` start, although the providers send through `nodeFetch`
+ * (`@lathe/core`), which never needs it. The rewrite keeps their results: lower-case names, `undefined` dropped, the
+ * user agent extended; a real `Headers` is still recognised (by its tag). Node's HTTP client validates names and
+ * values when it sends. The build fails if the SDK's code changed, rather than bundle an unpatched copy silently.
+ */
+const aiSdkHeadersWithoutUndici = {
+  name: "ai-sdk-headers-without-undici",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]@ai-sdk[\\/]provider-utils[\\/]dist[\\/]index\.js$/ }, (args) => {
+      const replacements = [
+        [
+          "if (headers instanceof Headers) headers.forEach(",
+          'if (Object.prototype.toString.call(headers) === "[object Headers]") headers.forEach('
+        ],
+        [
+          "const normalizedHeaders = new Headers(normalizeHeaders(headers));\n" +
+            '\tconst currentUserAgentHeader = normalizedHeaders.get("user-agent") || "";\n' +
+            '\tnormalizedHeaders.set("user-agent", [currentUserAgentHeader, ...userAgentSuffixParts].filter(Boolean).join(" "));\n' +
+            "\treturn Object.fromEntries(normalizedHeaders.entries());",
+          "const normalizedHeaders = normalizeHeaders(headers);\n" +
+            '\tconst currentUserAgentHeader = normalizedHeaders["user-agent"] || "";\n' +
+            '\tnormalizedHeaders["user-agent"] = [currentUserAgentHeader, ...userAgentSuffixParts].filter(Boolean).join(" ");\n' +
+            "\treturn normalizedHeaders;"
+        ]
+      ]
+      let contents = readFileSync(args.path, "utf8")
+      for (const [from, to] of replacements) {
+        if (contents.split(from).length !== 2)
+          throw new Error(
+            `${args.path}: expected one \`${from.split("\n")[0]}\`; the AI SDK changed, update this patch`
+          )
+        contents = contents.replace(from, to)
+      }
+      return { contents, loader: "js" }
+    })
+  }
+}
+
+/**
  * For the run build: effect's API docs pages (Scalar, Swagger UI; ~5 MiB of inlined assets behind a lazy import) come
  * along with the `effect/http-api` barrel the SDK uses for `lathe run --attach`, which never serves docs. Only
  * `lathe serve` does, from the main build.
@@ -151,7 +192,7 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions, stubInkDevtools, stubGateway],
+  plugins: [inlineDescriptions, stubInkDevtools, stubGateway, aiSdkHeadersWithoutUndici],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,

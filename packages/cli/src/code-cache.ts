@@ -71,11 +71,16 @@ export const codeCacheDir = (env: NodeJS.ProcessEnv): string | undefined => {
   return join(base, "lathe", "code-cache")
 }
 
-/** One cache per bundle file (its path, size and mtime), Node version and architecture. */
+/**
+ * One cache per bundle file: `<name>-<where>-<which>.v8cache`, where `<where>` stands for the file's path and
+ * `<which>` for its size, mtime, the Node version and architecture. A new cache replaces only the caches of the same
+ * path (earlier builds there), so two installed copies (a global one and a project's) keep a cache each.
+ */
 const cacheName = (file: string): string => {
   const info = statSync(file)
+  const hash = (text: string, length: number) => createHash("sha256").update(text).digest("hex").slice(0, length)
   const identity = [file, info.size, info.mtimeMs, process.version, process.arch].join("\0")
-  return `${basename(file)}-${createHash("sha256").update(identity).digest("hex").slice(0, 16)}.v8cache`
+  return `${basename(file)}-${hash(file, 8)}-${hash(identity, 16)}.v8cache`
 }
 
 const writeCache = (cacheFile: string, script: vm.Script): void => {
@@ -84,7 +89,7 @@ const writeCache = (cacheFile: string, script: vm.Script): void => {
     mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 })
     writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
     renameSync(temporary, cacheFile)
-    // The caches of earlier builds of the same file (an upgrade, a rebuild) will not be accepted again.
+    // The caches of earlier builds at the same path (an upgrade, a rebuild) will not be accepted again.
     const prefix = cacheFile.slice(0, cacheFile.lastIndexOf("-") + 1)
     for (const name of readdirSync(dirname(cacheFile))) {
       const other = join(dirname(cacheFile), name)

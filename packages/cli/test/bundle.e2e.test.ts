@@ -39,7 +39,7 @@ describe("the bundled CLI", () => {
     assert.isTrue(existsSync(bundle), `${bundle} is missing: run npx nx run @lathe/cli:bundle`)
   })
 
-  it("starts lathe run from its own CommonJS build, without loading undici before a request needs it", async () => {
+  it("starts lathe run from its own CommonJS build, and runs a turn without loading undici", async () => {
     const main = readdirSync(dirname(bundle)).filter((file) => file.endsWith(".js"))
     assert.isTrue(
       main.some((file) => readFileSync(join(dirname(bundle), file), "utf8").includes("run/run.cjs")),
@@ -62,6 +62,24 @@ describe("the bundled CLI", () => {
     const loaded = readFileSync(record, "utf8")
     assert.include(loaded, "NativeModule fs", "the list was recorded")
     assert.notInclude(loaded, "internal/deps/undici/undici")
+    // Nor does a turn with a tool call: the providers send through node:http, and the bundle's AI SDK builds its
+    // request headers without undici's Headers (~15 ms of the first request otherwise).
+    writeFileSync(join(box.project, "a.txt"), "alpha\n")
+    const server = await startScriptedServer([
+      { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
+      { steps: [{ text: "done" }] }
+    ])
+    try {
+      const env = { ...box.env, RECORD_TO: record, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+      const turn = await run(["run", "--yes", "read a.txt"], box.project, env, ["--import", hook])
+      assert.strictEqual(turn.code, 0, turn.stderr)
+      assert.include(turn.stdout, "done")
+      assert.strictEqual(server.requests.length, 2)
+    } finally {
+      await server.close()
+    }
+    assert.include(readFileSync(record, "utf8"), "NativeModule http")
+    assert.notInclude(readFileSync(record, "utf8"), "internal/deps/undici/undici")
   })
 
   it("keeps a V8 code cache of the run build: written after the first finished run, then used as it is", async () => {
@@ -78,7 +96,7 @@ describe("the bundled CLI", () => {
       assert.isFalse(existsSync(cacheDir), "help text leaves no cache")
       assert.strictEqual((await run(["run", "hi"], box.project, env)).code, 0)
       const [name] = readdirSync(cacheDir)
-      assert.match(name ?? "", /^run\.cjs-[0-9a-f]{16}\.v8cache$/)
+      assert.match(name ?? "", /^run\.cjs-[0-9a-f]{8}-[0-9a-f]{16}\.v8cache$/)
       const file = join(cacheDir, name ?? "")
       const written = readFileSync(file)
       assert.isAbove(written.byteLength, 100_000, "the cache holds the functions the run compiled")
@@ -86,15 +104,19 @@ describe("the bundled CLI", () => {
       assert.strictEqual(second.code, 0, second.stderr)
       assert.isTrue(readFileSync(file).equals(written), "an accepted cache is not written again")
       // A cache V8 rejects (corrupt, or from another Node) costs nothing but a recompile, and is replaced; the cache
-      // of an earlier build goes when a new one is written.
+      // of an earlier build at the same path goes when a new one is written, another installed copy's stays.
       writeFileSync(file, "not a code cache")
-      const earlier = join(cacheDir, "run.cjs-0123456789abcdef.v8cache")
+      const here = (name ?? "").slice(0, "run.cjs-".length + 9)
+      const earlier = join(cacheDir, `${here}0123456789abcdef.v8cache`)
       writeFileSync(earlier, "an earlier build's cache")
+      const elsewhere = join(cacheDir, "run.cjs-00000000-0123456789abcdef.v8cache")
+      writeFileSync(elsewhere, "another copy's cache")
       const third = await run(["run", "once more"], box.project, env)
       assert.strictEqual(third.code, 0, third.stderr)
       assert.include(third.stdout, "three")
       assert.isAbove(readFileSync(file).byteLength, 100_000)
       assert.isFalse(existsSync(earlier))
+      assert.isTrue(existsSync(elsewhere))
     } finally {
       await server.close()
     }

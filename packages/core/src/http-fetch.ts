@@ -1,11 +1,14 @@
 import type { Agent, IncomingMessage, RequestOptions } from "node:http"
+import { NodeResponse } from "./node-response.js"
 
 /**
  * A `fetch` for the model providers, on `node:http`/`node:https` with a keep-alive agent, where the SDK's requests
  * are plain: a method, headers and a string or byte body, answered by one response. Undici's `fetch` costs the
  * loop noticeably per step (its dispatcher, its WebAssembly HTTP parser, its body streams) and some 10 MiB of peak
- * memory; Node's HTTP client and one web stream over the response do the same work for less. The response is a
- * real `Response`.
+ * memory; Node's HTTP client and one web stream over the response do the same work for less. Undici itself is not
+ * even loaded (some 15 ms of a start): the answer is a {@link NodeResponse}, which serves what the SDK reads on a
+ * success (status, headers, the body stream) itself, and anything else (`text()`, `json()`, `clone()` …) through a
+ * real `Response` made on first use.
  *
  * The semantics follow `fetch` where the SDK can tell: connection failures reject with `TypeError("fetch failed")`
  * (cause: the socket error), a body cut mid-way errors the stream with `TypeError("terminated")`, an abort rejects
@@ -22,7 +25,9 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
     typeof body === "string" ||
     body instanceof Uint8Array ||
     body instanceof ArrayBuffer
-  if (!plainBody || input instanceof Request || proxyConfigured(process.env)) return globalThis.fetch(input, init)
+  // A `Request` (checked without naming the global, which would load undici) goes to `fetch`.
+  const plainInput = typeof input === "string" || input instanceof URL
+  if (!plainBody || !plainInput || proxyConfigured(process.env)) return globalThis.fetch(input, init)
   return new Promise<Response>((resolve, reject) => {
     const url = new URL(input)
     const secure = url.protocol === "https:"
@@ -36,10 +41,7 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
       return
     }
     const http = process.getBuiltinModule(secure ? "node:https" : "node:http") as typeof import("node:http")
-    const headers: Record<string, string> = {}
-    new Headers(init.headers).forEach((value, name) => {
-      headers[name] = value
-    })
+    const headers = headerRecord(init.headers)
     const bytes =
       body === undefined || body === null
         ? undefined
@@ -63,10 +65,11 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
       const empty = NULL_BODY.has(status) || options.method === "HEAD"
       if (empty) response.resume()
       resolve(
-        new Response(empty ? null : bodyStream(response, signal), {
+        new NodeResponse(empty ? null : bodyStream(response, signal), {
           status,
           statusText: response.statusMessage ?? "",
-          headers: list
+          headers: list,
+          url: url.href
         })
       )
     })
@@ -83,6 +86,24 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
     })
     request.end(bytes)
   })
+}
+
+/**
+ * Request headers as a record with lower-case names, as `new Headers(init)` would give them (names lower-cased, values
+ * trimmed, repeated names joined with ", "), without undici's `Headers`: a record, a list of pairs or a `Headers`.
+ * Node's HTTP client rejects invalid names and values when it sends them.
+ */
+const headerRecord = (init: HeadersInit | undefined): Record<string, string> => {
+  const record: Record<string, string> = {}
+  const add = (name: string, value: unknown) => {
+    const key = name.toLowerCase()
+    const text = String(value).trim()
+    record[key] = record[key] === undefined ? text : `${record[key]}, ${text}`
+  }
+  if (init === undefined || init === null) return record
+  if (Symbol.iterator in init) for (const [name, value] of init as Iterable<[string, string]>) add(name, value)
+  else for (const [name, value] of Object.entries(init)) if (value !== undefined) add(name, value)
+  return record
 }
 
 /** Whether the environment asks for a proxy, which only the global `fetch` honours. */

@@ -182,7 +182,6 @@ export const runCommand: Command = async (args, io: CliIO) => {
     })
   })
 
-  warmUp()
   const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
   removeInterrupt?.()
   if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
@@ -325,12 +324,4 @@ export const answerQuestions = async (
   } finally {
     rl.close()
   }
-}
-
-/**
- * Loads Node's fetch implementation (undici) on the next turn of the event loop, while start-up waits for `git`
- * (finding the project), instead of at the first model request.
- */
-const warmUp = (): void => {
-  setImmediate(() => void globalThis.Response)
 }
