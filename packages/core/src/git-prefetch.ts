@@ -40,14 +40,60 @@ const run = (cwd: string, args: ReadonlyArray<string>): Promise<string | undefin
     )
   })
 
-/** Starts `commands` in `cwd` now; a later `gitOutput` with the same directory and arguments takes the result. */
+/**
+ * Starts `commands` in `cwd` now; a later `gitOutput` with the same directory and arguments takes the result.
+ * Outside Windows they run one after another in a single `/bin/sh`: starting a process blocks Node's thread for a
+ * few milliseconds (fork and exec), once here instead of once per command. Each command keeps its own output and
+ * exit status (a failing one gives undefined, as it would alone).
+ */
 export const prefetchGit = (cwd: string, commands: ReadonlyArray<ReadonlyArray<string>>): void => {
   const map = waiting()
-  for (const args of commands) {
-    const key = keyOf(cwd, args)
-    if (!map.has(key)) map.set(key, run(cwd, args))
+  const missing = commands.filter((args) => !map.has(keyOf(cwd, args)))
+  if (missing.length === 0) return
+  if (missing.length === 1 || process.platform === "win32") {
+    for (const args of missing) map.set(keyOf(cwd, args), run(cwd, args))
+    return
   }
+  const answers = runInOneShell(cwd, missing)
+  for (const [i, args] of missing.entries()) map.set(keyOf(cwd, args), answers.then((all) => all[i]))
 }
+
+/** Runs each git command in turn in one shell: their trimmed outputs, undefined for those that failed. */
+const runInOneShell = (
+  cwd: string,
+  commands: ReadonlyArray<ReadonlyArray<string>>
+): Promise<ReadonlyArray<string | undefined>> => {
+  // After each command, a line no git output can contain (a fresh token) with the command's exit status.
+  const token = `@@lathe-git-${process.pid}-${Date.now().toString(36)}`
+  const script = commands
+    .map((args) => `git ${args.map(quote).join(" ")} 2>/dev/null; printf '\\n${token} %d\\n' "$?"`)
+    .join("; ")
+  return new Promise((done) => {
+    execFile("/bin/sh", ["-c", script], { cwd, timeout: TIMEOUT_MS }, (error, stdout) => {
+      if (error) {
+        done(commands.map(() => undefined))
+        return
+      }
+      const outputs: Array<string | undefined> = []
+      let rest = stdout
+      for (let i = 0; i < commands.length; i++) {
+        const at = rest.indexOf(`\n${token} `)
+        if (at < 0) {
+          outputs.push(undefined)
+          continue
+        }
+        const end = rest.indexOf("\n", at + token.length + 2)
+        const status = rest.slice(at + token.length + 2, end < 0 ? undefined : end)
+        outputs.push(status === "0" ? rest.slice(0, at).trim() : undefined)
+        rest = end < 0 ? "" : rest.slice(end + 1)
+      }
+      done(outputs)
+    })
+  })
+}
+
+/** A word for `sh -c`, quoted unless it is plainly safe (the start-up commands are fixed; this keeps any safe). */
+const quote = (word: string): string => (/^[\w./=-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)
 
 /** Starts every start-up git command in `cwd`. */
 export const prefetchStartupGit = (cwd: string): void => prefetchGit(cwd, Object.values(startupGitCommands))

@@ -3,7 +3,7 @@ import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
+import { gitOutput, prefetchGit, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
 import { resolvePaths } from "../src/paths.js"
 
 const git = (cwd: string, ...args: Array<string>) =>
@@ -29,6 +29,23 @@ describe("git prefetch", () => {
     const second = await gitOutput(dir, startupGitCommands.status)
     assert.include(second, "# branch.head other", "the second call ran git afresh")
     assert.include(second, "a.txt")
+  })
+
+  it("the start-up questions, asked in one shell, answer each as git alone would, a failing one as undefined", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "lathe-prefetch-empty-")))
+    git(dir, "init", "-q", "-b", "main") // no commit yet: rev-list HEAD fails, the others answer
+    writeFileSync(join(dir, "it's here.txt"), "x\n")
+    const questions = [...Object.values(startupGitCommands), ["ls-files", "--others", "it's here.txt"]]
+    prefetchGit(dir, questions)
+    const prefetched = await Promise.all(questions.map((args) => gitOutput(dir, args)))
+    const alone = await Promise.all(questions.map((args) => gitOutput(dir, args)))
+    assert.deepStrictEqual(prefetched, alone)
+    assert.deepStrictEqual(prefetched, [
+      dir,
+      undefined,
+      "# branch.oid (initial)\n# branch.head main",
+      "it's here.txt"
+    ])
   })
 
   it("Paths takes the prefetched root and project id; another directory or failing git are not mixed up", async () => {

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module"
-import { Language, Parser } from "web-tree-sitter"
+import type { Parser } from "web-tree-sitter"
 import { Walker } from "./bash-walker.js"
 
 /** One simple command found in a command line. */
@@ -44,9 +44,13 @@ export interface CommandAnalysis {
 const require = createRequire(import.meta.url)
 let loading: Promise<Parser> | undefined
 
-/** Loads the tree-sitter bash grammar (WASM, shipped in the `tree-sitter-bash` package) once per process. */
+/**
+ * Loads the tree-sitter bash grammar (WASM, shipped in the `tree-sitter-bash` package) once per process. The
+ * `web-tree-sitter` package itself is imported here too, not at start-up: a turn without a shell command never needs it.
+ */
 export const loadBashParser = (): Promise<Parser> => {
   loading ??= (async () => {
+    const { Language, Parser } = await import("web-tree-sitter")
     await Parser.init()
     const language = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"))
     const parser = new Parser()
