@@ -1,5 +1,5 @@
 /**
- * Agent-loop benchmark: a 20-step session of `read` calls through the built CLI (`packages/cli/dist/bin.js`)
+ * Agent-loop benchmark: a 20-step session of `read` calls (each of another file) through the built CLI (`packages/cli/dist/bin.js`)
  * against a scripted OpenAI-compatible server on 127.0.0.1 that answers at once, on a 5-file repo and on a
  * 50,000-file repo. Reports time from process start to the first model request, the median gap between steps
  * (request i+1 arrival − request i arrival; the server answers instantly, so this is the loop's own cost per
@@ -32,6 +32,11 @@ const bin =
  * external packages resolve). Its runs alternate with `bin`'s and the report adds their ratios.
  */
 const compareWith = process.env.LATHE_BENCH_BASE
+/**
+ * Each step reads another file, as a session does. `LATHE_BENCH_SAME_INPUT=1` reads `a.txt` every time instead: from
+ * the third identical call on, each step also goes through the doom-loop guard's ask (answered by `--yes`).
+ */
+const sameInput = process.env.LATHE_BENCH_SAME_INPUT === "1"
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -46,9 +51,15 @@ const makeRepo = (files: number): string => {
     writeFileSync(join(sub, `f${i}.txt`), `file ${i}\n`)
   }
   writeFileSync(join(dir, "a.txt"), "alpha\n")
+  for (let i = 0; i < STEPS; i++) writeFileSync(join(dir, `r${i}.txt`), `read ${i}\n`)
   execFileSync("git", ["init", "-q"], { cwd: dir })
   execFileSync("git", ["add", "-A"], { cwd: dir })
   execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: dir })
+  // Let the machine digest the new files before measuring: write them back, refresh git's index (entries written in
+  // the index's own second are re-read by every status until then), and give the kernel a moment.
+  execFileSync("sync")
+  execFileSync("git", ["status", "--porcelain"], { cwd: dir })
+  execFileSync("sleep", ["2"])
   return dir
 }
 
@@ -97,7 +108,8 @@ const nodeArgs = (lathe: string): Array<string> =>
 
 const session = async (repo: string, lathe: string) => {
   const script = (_request: unknown, index: number): ScriptedReply | undefined => {
-    if (index < STEPS - 1) return { steps: [{ tool: "read", input: { filePath: "a.txt" } }] }
+    if (index < STEPS - 1)
+      return { steps: [{ tool: "read", input: { filePath: sameInput ? "a.txt" : `r${index}.txt` } }] }
     if (index === STEPS - 1) return { steps: [{ text: "done" }] }
     return undefined
   }

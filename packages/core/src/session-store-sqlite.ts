@@ -101,10 +101,14 @@ const DECODE_CACHE_ROWS = 50_000
 /** Most sessions whose history is kept in memory (least recently read first out). */
 const CACHED_SESSIONS = 16
 
-/** A `message` or `part` row held in memory: the row as on disk, and its decoded value once read. */
+/**
+ * A `message` or `part` row held in memory: the row as on disk, and its decoded value once read. `own` marks a row
+ * this connection wrote from a typed value: reading it back needs `JSON.parse` only, not the schema's validation.
+ */
 interface CachedRow {
   row: Row
   value: unknown
+  own?: boolean
 }
 
 /** A message of a cached session, with its parts' rows by id; `order` is their id order (rebuilt when needed). */
@@ -281,7 +285,7 @@ export const makeSqliteStore = (
       return loaded
     }
     const decodedValue = <A>(decode: (input: unknown) => A, table: string, cached: CachedRow): A => {
-      cached.value ??= parse(decode, table, cached.row)
+      cached.value ??= cached.own === true ? JSON.parse(String(cached.row.data)) : parse(decode, table, cached.row)
       return cached.value as A
     }
     /** A fresh `{ info, parts }` (new arrays, shared immutable values) for a cached message. */
@@ -301,9 +305,10 @@ export const makeSqliteStore = (
       if (held !== undefined) {
         held.row = row
         held.value = undefined
+        held.own = true
         return
       }
-      entry.messages.set(id, { row, value: undefined, parts: new Map(), order: undefined })
+      entry.messages.set(id, { row, value: undefined, own: true, parts: new Map(), order: undefined })
       entry.order = undefined
       entry.rows++
     }
@@ -317,9 +322,10 @@ export const makeSqliteStore = (
       if (held !== undefined) {
         held.row = row
         held.value = undefined
+        held.own = true
         return
       }
-      message.parts.set(id, { row, value: undefined })
+      message.parts.set(id, { row, value: undefined, own: true })
       message.order = undefined
       entry.rows++
     }

@@ -32,7 +32,31 @@ export type AuditEntry = typeof AuditEntry.Type
 
 const AuditLine = Schema.fromJsonString(AuditEntry)
 const decodeLine = Schema.decodeUnknownOption(AuditLine)
-const encodeLine = Schema.encodeSync(AuditLine)
+/**
+ * One entry as its JSON line: the fields of `AuditEntry` in order, as `Schema.encodeSync(AuditLine)` writes them (the
+ * encoded form is the entry itself), without a schema walk on every ask.
+ */
+const encodeLine = (entry: AuditEntry): string =>
+  JSON.stringify({
+    time: entry.time,
+    sessionID: entry.sessionID,
+    callID: entry.callID,
+    requestID: entry.requestID,
+    permission: entry.permission,
+    pattern: entry.pattern,
+    decision: entry.decision,
+    by: entry.by,
+    rule:
+      entry.rule === undefined
+        ? undefined
+        : {
+            permission: entry.rule.permission,
+            pattern: entry.rule.pattern,
+            action: entry.rule.action,
+            source: entry.rule.source
+          },
+    reason: entry.reason
+  })
 
 /** Where the audit trail lives: `<data>/permission/audit.jsonl`. */
 export const auditPath = (dataDir: string): string => join(dataDir, "permission", "audit.jsonl")

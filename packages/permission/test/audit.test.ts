@@ -1,10 +1,10 @@
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { PendingAsk } from "@lathe/core"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { readApprovals, writeApprovals } from "../src/approvals.js"
-import { appendAudit, auditPath, readAudit } from "../src/audit.js"
+import { AuditEntry, appendAudit, auditPath, readAudit } from "../src/audit.js"
 import { describeAsk } from "../src/describe.js"
 import { implicitAsk } from "../src/ruleset.js"
 import { rule, tempRoot } from "./helpers.js"
@@ -41,6 +41,33 @@ describe("audit trail", () => {
         ["rm x"]
       )
       assert.deepStrictEqual(yield* Effect.promise(() => readAudit(join(tempRoot(), "missing.jsonl"))), [])
+    })
+  )
+
+  it.effect("writes each entry as the audit schema encodes it (its fields only, in order)", () =>
+    Effect.gen(function* () {
+      const path = auditPath(join(tempRoot(), "data"))
+      const entries: Array<AuditEntry> = [
+        { time: 1, sessionID: "a", permission: "read", pattern: "a.txt", decision: "allow", by: "rule" },
+        {
+          reason: "no",
+          rule: { ...rule("bash", "rm *", "deny"), extra: "not in the schema" } as AuditEntry["rule"] & object,
+          by: "reply",
+          decision: "reject",
+          pattern: "rm x",
+          permission: "bash",
+          requestID: "r",
+          callID: "c",
+          sessionID: "b",
+          time: 2
+        }
+      ]
+      yield* appendAudit(path, entries)
+      const encode = Schema.encodeSync(Schema.fromJsonString(AuditEntry))
+      assert.deepStrictEqual(
+        readFileSync(path, "utf8").split("\n").filter(Boolean),
+        entries.map((entry) => encode(entry))
+      )
     })
   )
 })
