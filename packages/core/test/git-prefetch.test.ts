@@ -40,12 +40,7 @@ describe("git prefetch", () => {
     const prefetched = await Promise.all(questions.map((args) => gitOutput(dir, args)))
     const alone = await Promise.all(questions.map((args) => gitOutput(dir, args)))
     assert.deepStrictEqual(prefetched, alone)
-    assert.deepStrictEqual(prefetched, [
-      dir,
-      undefined,
-      "# branch.oid (initial)\n# branch.head main",
-      "it's here.txt"
-    ])
+    assert.deepStrictEqual(prefetched, [dir, undefined, "# branch.oid (initial)\n# branch.head main", "it's here.txt"])
   })
 
   it("Paths takes the prefetched root and project id; another directory or failing git are not mixed up", async () => {
