@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -51,10 +51,17 @@ describe("the bundled CLI", () => {
     const box = sandbox()
     const record = join(box.dir, "loaded.txt")
     const hook = join(box.dir, "record.mjs")
+    // What Node had loaded at exit, and (for a turn) when the first model request left.
     writeFileSync(
       hook,
       'import { writeFileSync } from "node:fs"\n' +
-        'process.on("exit", () => writeFileSync(process.env.RECORD_TO, process.moduleLoadList.join("\\n")))\n'
+        'import { subscribe } from "node:diagnostics_channel"\n' +
+        "let first\n" +
+        'subscribe("http.client.request.start", () => { first ??= process.moduleLoadList.join("\\n") })\n' +
+        'process.on("exit", () => {\n' +
+        '  writeFileSync(process.env.RECORD_TO, process.moduleLoadList.join("\\n"))\n' +
+        '  if (first) writeFileSync(process.env.RECORD_TO + ".first", first)\n' +
+        "})\n"
     )
     const help = await run(["run", "--help"], box.project, { ...box.env, RECORD_TO: record }, ["--import", hook])
     assert.strictEqual(help.code, 0, help.stderr)
@@ -65,6 +72,12 @@ describe("the bundled CLI", () => {
     // Nor does a turn with a tool call: the providers send through node:http, and the bundle's AI SDK builds its
     // request headers without undici's Headers (~15 ms of the first request otherwise).
     writeFileSync(join(box.project, "a.txt"), "alpha\n")
+    // A repository (a folder outside git gets a SHA-1 of its path as project id, which takes node:crypto).
+    const git = (...args: Array<string>) =>
+      execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: box.project })
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "init")
     const server = await startScriptedServer([
       { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
       { steps: [{ text: "done" }] }
@@ -80,6 +93,11 @@ describe("the bundled CLI", () => {
     }
     assert.include(readFileSync(record, "utf8"), "NativeModule http")
     assert.notInclude(readFileSync(record, "utf8"), "internal/deps/undici/undici")
+    // Nor node:crypto (~5 ms) before the first request: ids take Math.random, the code cache's name FNV-1a; the
+    // first permission ask's id loads it.
+    const beforeRequest = readFileSync(`${record}.first`, "utf8")
+    assert.include(beforeRequest, "NativeModule http")
+    assert.notInclude(beforeRequest, "NativeModule crypto")
   })
 
   it("keeps a V8 code cache of the run build: written after the first finished run, then used as it is", async () => {

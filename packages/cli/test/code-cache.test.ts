@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { codeCacheDir, loadWithCodeCache } from "../src/code-cache.js"
+import { codeCacheDir, fnv1a64, loadWithCodeCache } from "../src/code-cache.js"
 
 describe("code cache", () => {
   it("lives in the user's cache dir unless told otherwise, and can be turned off", () => {
@@ -12,6 +12,12 @@ describe("code cache", () => {
     assert.strictEqual(codeCacheDir({ HOME: "/h", NODE_COMPILE_CACHE: "/n" }), "/n/lathe")
     assert.strictEqual(codeCacheDir({ HOME: "/h", LATHE_CODE_CACHE: "/c" }), "/c")
     assert.isUndefined(codeCacheDir({ HOME: "/h", LATHE_CODE_CACHE: "off" }))
+  })
+
+  it("names caches by a 64-bit FNV-1a hash (the published test vectors)", () => {
+    assert.strictEqual(fnv1a64(""), "cbf29ce484222325")
+    assert.strictEqual(fnv1a64("a"), "af63dc4c8601ec8c")
+    assert.strictEqual(fnv1a64("foobar"), "85944171f73967e8")
   })
 
   it("runs a CommonJS file as Node would (exports, require, __filename) with import() still available", async () => {

@@ -1,5 +1,3 @@
-import { randomFillSync } from "node:crypto"
-
 /** The kinds of ids Lathe makes, and their prefixes. */
 const prefixes = { session: "ses", message: "msg", part: "prt", permission: "per", call: "cal" } as const
 /** A kind of id. */
@@ -7,21 +5,16 @@ export type IdKind = keyof typeof prefixes
 
 let last = 0n
 
-// Random bytes are drawn 1,536 at a time (128 ids' worth): one call into the crypto source per 128 ids instead of one
-// per id, which made id generation a visible cost of every step.
-const pool = Buffer.alloc(1536)
-let poolOffset = pool.length
 const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-/** 12 random base-36 characters. */
+/**
+ * 12 random base-36 characters (about 62 bits), from `Math.random`: V8 seeds it per process from the operating
+ * system's entropy, and these ids must be unique, not secret (what must not be guessed, an ask's reply id, takes
+ * `node:crypto`). Loading `node:crypto` costs some 5 ms of a start, before the first model request.
+ */
 const randomSuffix = (): string => {
-  if (poolOffset + 12 > pool.length) {
-    randomFillSync(pool)
-    poolOffset = 0
-  }
   let out = ""
-  for (let i = 0; i < 12; i++) out += BASE36[(pool[poolOffset + i] ?? 0) % 36]
-  poolOffset += 12
+  for (let i = 0; i < 12; i++) out += BASE36[Math.floor(Math.random() * 36)]
   return out
 }
 

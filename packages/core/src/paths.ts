@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto"
 import { realpath } from "node:fs/promises"
 import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
@@ -39,7 +38,8 @@ export const configDir = (env: PathEnv = process.env): string => {
   return join(home(env), ".config", "lathe")
 }
 
-const sha1 = (text: string): string => createHash("sha1").update(text).digest("hex")
+const sha1 = (text: string): string =>
+  process.getBuiltinModule("node:crypto").createHash("sha1").update(text).digest("hex")
 
 /**
  * Finds the project root and id for a directory. The id is the repository's first commit (the

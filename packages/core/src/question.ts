@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { Context, Deferred, Effect, Layer, Schema } from "effect"
 import { Bus } from "./bus.js"
 import type { QuestionItem } from "./events.js"
@@ -72,7 +71,7 @@ export class Question extends Context.Service<
         })
 
       const ask = Effect.fn("Question.ask")(function* (request: QuestionAsk) {
-        const id = `que_${randomBytes(8).toString("hex")}`
+        const id = `que_${process.getBuiltinModule("node:crypto").randomBytes(8).toString("hex")}`
         const deferred = yield* Deferred.make<QuestionAnswers, QuestionDismissed>()
         const info: PendingQuestion = {
           id,

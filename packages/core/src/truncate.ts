@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { mkdir, readdir, stat, unlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Clock, Effect } from "effect"
@@ -86,7 +85,10 @@ const save = (text: string, dir: string, name: string) =>
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     const safeName = name.replace(/[^A-Za-z0-9._-]/g, "_") || "output"
-    const path = join(dir, `${safeName}-${now}-${randomBytes(3).toString("hex")}.txt`)
+    const path = join(
+      dir,
+      `${safeName}-${now}-${process.getBuiltinModule("node:crypto").randomBytes(3).toString("hex")}.txt`
+    )
     yield* Effect.tryPromise({
       try: async () => {
         await mkdir(dir, { recursive: true, mode: 0o700 })

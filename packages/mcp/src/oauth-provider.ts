@@ -12,7 +12,6 @@
  * client_id when the authorization server advertises `client_id_metadata_document_supported`, else dynamic
  * registration.
  */
-import { randomBytes } from "node:crypto"
 import { isAbsolute } from "node:path"
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import type {
@@ -97,7 +96,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   /** A fresh random `state` for each authorization request; the listener accepts only this one. */
   state(): string {
-    const state = randomBytes(32).toString("base64url")
+    const state = process.getBuiltinModule("node:crypto").randomBytes(32).toString("base64url")
     this.callback?.expectState(state)
     return state
   }

@@ -7,7 +7,6 @@
  * A file that is not ours to read (bad JSON, wrong shape) is an `McpAuthError` with reason `"store"` that says
  * how to start again; a missing file is simply "nothing stored".
  */
-import { randomBytes } from "node:crypto"
 import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js"
@@ -131,7 +130,7 @@ export const readAuth = async (serverName: string, dataDir: string): Promise<Sto
 export const writeAuth = async (serverName: string, dataDir: string, auth: StoredAuth): Promise<void> => {
   const file = authFile(serverName, dataDir)
   const dir = authDir(dataDir)
-  const temporary = join(dir, `.${randomBytes(8).toString("hex")}.tmp`)
+  const temporary = join(dir, `.${process.getBuiltinModule("node:crypto").randomBytes(8).toString("hex")}.tmp`)
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 })
     await chmod(dir, 0o700)

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Rule, type Ruleset } from "@lathe/core"
@@ -51,7 +50,7 @@ export const readApprovals = Effect.fn("Approvals.read")(function* (path: string
 
 /** Replaces a project's remembered approvals atomically (temp file + rename), creating the folder. */
 export const writeApprovals = Effect.fn("Approvals.write")(function* (path: string, rules: Ruleset) {
-  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`
+  const temp = `${path}.${process.getBuiltinModule("node:crypto").randomBytes(4).toString("hex")}.tmp`
   yield* Effect.tryPromise({
     try: async () => {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 })

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import {
   Bus,
   denied,
@@ -45,7 +44,7 @@ const needsPerson = (open: ReadonlyArray<Verdict>): string => {
   )
 }
 
-const newID = () => `per_${randomBytes(8).toString("hex")}`
+const newID = () => `per_${process.getBuiltinModule("node:crypto").randomBytes(8).toString("hex")}`
 
 const cancelled = (request: PermissionAsk, patterns: ReadonlyArray<string>) =>
   new PermissionRejected({

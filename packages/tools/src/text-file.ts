@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { chmod, mkdir, rename, stat, unlink, writeFile } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
 import { createTwoFilesPatch } from "diff"
@@ -57,7 +56,10 @@ export const writeFileAtomic = async (path: string, content: string): Promise<vo
     (info) => info.mode & 0o7777,
     () => undefined
   )
-  const temp = join(dirname(path), `.${basename(path)}.lathe-${randomBytes(4).toString("hex")}.tmp`)
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.lathe-${process.getBuiltinModule("node:crypto").randomBytes(4).toString("hex")}.tmp`
+  )
   try {
     await writeFile(temp, content)
     if (mode !== undefined) await chmod(temp, mode)
