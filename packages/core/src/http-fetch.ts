@@ -93,7 +93,7 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
  * trimmed, repeated names joined with ", "), without undici's `Headers`: a record, a list of pairs or a `Headers`.
  * Node's HTTP client rejects invalid names and values when it sends them.
  */
-const headerRecord = (init: HeadersInit | undefined): Record<string, string> => {
+const headerRecord = (init: RequestInit["headers"]): Record<string, string> => {
   const record: Record<string, string> = {}
   const add = (name: string, value: unknown) => {
     const key = name.toLowerCase()

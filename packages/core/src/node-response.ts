@@ -57,7 +57,7 @@ export class NodeResponse implements Response {
     return this.#response().blob()
   }
 
-  bytes(): Promise<Uint8Array<ArrayBuffer>> {
+  bytes(): ReturnType<Response["bytes"]> {
     return this.#response().bytes()
   }
 
@@ -116,7 +116,7 @@ class ResponseHeaders implements Headers {
     for (const [name, value] of this.entries()) callback.call(thisArg, value, name, this)
   }
 
-  entries(): HeadersIterator<[string, string]> {
+  entries(): ReturnType<Headers["entries"]> {
     const sorted: Array<[string, string]> = []
     for (const name of [...this.#values.keys()].sort()) {
       if (name === "set-cookie") for (const cookie of this.#cookies) sorted.push([name, cookie])
@@ -125,15 +125,15 @@ class ResponseHeaders implements Headers {
     return sorted.values()
   }
 
-  keys(): HeadersIterator<string> {
+  keys(): ReturnType<Headers["keys"]> {
     return [...this.entries()].map(([name]) => name).values()
   }
 
-  values(): HeadersIterator<string> {
+  values(): ReturnType<Headers["values"]> {
     return [...this.entries()].map(([, value]) => value).values()
   }
 
-  [Symbol.iterator](): HeadersIterator<[string, string]> {
+  [Symbol.iterator](): ReturnType<Headers["entries"]> {
     return this.entries()
   }
 

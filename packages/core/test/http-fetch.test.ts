@@ -120,7 +120,7 @@ describe("nodeFetch", () => {
       seen.push({ a: request.headers["x-a"], b: request.headers["x-b"], type: request.headers["content-type"] })
       response.end()
     })
-    const forms: Array<HeadersInit> = [
+    const forms: Array<NonNullable<RequestInit["headers"]>> = [
       { "X-A": " one ", "Content-Type": "text/plain" },
       [
         ["x-a", "one"],
