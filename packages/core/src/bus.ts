@@ -39,7 +39,11 @@ export class Bus extends Context.Service<
       const pubsub = yield* PubSub.unbounded<LatheEvent>()
       yield* Effect.addFinalizer(() => PubSub.shutdown(pubsub))
 
-      const publish = (event: LatheEvent) => PubSub.publish(pubsub, event).pipe(Effect.asVoid)
+      // Unbounded: a publish is always accepted at once, so the synchronous form is the whole of it.
+      const publish = (event: LatheEvent) =>
+        Effect.sync(() => {
+          PubSub.publishUnsafe(pubsub, event)
+        })
 
       const subscribe = Effect.map(PubSub.subscribe(pubsub), Stream.fromSubscription)
 

@@ -1,7 +1,6 @@
 import { createInterface } from "node:readline/promises"
 import { parseArgs } from "node:util"
 import {
-  Bus,
   Config,
   createSession,
   type LatheEvent,
@@ -52,6 +51,9 @@ const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)))
   return Buffer.concat(chunks).toString("utf8")
 }
+
+/** The events `lathe run` answers: a permission ask, or a tool's questions. */
+type AskEvent = Extract<LatheEvent, { type: "permission.asked" | "question.asked" }>
 
 const errorText = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
@@ -118,30 +120,38 @@ export const runCommand: Command = async (args, io: CliIO) => {
     return code
   }
 
+  // Asks and questions are answered one at a time, in the order they were published, from the synchronous event hook
+  // rather than a bus subscription (which would wake a fiber for every event of the loop); set once services exist.
+  let answer: ((event: AskEvent) => Promise<void>) | undefined
+  let answering: Promise<void> = Promise.resolve()
+  const onEvent = (event: LatheEvent) => {
+    render(event)
+    if ((event.type === "permission.asked" || event.type === "question.asked") && answer !== undefined) {
+      const reply = answer
+      answering = answering
+        .then(() => reply(event))
+        .catch((error: unknown) => io.stderr(`lathe: cannot answer ${event.type}: ${errorText(error)}\n`))
+    }
+  }
   // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
-  const layer = appLayer(io, { onEvent: render }).pipe(Layer.provideMerge(cliLogger(io)))
+  const layer = appLayer(io, { onEvent }).pipe(Layer.provideMerge(cliLogger(io)))
 
   const program = Effect.gen(function* () {
     const config = yield* Config
     for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
     const store = yield* SessionStore
     const paths = yield* Paths
-    const bus = yield* Bus
     const permission = yield* PermissionNext
     const question = yield* Question
-    yield* bus.listen(
-      async (event) => {
-        if (event.type === "question.asked")
-          return answerQuestions(event, io, {
-            reply: (answers) => Effect.runPromise(question.reply(event.id, answers)),
-            dismiss: (reason) => Effect.runPromise(question.dismiss(event.id, reason))
-          })
-        if (event.type !== "permission.asked") return
-        const reply = (value: PermissionReply) => Effect.runPromise(permission.reply(event.id, value))
-        if ((await answerAsk(event, reply, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
-      },
-      ["permission.asked", "question.asked"]
-    )
+    answer = async (event) => {
+      if (event.type === "question.asked")
+        return answerQuestions(event, io, {
+          reply: (answers) => Effect.runPromise(question.reply(event.id, answers)),
+          dismiss: (reason) => Effect.runPromise(question.dismiss(event.id, reason))
+        })
+      const reply = (value: PermissionReply) => Effect.runPromise(permission.reply(event.id, value))
+      if ((await answerAsk(event, reply, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
+    }
     const plugins = yield* Plugins
     // The MCP plugin has loaded (it waits for its servers), so its connections serve prompts and resources now.
     const connections = mcpConnections(paths.root)
