@@ -15,7 +15,7 @@
  */
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -55,12 +55,36 @@ const makeRepo = (files: number): string => {
   execFileSync("git", ["init", "-q"], { cwd: dir })
   execFileSync("git", ["add", "-A"], { cwd: dir })
   execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: dir })
-  // Let the machine digest the new files before measuring: write them back, refresh git's index (entries written in
-  // the index's own second are re-read by every status until then), and give the kernel a moment.
-  execFileSync("sync")
+  // Let the machine digest the new files before measuring: refresh git's index once the files' second has passed
+  // (entries written in the index's own second are re-read, and the index rewritten, by every status until then),
+  // then write everything back and wait for the kernel's dirty pages to drain.
+  execFileSync("sleep", ["1.1"])
   execFileSync("git", ["status", "--porcelain"], { cwd: dir })
-  execFileSync("sleep", ["2"])
+  execFileSync("sync")
+  settle()
   return dir
+}
+
+/**
+ * Waits (up to 30 s) until the kernel holds less than 16 MiB of dirty pages and the CPUs were at least 90 % idle for a
+ * whole second: after creating 50,000 files (and as many git objects) the kernel goes on working for a while, which
+ * showed as slower steps on the large repository only. Linux; elsewhere it returns at once.
+ */
+const settle = () => {
+  if (!existsSync("/proc/meminfo") || !existsSync("/proc/stat")) return
+  const cpu = () => {
+    const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number)
+    return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((sum, n) => sum + n, 0) }
+  }
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline) {
+    const dirty = Number(/Dirty:\s+(\d+) kB/.exec(readFileSync("/proc/meminfo", "utf8"))?.[1] ?? 0)
+    const before = cpu()
+    execFileSync("sleep", ["1"])
+    const after = cpu()
+    const idle = (after.idle - before.idle) / Math.max(1, after.total - before.total)
+    if (dirty < 16 * 1024 && idle >= 0.9) return
+  }
 }
 
 /** Peak RSS in KiB and CPU time (user + system, ms) of a command, through GNU time. */
