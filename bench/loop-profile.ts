@@ -20,12 +20,13 @@ import { SourceMap } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
+import { startScriptedServer } from "@lathe/core/testing"
+import { sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 const STEPS = Number(process.env.LATHE_PROFILE_STEPS ?? 20)
 /**
- * `LATHE_PROFILE_REPO`: an existing git repository to run in (it needs an `a.txt` in its top directory), e.g. one of
- * 50,000 files; by default a fresh one-file repository.
+ * `LATHE_PROFILE_REPO`: an existing git repository to run in (it needs the session's files, see `writeSessionFiles`,
+ * in its top directory), e.g. one of 50,000 files; by default a fresh repository with just those files.
  */
 const givenRepo = process.env.LATHE_PROFILE_REPO || undefined
 const cli = fileURLToPath(new URL("../packages/cli/", import.meta.url))
@@ -72,29 +73,17 @@ const buildMapped = async (): Promise<string> => {
 const session = async (entry: string, profileDir: string | undefined) => {
   const repo = givenRepo ?? mkdtempSync(join(tmpdir(), "lathe-profile-repo-"))
   if (givenRepo === undefined) {
-    writeFileSync(join(repo, "a.txt"), "alpha\n")
+    writeSessionFiles(repo, STEPS)
     execFileSync("git", ["init", "-q"], { cwd: repo })
     execFileSync("git", ["add", "-A"], { cwd: repo })
     execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: repo })
   }
-  const server = await startScriptedServer((_request: unknown, index: number): ScriptedReply | undefined => {
-    if (index < STEPS - 1) return { steps: [{ tool: "read", input: { filePath: "a.txt" } }] }
-    if (index === STEPS - 1) return { steps: [{ text: "done" }] }
-    return undefined
-  })
+  const server = await startScriptedServer(sessionScript(STEPS))
   const home = mkdtempSync(join(tmpdir(), "lathe-profile-home-"))
   const flags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--cpu-prof-interval=100"] : []
   const child = spawn(process.execPath, [...flags, entry, "--format", "json", "--yes", "read a.txt"], {
     cwd: repo,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      LATHE_DATA_DIR: join(home, "data"),
-      XDG_CONFIG_HOME: join(home, "config"),
-      LATHE_BASE_URL: server.url,
-      LATHE_MODEL: "bench",
-      NODE_COMPILE_CACHE: join(tmpdir(), "lathe-profile-compile-cache")
-    },
+    env: sessionEnv(home, server.url, join(tmpdir(), "lathe-profile-compile-cache")),
     stdio: ["ignore", "ignore", "inherit"]
   })
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve))

@@ -19,7 +19,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type ScriptedReply, startScriptedServer } from "@lathe/core/testing"
+import { startScriptedServer } from "@lathe/core/testing"
+import { sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 const STEPS = 20
 /** Measured runs per build and repo (`LATHE_BENCH_RUNS`, default 3), after one warm-up run. */
@@ -32,10 +33,7 @@ const bin =
  * external packages resolve). Its runs alternate with `bin`'s and the report adds their ratios.
  */
 const compareWith = process.env.LATHE_BENCH_BASE
-/**
- * Each step reads another file, as a session does. `LATHE_BENCH_SAME_INPUT=1` reads `a.txt` every time instead: from
- * the third identical call on, each step also goes through the doom-loop guard's ask (answered by `--yes`).
- */
+/** Each step reads another file, as a session does; `LATHE_BENCH_SAME_INPUT=1` reads `a.txt` every time instead. */
 const sameInput = process.env.LATHE_BENCH_SAME_INPUT === "1"
 
 const median = (values: ReadonlyArray<number>) => {
@@ -50,8 +48,7 @@ const makeRepo = (files: number): string => {
     if (i % 50 === 0) mkdirSync(sub, { recursive: true })
     writeFileSync(join(sub, `f${i}.txt`), `file ${i}\n`)
   }
-  writeFileSync(join(dir, "a.txt"), "alpha\n")
-  for (let i = 0; i < STEPS; i++) writeFileSync(join(dir, `r${i}.txt`), `read ${i}\n`)
+  writeSessionFiles(dir, STEPS)
   execFileSync("git", ["init", "-q"], { cwd: dir })
   execFileSync("git", ["add", "-A"], { cwd: dir })
   execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: dir })
@@ -131,22 +128,10 @@ const nodeArgs = (lathe: string): Array<string> =>
   lathe.endsWith(".blob") ? [process.execPath, "--snapshot-blob", lathe, "--"] : [process.execPath, lathe]
 
 const session = async (repo: string, lathe: string) => {
-  const script = (_request: unknown, index: number): ScriptedReply | undefined => {
-    if (index < STEPS - 1)
-      return { steps: [{ tool: "read", input: { filePath: sameInput ? "a.txt" : `r${index}.txt` } }] }
-    if (index === STEPS - 1) return { steps: [{ text: "done" }] }
-    return undefined
-  }
-  const server = await startScriptedServer(script)
+  const server = await startScriptedServer(sessionScript(STEPS, sameInput))
   const home = mkdtempSync(join(tmpdir(), "lathe-bench-home-"))
   const env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    LATHE_DATA_DIR: join(home, "data"),
-    XDG_CONFIG_HOME: join(home, "config"),
-    LATHE_BASE_URL: server.url,
-    LATHE_MODEL: "bench",
-    NODE_COMPILE_CACHE: join(tmpdir(), "lathe-bench-compile-cache"),
+    ...sessionEnv(home, server.url, join(tmpdir(), "lathe-bench-compile-cache")),
     // Each build its own V8 code cache: an older build's CLI removes every other cache of `run.cjs` it finds.
     LATHE_CODE_CACHE: join(
       tmpdir(),

@@ -97,8 +97,7 @@ const runInOneShell = (
     // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
     // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).
     try {
-      if (shell.pid !== undefined)
-        (process.getBuiltinModule("node:os") as typeof import("node:os")).setPriority(shell.pid, 19)
+      if (shell.pid !== undefined) process.getBuiltinModule("node:os").setPriority(shell.pid, 19)
     } catch {
       // gone already, or not allowed: it runs at normal priority
     }

@@ -123,7 +123,7 @@ let httpsAgent: Agent | undefined
 /** One keep-alive agent per protocol: the loop's requests reuse one connection. Idle sockets do not hold the process. */
 const agentFor = (secure: boolean, http: typeof import("node:http")): Agent => {
   if (secure) {
-    httpsAgent ??= new (process.getBuiltinModule("node:https") as typeof import("node:https")).Agent({
+    httpsAgent ??= new (process.getBuiltinModule("node:https").Agent)({
       keepAlive: true
     })
     return httpsAgent
@@ -141,7 +141,7 @@ const abortError = (signal: AbortSignal | undefined): Error => {
 const decoderFor = (encoding: string | undefined) => {
   const name = encoding?.trim().toLowerCase()
   if (name !== "gzip" && name !== "x-gzip" && name !== "deflate" && name !== "br") return undefined
-  const zlib = process.getBuiltinModule("node:zlib") as typeof import("node:zlib")
+  const zlib = process.getBuiltinModule("node:zlib")
   return name === "br" ? zlib.createBrotliDecompress() : name === "deflate" ? zlib.createInflate() : zlib.createGunzip()
 }
 

@@ -32,31 +32,18 @@ export type AuditEntry = typeof AuditEntry.Type
 
 const AuditLine = Schema.fromJsonString(AuditEntry)
 const decodeLine = Schema.decodeUnknownOption(AuditLine)
+/** `value`'s own values of `keys`, in that order (undefined ones are left out by `JSON.stringify`). */
+const pick = (value: object, keys: ReadonlyArray<string>): Record<string, unknown> =>
+  Object.fromEntries(keys.map((key) => [key, (value as Record<string, unknown>)[key]]))
+const entryKeys = Object.keys(AuditEntry.fields)
+const ruleKeys = Object.keys(Rule.fields)
+
 /**
- * One entry as its JSON line: the fields of `AuditEntry` in order, as `Schema.encodeSync(AuditLine)` writes them (the
- * encoded form is the entry itself), without a schema walk on every ask.
+ * One entry as its JSON line: the schema's fields in order, as `Schema.encodeSync(AuditLine)` writes them (the encoded
+ * form is the entry itself), without a schema walk on every ask.
  */
 const encodeLine = (entry: AuditEntry): string =>
-  JSON.stringify({
-    time: entry.time,
-    sessionID: entry.sessionID,
-    callID: entry.callID,
-    requestID: entry.requestID,
-    permission: entry.permission,
-    pattern: entry.pattern,
-    decision: entry.decision,
-    by: entry.by,
-    rule:
-      entry.rule === undefined
-        ? undefined
-        : {
-            permission: entry.rule.permission,
-            pattern: entry.rule.pattern,
-            action: entry.rule.action,
-            source: entry.rule.source
-          },
-    reason: entry.reason
-  })
+  JSON.stringify({ ...pick(entry, entryKeys), rule: entry.rule === undefined ? undefined : pick(entry.rule, ruleKeys) })
 
 /** Where the audit trail lives: `<data>/permission/audit.jsonl`. */
 export const auditPath = (dataDir: string): string => join(dataDir, "permission", "audit.jsonl")

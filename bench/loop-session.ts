@@ -1,0 +1,38 @@
+/**
+ * The session `bench/loop.ts` measures and `bench/loop-profile.ts` profiles: `steps` model requests, each but the
+ * last answered with one `read` call of another file (`r<i>.txt`), the last with an answer; and the environment a
+ * run of it gets (a fresh home, the scripted server as `LATHE_BASE_URL`).
+ */
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import type { ScriptedReply } from "@lathe/core/testing"
+
+/** Writes the files the session reads into `dir`: `r0.txt` … `r<steps-1>.txt`, and `a.txt`. */
+export const writeSessionFiles = (dir: string, steps: number): void => {
+  writeFileSync(join(dir, "a.txt"), "alpha\n")
+  for (let i = 0; i < steps; i++) writeFileSync(join(dir, `r${i}.txt`), `read ${i}\n`)
+}
+
+/**
+ * The scripted model's replies. `sameInput` reads `a.txt` every time instead: from the third identical call on, each
+ * step also goes through the doom-loop guard's ask (answered by `--yes`).
+ */
+export const sessionScript =
+  (steps: number, sameInput = false) =>
+  (_request: unknown, index: number): ScriptedReply | undefined => {
+    if (index < steps - 1)
+      return { steps: [{ tool: "read", input: { filePath: sameInput ? "a.txt" : `r${index}.txt` } }] }
+    if (index === steps - 1) return { steps: [{ text: "done" }] }
+    return undefined
+  }
+
+/** The environment of one run: `home` as its home, data and config, the model at `url`, Node's compile cache shared. */
+export const sessionEnv = (home: string, url: string, compileCache: string): Record<string, string | undefined> => ({
+  PATH: process.env.PATH,
+  HOME: home,
+  LATHE_DATA_DIR: join(home, "data"),
+  XDG_CONFIG_HOME: join(home, "config"),
+  LATHE_BASE_URL: url,
+  LATHE_MODEL: "bench",
+  NODE_COMPILE_CACHE: compileCache
+})
