@@ -7,7 +7,7 @@
 // The AI Gateway provider `ai` imports at load (Lathe never uses it) is replaced by a stand-in.
 // Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
 import { readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 
@@ -210,7 +210,8 @@ const isMain = () => {
 
 if (isMain()) {
   // esbuild never deletes: without this, every rebuild's old chunks would pile up in the outdir and get published.
-  const outdir = join(cli, "dist/bundle")
+  // `LATHE_BUNDLE_OUTDIR` (relative to the package) builds elsewhere, e.g. bench/loop-modules.ts's readable copy.
+  const outdir = resolve(cli, process.env.LATHE_BUNDLE_OUTDIR ?? "dist/bundle")
   rmSync(outdir, { recursive: true, force: true })
 
   // `lathe run` is a build of its own (dist/bundle/run/run.cjs): esbuild tree-shakes per build, not per entry, so in

@@ -2,7 +2,13 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
-import { codeCacheDir, fnv1a64, loadWithCodeCache } from "../src/code-cache.js"
+import {
+  codeCacheDir,
+  fnv1a64,
+  frameWithoutPosition,
+  loadWithCodeCache,
+  withoutPositionsInProbes
+} from "../src/code-cache.js"
 
 describe("code cache", () => {
   it("lives in the user's cache dir unless told otherwise, and can be turned off", () => {
@@ -38,5 +44,113 @@ describe("code cache", () => {
     const load = loaded.exports.load as () => Promise<{ kind: string }>
     assert.strictEqual((await load()).kind, "esm")
     assert.isFunction(loaded.keepCache)
+  })
+
+  // effect's two load-time probes, as written in effect/dist/Utils.js and internal/effect.js: each reads one stack.
+  const probes = () => {
+    const limit = Error.stackTraceLimit
+    const internal = "~effect/Utils/internal"
+    const standard = { [internal]: (body: () => Error) => body() }
+    Error.stackTraceLimit = 2
+    const utils = standard[internal](() => new Error()).stack ?? ""
+    const marker = "~effect/Effect/stackProbe"
+    const probe = {
+      [marker]: function stackProbe() {
+        return new Error()
+      }
+    }
+    Error.stackTraceLimit = 1
+    const effect = probe[marker]().stack ?? ""
+    Error.stackTraceLimit = limit
+    return { utils, effect, decisions: [utils.includes(internal), effect.includes(`[as ${marker}]`)] }
+  }
+  // A frame with no name is its position alone in V8's text, `<anonymous>` in the probes'.
+  const withoutPositions = (stack: string) =>
+    stack.replace(/ \(\S*:\d+:\d+\)$/gm, "").replace(/^( {4}at )\S+:\d+:\d+$/gm, "$1<anonymous>")
+  // V8's own printing (CallSite's toString), whatever printer the test runner installed for source maps.
+  const asV8Prints = <A>(run: () => A): A => {
+    const previous = Error.prepareStackTrace
+    Error.prepareStackTrace = (error, frames) => `${error}${frames.map((frame) => `\n    at ${frame}`).join("")}`
+    try {
+      return run()
+    } finally {
+      Error.prepareStackTrace = previous
+    }
+  }
+
+  it("answers effect's stack probes as V8's own printing does, without asking V8 for a position", () => {
+    const plain = asV8Prints(probes)
+    const probed = asV8Prints(() => withoutPositionsInProbes(probes))
+    assert.deepStrictEqual(probed.decisions, plain.decisions)
+    assert.deepStrictEqual(probed.decisions, [true, true])
+    assert.notMatch(probed.utils + probed.effect, /:\d+:\d+/)
+    // Frame by frame the same names; the probe text may also name the receiver's type where V8 leaves it out (an
+    // arrow function called as a property: its receiver does not count for V8).
+    for (const [ours, v8] of [
+      [probed.utils, plain.utils],
+      [probed.effect, plain.effect]
+    ] as const) {
+      const theirs = withoutPositions(v8).split("\n")
+      for (const [i, line] of ours.split("\n").entries())
+        assert.include(line, (theirs[i] ?? "").replace(/^ {4}at /, ""))
+    }
+  })
+
+  it("prints frames of methods, aliases, constructors and plain functions as V8 does, minus positions", () => {
+    // The caller's frame, as a CallSite and as V8 prints it in an error's stack.
+    const capture = () => {
+      const previous = Error.prepareStackTrace
+      Error.prepareStackTrace = (_error, sites) => sites
+      const sites = (new Error() as unknown as { stack: Array<NodeJS.CallSite> }).stack
+      Error.prepareStackTrace = previous
+      const frame = sites[1] as NodeJS.CallSite
+      return { frame, printed: `    at ${frame}` }
+    }
+    class Widget {
+      made: ReturnType<typeof capture>
+      constructor() {
+        this.made = capture()
+      }
+      method() {
+        return capture()
+      }
+    }
+    const holder = {
+      alias: function named() {
+        return capture()
+      },
+      plain: () => capture()
+    }
+    const widget = new Widget()
+    const seen = [
+      widget.made,
+      widget.method(),
+      holder.alias(),
+      holder.plain(),
+      (function lone() {
+        return capture()
+      })()
+    ]
+    for (const [i, { frame, printed }] of seen.entries())
+      assert.strictEqual(`    at ${frameWithoutPosition(frame)}`, withoutPositions(printed), `frame ${i}`)
+    assert.deepStrictEqual(
+      seen.map(({ frame }) => frameWithoutPosition(frame)),
+      ["new Widget", "Widget.method", "Object.named [as alias]", "Object.plain", "lone"]
+    )
+  })
+
+  it("leaves every other error's stack as V8 prints it, and restores the stack printer", () => {
+    const before = Error.prepareStackTrace
+    const stack = withoutPositionsInProbes(() => new Error("real trouble").stack ?? "")
+    assert.match(stack, /^Error: real trouble\n {4}at .*:\d+:\d+\)?$/m)
+    assert.strictEqual(Error.prepareStackTrace, before)
+    assert.throws(
+      () =>
+        withoutPositionsInProbes(() => {
+          throw new Error("thrown")
+        }),
+      "thrown"
+    )
+    assert.strictEqual(Error.prepareStackTrace, before)
   })
 })
