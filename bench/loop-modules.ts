@@ -9,7 +9,10 @@
  * first `http.request` leaves. It then runs the `bench/loop.ts` session several times (the first only writes the
  * code cache) and prints the evaluation time before the first request by package and by module, as means over the
  * runs with their spread. A garbage collection lands in whichever module happens to allocate: a module with a large
- * spread is usually one that caught a scavenge, not an expensive one.
+ * spread is usually one that caught a scavenge, not an expensive one. Read every figure as an upper bound on what
+ * making that module lazy would save: it includes the first execution of the library code the module calls (cold
+ * inline caches), which moves to the next caller (config's zod schemas measured 6.7 ms; building them lazily saved
+ * ~1 ms of the first request and cost ×1.07 on the step gap). Only an A/B on `bench/loop.ts` tells what a change saves.
  *
  * The unminified file is twice the size of the shipped one; the first stack trace of the process (effect's `Utils.js`
  * probes one at load) makes V8 find the line ends of the whole script, so that module's figure is inflated here.
