@@ -72,32 +72,36 @@ describe("the bundled CLI", () => {
     // Nor does a turn with a tool call: the providers send through node:http, and the bundle's AI SDK builds its
     // request headers without undici's Headers (~15 ms of the first request otherwise).
     writeFileSync(join(box.project, "a.txt"), "alpha\n")
-    // A repository (a folder outside git gets a SHA-1 of its path as project id, which takes node:crypto).
     const git = (...args: Array<string>) =>
       execFileSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd: box.project })
-    git("init", "-q")
-    git("add", "-A")
-    git("commit", "-qm", "init")
-    const server = await startScriptedServer([
-      { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
-      { steps: [{ text: "done" }] }
-    ])
-    try {
-      const env = { ...box.env, RECORD_TO: record, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
-      const turn = await run(["run", "--yes", "read a.txt"], box.project, env, ["--import", hook])
-      assert.strictEqual(turn.code, 0, turn.stderr)
-      assert.include(turn.stdout, "done")
-      assert.strictEqual(server.requests.length, 2)
-    } finally {
-      await server.close()
+    // First a folder outside git (its project id is a SHA-1 of its path), then a repository (its first commit).
+    for (const where of ["outside git", "a repository"]) {
+      if (where === "a repository") {
+        git("init", "-q")
+        git("add", "-A")
+        git("commit", "-qm", "init")
+      }
+      const server = await startScriptedServer([
+        { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },
+        { steps: [{ text: "done" }] }
+      ])
+      try {
+        const env = { ...box.env, RECORD_TO: record, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+        const turn = await run(["run", "--yes", "read a.txt"], box.project, env, ["--import", hook])
+        assert.strictEqual(turn.code, 0, turn.stderr)
+        assert.include(turn.stdout, "done")
+        assert.strictEqual(server.requests.length, 2)
+      } finally {
+        await server.close()
+      }
+      assert.include(readFileSync(record, "utf8"), "NativeModule http", where)
+      assert.notInclude(readFileSync(record, "utf8"), "internal/deps/undici/undici", where)
+      // Nor node:crypto (~5 ms) before the first request: ids take Math.random, the code cache's name FNV-1a, a
+      // folder's project id a SHA-1 in plain JavaScript; the first permission ask's id loads it.
+      const beforeRequest = readFileSync(`${record}.first`, "utf8")
+      assert.include(beforeRequest, "NativeModule http", where)
+      assert.notInclude(beforeRequest, "NativeModule crypto", where)
     }
-    assert.include(readFileSync(record, "utf8"), "NativeModule http")
-    assert.notInclude(readFileSync(record, "utf8"), "internal/deps/undici/undici")
-    // Nor node:crypto (~5 ms) before the first request: ids take Math.random, the code cache's name FNV-1a; the
-    // first permission ask's id loads it.
-    const beforeRequest = readFileSync(`${record}.first`, "utf8")
-    assert.include(beforeRequest, "NativeModule http")
-    assert.notInclude(beforeRequest, "NativeModule crypto")
   })
 
   it("keeps a V8 code cache of the run build: written after the first finished run, then used as it is", async () => {

@@ -3,6 +3,7 @@ import { homedir } from "node:os"
 import { isAbsolute, join, resolve } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { gitOutput, startupGitCommands } from "./git-prefetch.js"
+import { sha1Hex } from "./sha1.js"
 
 /** Where Lathe keeps its files, and which project it is working on. */
 export interface PathsShape {
@@ -38,9 +39,6 @@ export const configDir = (env: PathEnv = process.env): string => {
   return join(home(env), ".config", "lathe")
 }
 
-const sha1 = (text: string): string =>
-  process.getBuiltinModule("node:crypto").createHash("sha1").update(text).digest("hex")
-
 /**
  * Finds the project root and id for a directory. The id is the repository's first commit (the
  * lexicographically smallest root commit when there are several), so clones and worktrees of one repository
@@ -54,7 +52,7 @@ export const locateProject = async (directory: string): Promise<{ root: string; 
   ])
   const root = top ? await realpath(top).catch(() => top) : directory
   const first = roots?.split("\n").filter(Boolean).sort()[0]
-  return { root, projectID: first ?? sha1(root) }
+  return { root, projectID: first ?? sha1Hex(root) }
 }
 
 /** Resolves every path for a directory and an environment. */
@@ -77,7 +75,7 @@ export class Paths extends Context.Service<Paths, PathsShape>()("@lathe/core/Pat
       Paths.of({
         directory: root,
         root,
-        projectID: sha1(root),
+        projectID: sha1Hex(root),
         data: join(root, ".lathe-data"),
         config: join(root, ".lathe-config"),
         home: root,
