@@ -352,7 +352,8 @@ describe("lathe (interactive, end to end)", () => {
     await term.waitFor("Keys: Enter send")
 
     await term.type("/new")
-    await term.waitFor("Start a new session")
+    // The palette's line (label, two spaces, description): /help's list above also says "Start a new session".
+    await term.waitFor("/new  Start a new session")
     term.press("enter")
     await term.waitForGone("You chose Blue.")
     await term.type("/init")
