@@ -216,6 +216,22 @@ const startCluster = async (count: number) => {
   server = await startServe(["--port", "0", "--cluster", "--shards", SHARDS], { cwd: box.project, env })
 }
 
+/** Waits (60 s at most) until `lathe cluster status` shows the runner at `address` holding at least one shard. */
+const holdsShards = async (address: string) => {
+  const end = Date.now() + 60_000
+  let last = ""
+  while (Date.now() < end) {
+    const shown = await runLathe(["cluster", "status", "--json"], { cwd: box.project, env })
+    last = shown.stdout || shown.stderr
+    if (shown.code === 0) {
+      const status = JSON.parse(shown.stdout) as { runners: Array<{ address: string; shards: number }> }
+      if (status.runners.some((r) => r.address === address && r.shards > 0)) return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`${address} holds no shard after 60 s; last status:\n${last}`)
+}
+
 describe("lathe runner + lathe serve --cluster", () => {
   it("spreads sessions over three runners and relays each one's events", async () => {
     await startCluster(3)
@@ -325,7 +341,8 @@ describe("lathe runner + lathe serve --cluster", () => {
     // Back again: new sessions reach it too.
     const back = await startRunner(env, box.project, leaving.port)
     runners.push(back)
-    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    // Until the cluster has given it shards again (a fixed wait was too short on a loaded machine).
+    await holdsShards(`127.0.0.1:${back.port}`)
     const more = await Promise.all(Array.from({ length: 12 }, () => newSession()))
     for (const [i, id] of more.entries()) await prompt(id, `[plain-${20 + i}] again`)
     for (const id of more) await events.waitFor(isIdle(id), 60_000)
