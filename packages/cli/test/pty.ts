@@ -252,6 +252,9 @@ export const spawnTerminal = (options: SpawnOptions): Terminal => {
  * quit on the first). Resolves with the exit code.
  */
 export const quit = async (terminal: Terminal): Promise<number> => {
+  // A hint already on screen means the next Ctrl+C quits, and the second press below would reach a process that is
+  // restoring the terminal (its default SIGINT handling then ends it with 130): let the hint go first (2 s).
+  if (terminal.screen().includes("Ctrl+C again")) await terminal.waitForGone("Ctrl+C again")
   terminal.press("ctrl-c")
   const hint = await Promise.race([
     terminal.exited.then(() => false),
