@@ -27,7 +27,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
-import { sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 const STEPS = 20
 /** Measured runs after the one that writes the code cache (`LATHE_MODULES_RUNS`, default 5). */
@@ -159,9 +159,7 @@ const main = async () => {
   const repo = givenRepo ?? mkdtempSync(join(tmpdir(), "lathe-modules-repo-"))
   writeSessionFiles(repo, STEPS)
   if (givenRepo === undefined) {
-    execFileSync("git", ["init", "-q"], { cwd: repo })
-    execFileSync("git", ["add", "-A"], { cwd: repo })
-    execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: repo })
+    commitAll(repo)
   }
   try {
     const lathe = join(outdir, "lathe.js")

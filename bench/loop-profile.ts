@@ -14,14 +14,14 @@
  *   LATHE_PROFILE_STEPS=120 npx tsx --conditions=@lathe/source bench/loop-profile.ts
  *   LATHE_PROFILE_REPO=/path/to/big/repo npx tsx --conditions=@lathe/source bench/loop-profile.ts
  */
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { SourceMap } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
-import { sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 const STEPS = Number(process.env.LATHE_PROFILE_STEPS ?? 20)
 /**
@@ -74,9 +74,7 @@ const session = async (entry: string, profileDir: string | undefined) => {
   const repo = givenRepo ?? mkdtempSync(join(tmpdir(), "lathe-profile-repo-"))
   if (givenRepo === undefined) {
     writeSessionFiles(repo, STEPS)
-    execFileSync("git", ["init", "-q"], { cwd: repo })
-    execFileSync("git", ["add", "-A"], { cwd: repo })
-    execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: repo })
+    commitAll(repo)
   }
   const server = await startScriptedServer(sessionScript(STEPS))
   const home = mkdtempSync(join(tmpdir(), "lathe-profile-home-"))

@@ -3,9 +3,17 @@
  * last answered with one `read` call of another file (`r<i>.txt`), the last with an answer; and the environment a
  * run of it gets (a fresh home, the scripted server as `LATHE_BASE_URL`).
  */
+import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ScriptedReply } from "@lathe/core/testing"
+
+/** Makes `dir` a git repository with one commit of everything in it (the project id is then that commit). */
+export const commitAll = (dir: string): void => {
+  execFileSync("git", ["init", "-q"], { cwd: dir })
+  execFileSync("git", ["add", "-A"], { cwd: dir })
+  execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: dir })
+}
 
 /** Writes the files the session reads into `dir`: `r0.txt` … `r<steps-1>.txt`, and `a.txt`. */
 export const writeSessionFiles = (dir: string, steps: number): void => {

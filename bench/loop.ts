@@ -20,7 +20,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
-import { sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 const STEPS = 20
 /** Measured runs per build and repo (`LATHE_BENCH_RUNS`, default 3), after one warm-up run. */
@@ -49,9 +49,7 @@ const makeRepo = (files: number): string => {
     writeFileSync(join(sub, `f${i}.txt`), `file ${i}\n`)
   }
   writeSessionFiles(dir, STEPS)
-  execFileSync("git", ["init", "-q"], { cwd: dir })
-  execFileSync("git", ["add", "-A"], { cwd: dir })
-  execFileSync("git", ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-qm", "init"], { cwd: dir })
+  commitAll(dir)
   // Let the machine digest the new files before measuring: refresh git's index once the files' second has passed
   // (entries written in the index's own second are re-read, and the index rewritten, by every status until then),
   // then write everything back and wait for the kernel's dirty pages to drain.

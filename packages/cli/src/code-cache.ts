@@ -79,8 +79,8 @@ export const withoutPositionsInProbes = <A>(evaluate: () => A): A => {
  * with no name, which V8 prints as its position alone, is `<anonymous>`.
  */
 export const frameWithoutPosition = (frame: NodeJS.CallSite): string => {
-  const prefix = `${frame.isAsync() ? "async " : ""}${frame.isPromiseAll() ? `Promise.all (index ${frame.getPromiseIndex()})` : ""}`
-  if (frame.isPromiseAll()) return prefix
+  const prefix = frame.isAsync() ? "async " : ""
+  if (frame.isPromiseAll()) return `${prefix}Promise.all (index ${frame.getPromiseIndex()})`
   const name = frame.getFunctionName()
   if (frame.isConstructor()) return `${prefix}new ${name || "<anonymous>"}`
   if (frame.isToplevel()) return `${prefix}${name || "<anonymous>"}`

@@ -353,17 +353,17 @@ describe("lathe (interactive, end to end)", () => {
 
     // /new clears the transcript (the help list goes). A fresh-clone CI run once saw it refused as busy right after
     // /compact and /help, the footer saying "ready" (cause not found): it is then sent once more.
+    // Each wait settles (undefined on its timeout), so the one that loses the race leaves no rejection behind.
+    const settle = <A>(wait: Promise<void>, value: A) =>
+      wait.then(
+        () => value,
+        () => undefined
+      )
     for (let attempt = 1; ; attempt++) {
       await term.type("/new")
       // The palette's line (label, two spaces, description): /help's list above also says "Start a new session".
       await term.waitFor("/new  Start a new session")
       term.press("enter")
-      // Each wait settles (undefined on its timeout), so the one that loses the race leaves no rejection behind.
-      const settle = <A>(wait: Promise<void>, value: A) =>
-        wait.then(
-          () => value,
-          () => undefined
-        )
       const outcome = await Promise.race([
         settle(term.waitForGone("Keys: Enter send"), "new session"),
         ...(attempt === 1 ? [settle(term.waitFor("Wait for the turn to end"), "refused")] : [])
