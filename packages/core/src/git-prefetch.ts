@@ -10,8 +10,13 @@ export const startupGitCommands = {
   toplevel: ["rev-parse", "--show-toplevel"],
   /** The root commits: the project's id (Paths). */
   rootCommits: ["rev-list", "--max-parents=0", "HEAD"],
-  /** Branch and changed files in one process (the system prompt's environment). */
-  status: ["status", "--porcelain=v2", "--branch", "--untracked-files=no"]
+  /** The branch (empty for a detached head), also in a repository without commits (the system prompt). */
+  branch: ["branch", "--show-current"],
+  /**
+   * The changed tracked files (the system prompt). Last: on a large repository it stats every file, and the
+   * questions before it are answered without waiting for it.
+   */
+  status: ["status", "--porcelain=v2", "--untracked-files=no"]
 } as const
 
 /** How long a git command may take before it counts as failed. */
@@ -33,9 +38,9 @@ const waiting = (): Waiting => {
 const keyOf = (cwd: string, args: ReadonlyArray<string>): string => [cwd, ...args].join("\0")
 
 /** Runs git in `cwd`: its trimmed stdout, or undefined when git is missing, fails or times out. */
-const run = (cwd: string, args: ReadonlyArray<string>): Promise<string | undefined> =>
+const run = (cwd: string, args: ReadonlyArray<string>, timeoutMs: number = TIMEOUT_MS): Promise<string | undefined> =>
   new Promise((done) => {
-    execFile("git", [...args], { cwd, timeout: TIMEOUT_MS, windowsHide: true }, (error, stdout) =>
+    execFile("git", [...args], { cwd, timeout: timeoutMs, windowsHide: true }, (error, stdout) =>
       done(error ? undefined : stdout.trim())
     )
   })
@@ -44,64 +49,70 @@ const run = (cwd: string, args: ReadonlyArray<string>): Promise<string | undefin
  * Starts `commands` in `cwd` now; a later `gitOutput` with the same directory and arguments takes the result.
  * Outside Windows they run one after another in a single `/bin/sh` at the lowest CPU priority: starting a process
  * blocks Node's thread for a few milliseconds (fork and exec), once here instead of once per command. Each command
- * keeps its own output and exit status (a failing one gives undefined, as it would alone).
+ * keeps its own output and exit status (a failing one gives undefined, as it would alone), and each answer is there
+ * as soon as its command ends: a slow `git status` at the end holds up only itself.
  */
-export const prefetchGit = (cwd: string, commands: ReadonlyArray<ReadonlyArray<string>>): void => {
+export const prefetchGit = (
+  cwd: string,
+  commands: ReadonlyArray<ReadonlyArray<string>>,
+  timeoutMs: number = TIMEOUT_MS
+): void => {
   const map = waiting()
   const missing = commands.filter((args) => !map.has(keyOf(cwd, args)))
   if (missing.length === 0) return
   if (missing.length === 1 || process.platform === "win32") {
-    for (const args of missing) map.set(keyOf(cwd, args), run(cwd, args))
+    for (const args of missing) map.set(keyOf(cwd, args), run(cwd, args, timeoutMs))
     return
   }
-  const answers = runInOneShell(cwd, missing)
-  for (const [i, args] of missing.entries())
-    map.set(
-      keyOf(cwd, args),
-      answers.then((all) => all[i])
-    )
+  const answers = runInOneShell(cwd, missing, timeoutMs)
+  for (const [i, args] of missing.entries()) map.set(keyOf(cwd, args), answers[i] ?? Promise.resolve(undefined))
 }
 
-/** Runs each git command in turn in one shell: their trimmed outputs, undefined for those that failed. */
+/**
+ * Runs each git command in turn in one shell: a promise per command of its trimmed output (undefined when it failed,
+ * or had not ended when the shell ended or was stopped after `timeoutMs`), settled as soon as that command ends.
+ */
 const runInOneShell = (
   cwd: string,
-  commands: ReadonlyArray<ReadonlyArray<string>>
-): Promise<ReadonlyArray<string | undefined>> => {
+  commands: ReadonlyArray<ReadonlyArray<string>>,
+  timeoutMs: number
+): ReadonlyArray<Promise<string | undefined>> => {
   // After each command, a line no git output can contain (a fresh token) with the command's exit status.
   const token = `@@lathe-git-${process.pid}-${Date.now().toString(36)}`
+  const marker = `\n${token} `
   const script = commands
     .map((args) => `git ${args.map(quote).join(" ")} 2>/dev/null; printf '\\n${token} %d\\n' "$?"`)
     .join("; ")
-  return new Promise((done) => {
-    const shell = execFile("/bin/sh", ["-c", script], { cwd, timeout: TIMEOUT_MS }, (error, stdout) => {
-      if (error) {
-        done(commands.map(() => undefined))
-        return
-      }
-      const outputs: Array<string | undefined> = []
-      let rest = stdout
-      for (let i = 0; i < commands.length; i++) {
-        const at = rest.indexOf(`\n${token} `)
-        if (at < 0) {
-          outputs.push(undefined)
-          continue
-        }
-        const end = rest.indexOf("\n", at + token.length + 2)
-        const status = rest.slice(at + token.length + 2, end < 0 ? undefined : end)
-        outputs.push(status === "0" ? rest.slice(0, at).trim() : undefined)
-        rest = end < 0 ? "" : rest.slice(end + 1)
-      }
-      done(outputs)
-    })
-    // At the lowest priority (inherited by the git processes): on a large repository `git status` stats every file
-    // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
-    // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).
-    try {
-      if (shell.pid !== undefined) process.getBuiltinModule("node:os").setPriority(shell.pid, 19)
-    } catch {
-      // gone already, or not allowed: it runs at normal priority
+  const settles: Array<(output: string | undefined) => void> = []
+  const answers = commands.map(() => new Promise<string | undefined>((settle) => settles.push(settle)))
+  let answered = 0
+  let rest = ""
+  const take = (chunk: string) => {
+    rest += chunk
+    for (;;) {
+      const at = rest.indexOf(marker)
+      const end = at < 0 ? -1 : rest.indexOf("\n", at + marker.length)
+      if (end < 0 || answered >= commands.length) return
+      const status = rest.slice(at + marker.length, end)
+      settles[answered++]?.(status === "0" ? rest.slice(0, at).trim() : undefined)
+      rest = rest.slice(end + 1)
     }
+  }
+  const shell = execFile("/bin/sh", ["-c", script], { cwd, timeout: timeoutMs }, () => {
+    // Ended (or stopped): whatever did not answer by now, failed.
+    while (answered < commands.length) settles[answered++]?.(undefined)
   })
+  shell.stdout?.setEncoding("utf8")
+  shell.stdout?.on("data", take)
+  // At the lowest priority (inherited by the git processes): on a large repository `git status` stats every file
+  // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
+  // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).
+  try {
+    if (shell.pid !== undefined) process.getBuiltinModule("node:os").setPriority(shell.pid, 19)
+  } catch {
+    // gone already, or not allowed: it runs at normal priority
+  }
+  return answers
 }
 
 /** A word for `sh -c`, quoted unless it is plainly safe (the start-up commands are fixed; this keeps any safe). */

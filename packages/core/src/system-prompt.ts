@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from "node:fs"
 import { glob, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { AgentInfo } from "./agent.js"
 import { Config } from "./config.js"
 import { gitOutput, startupGitCommands } from "./git-prefetch.js"
@@ -10,6 +10,12 @@ import { Paths } from "./paths.js"
 import type { Ruleset } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { basePrompt } from "./prompts.js"
+
+/**
+ * How long the first request waits for `git status` past the moment it needs the count of changed files (a huge or
+ * cold repository can take seconds; the model can run it itself).
+ */
+const STATUS_BUDGET = Duration.seconds(2)
 
 /** What the system prompt is built for. */
 export interface SystemPromptInput {
@@ -46,19 +52,11 @@ export class SystemPrompt extends Context.Service<
       const plugins = yield* Plugins
       const environments = new Map<string, string>()
       // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
-      // a big repository `git status` runs while the rest of start-up does. One process answers both questions (a
-      // spawn costs the main thread several milliseconds): the branch from the `# branch.head` header, the changed
-      // files as the other lines. Not a repository: both undefined.
-      const gitState = gitOutput(paths.directory, startupGitCommands.status).then(
-        (out): [string | undefined, string | undefined] => {
-          if (out === undefined) return [undefined, undefined]
-          const lines = out.split("\n").filter((line) => line.length > 0)
-          const head = lines.find((line) => line.startsWith("# branch.head "))?.slice("# branch.head ".length)
-          // `git rev-parse --abbrev-ref HEAD` says HEAD for a detached head; so does the prompt.
-          const branch = head === undefined || head === "(detached)" ? "HEAD" : head
-          return [branch, lines.filter((line) => !line.startsWith("#")).join("\n")]
-        }
-      )
+      // a big repository `git status` runs while the rest of start-up does. The branch comes from its own cheap
+      // question: a status that is slow (a huge or cold repository) or fails never makes the prompt say the folder is
+      // not a repository. Not a repository: the branch is undefined.
+      const gitBranch = gitOutput(paths.directory, startupGitCommands.branch)
+      const gitStatus = gitOutput(paths.directory, startupGitCommands.status)
       const files = new Map<string, { mtime: number; size: number; text: string }>()
 
       /** A rules file's text, re-read only when its mtime or size changed; undefined when it is not a file. */
@@ -132,24 +130,18 @@ export class SystemPrompt extends Context.Service<
       const environment = Effect.fnUntraced(function* (sessionID: string) {
         const cached = environments.get(sessionID)
         if (cached) return cached
-        const [branch, status] = yield* Effect.promise(() => gitState)
+        const branch = yield* Effect.promise(() => gitBranch)
+        // The first request waits for the count at most STATUS_BUDGET past the moment it needs it.
+        const status =
+          branch === undefined
+            ? undefined
+            : yield* Effect.promise(() => gitStatus).pipe(
+                Effect.map((out): ChangedFiles => (out === undefined ? { kind: "failed" } : countChanged(out))),
+                Effect.timeoutOption(STATUS_BUDGET),
+                Effect.map(Option.getOrElse((): ChangedFiles => ({ kind: "late" })))
+              )
         const date = new Date(yield* Clock.currentTimeMillis).toDateString()
-        const text = [
-          "Here is useful information about the environment you are running in:",
-          "<env>",
-          `Working directory: ${paths.directory}`,
-          `Project root: ${paths.root}`,
-          `Is the directory a git repository: ${branch !== undefined ? "yes" : "no"}`,
-          ...(branch !== undefined
-            ? [
-                `Git branch: ${branch}`,
-                `Uncommitted changes: ${status ? `${status.split("\n").length} files` : "none"}`
-              ]
-            : []),
-          `Platform: ${process.platform}`,
-          `Today's date: ${date}`,
-          "</env>"
-        ].join("\n")
+        const text = environmentText({ directory: paths.directory, root: paths.root, branch, status, date })
         environments.set(sessionID, text)
         return text
       })
@@ -177,4 +169,49 @@ export class SystemPrompt extends Context.Service<
       return SystemPrompt.of({ build, rules })
     })
   )
+}
+
+/** What `git status` said of the tracked files: how many changed, or why it did not say. */
+type ChangedFiles =
+  | { readonly kind: "counted"; readonly files: number }
+  | { readonly kind: "failed" }
+  | { readonly kind: "late" }
+
+/** The changed files in `git status --porcelain=v2` output (one line each; header lines start with `#`). */
+const countChanged = (out: string): ChangedFiles => ({
+  kind: "counted",
+  files: out.split("\n").filter((line) => line.length > 0 && !line.startsWith("#")).length
+})
+
+/**
+ * The environment block of the system prompt. `branch` is undefined outside a git repository and empty for a
+ * detached head (which the prompt calls HEAD, as `git rev-parse --abbrev-ref HEAD` does).
+ */
+const environmentText = (env: {
+  readonly directory: string
+  readonly root: string
+  readonly branch: string | undefined
+  readonly status: ChangedFiles | undefined
+  readonly date: string
+}): string => {
+  const changes = (status: ChangedFiles | undefined): string => {
+    if (status?.kind === "counted")
+      return status.files === 0 ? "none" : `${status.files} file${status.files === 1 ? "" : "s"}`
+    return status?.kind === "late"
+      ? `not counted (git status did not answer within ${Duration.format(STATUS_BUDGET)}; run it to see them)`
+      : "not counted (git status failed; run it to see why)"
+  }
+  return [
+    "Here is useful information about the environment you are running in:",
+    "<env>",
+    `Working directory: ${env.directory}`,
+    `Project root: ${env.root}`,
+    `Is the directory a git repository: ${env.branch !== undefined ? "yes" : "no"}`,
+    ...(env.branch !== undefined
+      ? [`Git branch: ${env.branch || "HEAD"}`, `Uncommitted changes: ${changes(env.status)}`]
+      : []),
+    `Platform: ${process.platform}`,
+    `Today's date: ${env.date}`,
+    "</env>"
+  ].join("\n")
 }

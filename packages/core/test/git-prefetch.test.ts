@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { gitOutput, prefetchGit, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
 import { resolvePaths } from "../src/paths.js"
+import { fakeGitStatus } from "./fake-git.js"
 
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim()
@@ -18,17 +19,27 @@ const repo = () => {
   return dir
 }
 
+/** Runs `body` with a fake `git status` (see `fakeGitStatus`). */
+const withFakeGit = async (statusScript: string, body: () => Promise<void>) => {
+  const restore = fakeGitStatus(statusScript)
+  try {
+    await body()
+  } finally {
+    restore()
+  }
+}
+
 describe("git prefetch", () => {
   it("a prefetched answer is taken once: the next question runs git again and sees what changed since", async () => {
     const dir = repo()
     prefetchStartupGit(dir)
-    writeFileSync(join(dir, "a.txt"), "changed\n") // may or may not land before the prefetched status ran
-    const first = await gitOutput(dir, startupGitCommands.status)
-    assert.include(first, "# branch.head main")
+    const first = await gitOutput(dir, startupGitCommands.branch)
+    assert.strictEqual(first, "main")
     git(dir, "checkout", "-q", "-b", "other")
-    const second = await gitOutput(dir, startupGitCommands.status)
-    assert.include(second, "# branch.head other", "the second call ran git afresh")
-    assert.include(second, "a.txt")
+    writeFileSync(join(dir, "a.txt"), "changed\n")
+    assert.strictEqual(await gitOutput(dir, startupGitCommands.branch), "other", "the second call ran git afresh")
+    await gitOutput(dir, startupGitCommands.status) // the prefetched one: a.txt may or may not have changed yet
+    assert.include(await gitOutput(dir, startupGitCommands.status), "a.txt")
   })
 
   it("the start-up questions, asked in one shell, answer each as git alone would, a failing one as undefined", async () => {
@@ -40,7 +51,36 @@ describe("git prefetch", () => {
     const prefetched = await Promise.all(questions.map((args) => gitOutput(dir, args)))
     const alone = await Promise.all(questions.map((args) => gitOutput(dir, args)))
     assert.deepStrictEqual(prefetched, alone)
-    assert.deepStrictEqual(prefetched, [dir, undefined, "# branch.oid (initial)\n# branch.head main", "it's here.txt"])
+    // No commit: rev-list fails; the branch is named already; nothing tracked has changed.
+    assert.deepStrictEqual(prefetched, [dir, undefined, "main", "", "it's here.txt"])
+  })
+
+  it("each answer arrives as its command ends: the root and project id while git status still runs", async () => {
+    const dir = repo()
+    const release = join(dir, ".git", "release-status")
+    await withFakeGit(`while [ ! -e '${release}' ]; do sleep 0.02; done`, async () => {
+      prefetchStartupGit(dir)
+      const status = gitOutput(dir, startupGitCommands.status)
+      let statusDone = false
+      void status.then(() => {
+        statusDone = true
+      })
+      const paths = await resolvePaths(dir, { HOME: dir })
+      assert.strictEqual(paths.projectID, git(dir, "rev-list", "--max-parents=0", "HEAD"))
+      assert.strictEqual(await gitOutput(dir, startupGitCommands.branch), "main")
+      assert.isFalse(statusDone, "git status is still held")
+      writeFileSync(release, "")
+      assert.strictEqual(await status, "")
+    })
+  })
+
+  it("a shell stopped at its time limit keeps the answers of the commands that had ended", async () => {
+    const dir = repo()
+    await withFakeGit("exec sleep 30", async () => {
+      prefetchGit(dir, Object.values(startupGitCommands), 1_000)
+      const answers = await Promise.all(Object.values(startupGitCommands).map((args) => gitOutput(dir, args)))
+      assert.deepStrictEqual(answers, [dir, git(dir, "rev-parse", "HEAD"), "main", undefined])
+    })
   })
 
   it("Paths takes the prefetched root and project id; another directory or failing git are not mixed up", async () => {

@@ -9,6 +9,7 @@ import { definePlugin } from "../src/plugin.js"
 import { toolSpecs } from "../src/session-step.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
 import { Tool } from "../src/tool.js"
+import { fakeGitStatus } from "./fake-git.js"
 import { EchoTool, runTurn, tempRoot } from "./loop-helpers.js"
 
 const usage = { input: 100, output: 20 }
@@ -28,6 +29,14 @@ const rulesWriter = (root: string) =>
       return { title: "AGENTS.md", output: "written" }
     }
   })
+
+/** Runs `effect` with a fake `git status` (see `fakeGitStatus`). */
+const withFakeGitStatus = <A, E, R>(statusScript: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => fakeGitStatus(statusScript)),
+    () => effect,
+    (restore) => Effect.sync(restore)
+  )
 
 describe("SystemPrompt within a turn", () => {
   it.live("a rules file edited mid-turn reaches the next step; unchanged rules are sent as they were", () => {
@@ -61,7 +70,7 @@ describe("SystemPrompt within a turn", () => {
     )
   })
 
-  it.live("the environment names the git branch and counts changed files, from one git status", () => {
+  it.live("the environment names the git branch and counts the changed tracked files", () => {
     const root = tempRoot()
     const git = (...args: Array<string>) => execFileSync("git", args, { cwd: root, stdio: "ignore" })
     git("init", "-q", "-b", "trunk")
@@ -69,15 +78,64 @@ describe("SystemPrompt within a turn", () => {
     git("add", "a.txt")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
     writeFileSync(join(root, "a.txt"), "changed")
+    writeFileSync(join(root, "untracked.txt"), "new")
     return Effect.gen(function* () {
       yield* runTurn("go")
       const [system] = systems(yield* (yield* ScriptedLLM).requests)
       assert.include(system, "Is the directory a git repository: yes")
       assert.include(system, "Git branch: trunk")
-      assert.include(system, "Uncommitted changes: 1 files")
+      assert.include(system, "Uncommitted changes: 1 file\n")
     }).pipe(Effect.provide(testLoopLayer({ root, steps: [done] })))
   })
 
+  it.live("a detached head is named HEAD; a repository without commits names its branch", () => {
+    const detached = tempRoot()
+    const git = (cwd: string, ...args: Array<string>) => execFileSync("git", args, { cwd, stdio: "ignore" })
+    git(detached, "init", "-q", "-b", "trunk")
+    writeFileSync(join(detached, "a.txt"), "a")
+    git(detached, "add", "a.txt")
+    git(detached, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    git(detached, "checkout", "-q", "--detach")
+    const empty = tempRoot()
+    git(empty, "init", "-q", "-b", "fresh")
+    const system = (root: string) =>
+      Effect.gen(function* () {
+        yield* runTurn("go")
+        return systems(yield* (yield* ScriptedLLM).requests)[0] ?? ""
+      }).pipe(Effect.provide(testLoopLayer({ root, steps: [done] })))
+    return Effect.gen(function* () {
+      const onDetached = yield* system(detached)
+      assert.include(onDetached, "Git branch: HEAD\nUncommitted changes: none")
+      const onEmpty = yield* system(empty)
+      assert.include(onEmpty, "Is the directory a git repository: yes\nGit branch: fresh\nUncommitted changes: none")
+    })
+  })
+
+  it.live("a git status that hangs or fails leaves the branch named and says the changes were not counted", () => {
+    const repo = () => {
+      const root = tempRoot()
+      execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: root, stdio: "ignore" })
+      return root
+    }
+    const hanging = repo()
+    const failing = repo()
+    const system = (root: string) =>
+      Effect.gen(function* () {
+        yield* runTurn("go")
+        return systems(yield* (yield* ScriptedLLM).requests)[0] ?? ""
+      }).pipe(Effect.provide(testLoopLayer({ root, steps: [done] })))
+    return Effect.gen(function* () {
+      const started = Date.now()
+      const onHanging = yield* withFakeGitStatus("exec sleep 30", system(hanging))
+      assert.include(
+        onHanging,
+        "Git branch: trunk\nUncommitted changes: not counted (git status did not answer within 2s"
+      )
+      assert.isBelow(Date.now() - started, 4_500, "the request did not wait for git's own 5 s time limit")
+      const onFailing = yield* withFakeGitStatus("exit 128", system(failing))
+      assert.include(onFailing, "Git branch: trunk\nUncommitted changes: not counted (git status failed")
+    })
+  })
   it.live("outside a git repository the environment says so", () =>
     Effect.gen(function* () {
       yield* runTurn("go")
