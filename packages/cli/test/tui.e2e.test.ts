@@ -309,7 +309,8 @@ describe("lathe (interactive, end to end)", () => {
       join(box.env.XDG_CONFIG_HOME ?? "", "lathe/lathe.json"),
       JSON.stringify({ permission: { question: "allow" } })
     )
-    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+    const trace = join(box.dir, "tui-trace.log")
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model", LATHE_TUI_TRACE: trace }
     const term = lathe(box.project, env)
     await term.waitFor("ready", 30_000)
 
@@ -371,6 +372,8 @@ describe("lathe (interactive, end to end)", () => {
       if (outcome === "new session") break
       if (outcome !== "refused" || attempt === 2)
         throw new Error(`/new started no new session (attempt ${attempt}); screen:\n${term.screen()}`)
+      // What held the session busy goes to the log, for the next person to find the cause.
+      console.warn(`/new was refused as busy; the controller's trace:\n${readFileSync(trace, "utf8")}`)
       await term.waitFor("ready")
       await new Promise((resolve) => setTimeout(resolve, 500))
     }

@@ -1,3 +1,4 @@
+import { appendFileSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
 import type { LatheEvent, PromptPart, Session } from "@lathe/core"
@@ -222,6 +223,7 @@ export class Controller {
   async submit(raw: string): Promise<void> {
     const text = raw.trim()
     if (!text) return
+    this.trace(`submit ${JSON.stringify(text.slice(0, 80))} (busy: ${this.busy})`)
     await this.history?.add(raw.trimEnd()).catch(() => undefined)
     this.history?.reset()
     if (text.startsWith("/") && !text.startsWith("//")) return this.command(text)
@@ -252,6 +254,7 @@ export class Controller {
 
   /** Sends one prompt and runs the turn; afterwards, the next queued prompt. */
   async prompt(text: string, override: { readonly agent?: string; readonly model?: string } = {}): Promise<void> {
+    this.trace(`busy: prompt ${JSON.stringify(text.slice(0, 80))}`)
     this.busy = true
     this.changed()
     try {
@@ -279,6 +282,7 @@ export class Controller {
     } finally {
       this.abort = undefined
       this.busy = false
+      this.trace("idle: prompt ended")
       this.changed()
     }
     const next = this.queue.shift()
@@ -494,7 +498,10 @@ export class Controller {
 
   /** Starts a new, empty session (created with the first prompt). */
   newSession(): void {
-    if (this.busy) return void this.note("warn", "/new", ["Wait for the turn to end (or press Esc) first."])
+    if (this.busy) {
+      this.trace("/new refused: busy")
+      return void this.note("warn", "/new", ["Wait for the turn to end (or press Esc) first."])
+    }
     this.sessionID = undefined
     this.transcript = new Transcript("")
     this.changed()
@@ -575,6 +582,7 @@ export class Controller {
     if (this.unavailable("compact", "/compact", "/compact")) return
     if (!sessionID) return void this.note("warn", "/compact", ["Nothing to compact yet."])
     if (this.busy) return void this.note("warn", "/compact", ["Wait for the turn to end (or press Esc) first."])
+    this.trace("busy: compact")
     this.busy = true
     this.changed()
     const abort = new AbortController()
@@ -582,6 +590,7 @@ export class Controller {
     const result = await this.backend.compact(sessionID, this.model, abort.signal)
     this.abort = undefined
     this.busy = false
+    this.trace(`idle: compact ended (${result.ok ? "ok" : result.message})`)
     if (!result.ok) this.note("warn", "/compact", [result.message])
     this.changed()
   }
@@ -610,6 +619,20 @@ export class Controller {
     this.note("info", "trust", [
       `Trusted ${this.root}. Its config applies in full from the next start of Lathe (/exit, then lathe -c).`
     ])
+  }
+
+  /**
+   * Appends a line to the file `$LATHE_TUI_TRACE` names, when it names one: what was submitted and when a turn or a
+   * compaction made the session busy and idle again. For finding out what held a session busy (tests set it).
+   */
+  private trace(line: string): void {
+    const file = this.io.env.LATHE_TUI_TRACE
+    if (!file) return
+    try {
+      appendFileSync(file, `${new Date().toISOString()} ${line}\n`)
+    } catch {
+      // tracing is best effort
+    }
   }
 
   /** Stops the services. */
