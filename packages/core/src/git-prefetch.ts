@@ -14,9 +14,10 @@ export const startupGitCommands = {
   branch: ["branch", "--show-current"],
   /**
    * The changed tracked files (the system prompt). Last: on a large repository it stats every file, and the
-   * questions before it are answered without waiting for it.
+   * questions before it are answered without waiting for it. Without optional locks: a plain status may rewrite the
+   * index, holding `index.lock` meanwhile, and a `git commit` the person runs at that moment would fail.
    */
-  status: ["status", "--porcelain=v2", "--untracked-files=no"]
+  status: ["--no-optional-locks", "status", "--porcelain=v2", "--untracked-files=no"]
 } as const
 
 /** How long a git command may take before it counts as failed. */

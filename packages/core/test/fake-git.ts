@@ -10,9 +10,13 @@ import { delimiter, join } from "node:path"
 export const fakeGitStatus = (statusScript: string): (() => void) => {
   const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim()
   const bin = mkdtempSync(join(tmpdir(), "lathe-fake-git-"))
-  writeFileSync(join(bin, "git"), `#!/bin/sh\nif [ "$1" = status ]; then ${statusScript}; fi\nexec '${real}' "$@"\n`, {
-    mode: 0o755
-  })
+  writeFileSync(
+    join(bin, "git"),
+    `#!/bin/sh\ncase " $* " in *" status "*) ${statusScript} ;; esac\nexec '${real}' "$@"\n`,
+    {
+      mode: 0o755
+    }
+  )
   const path = process.env.PATH
   process.env.PATH = `${bin}${delimiter}${path ?? ""}`
   return () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -81,6 +81,20 @@ describe("git prefetch", () => {
       const answers = await Promise.all(Object.values(startupGitCommands).map((args) => gitOutput(dir, args)))
       assert.deepStrictEqual(answers, [dir, git(dir, "rev-parse", "HEAD"), "main", undefined])
     })
+  })
+
+  it("git status never rewrites the index (no index.lock a git command of the person's could trip over)", async () => {
+    const dir = repo()
+    // The file's time changes, its content does not: a plain status would refresh that entry and rewrite the index.
+    const later = new Date(Date.now() + 60_000)
+    utimesSync(join(dir, "a.txt"), later, later)
+    const index = readFileSync(join(dir, ".git", "index"))
+    prefetchStartupGit(dir)
+    assert.strictEqual(await gitOutput(dir, startupGitCommands.status), "")
+    assert.strictEqual(await gitOutput(dir, startupGitCommands.status), "")
+    assert.isTrue(readFileSync(join(dir, ".git", "index")).equals(index), "the index is as it was")
+    git(dir, "status", "--porcelain")
+    assert.isFalse(readFileSync(join(dir, ".git", "index")).equals(index), "a plain status would have rewritten it")
   })
 
   it("Paths takes the prefetched root and project id; another directory or failing git are not mixed up", async () => {
