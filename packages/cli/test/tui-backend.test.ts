@@ -6,6 +6,7 @@ import { afterEach, assert, describe, it } from "vitest"
 import type { CliIO } from "../src/io.js"
 import type { Backend, BackendFactory, BackendPrompt } from "../src/tui/backend.js"
 import { Controller } from "../src/tui/controller.js"
+import type { PromptHistory } from "../src/tui/history.js"
 import { sandbox } from "./helpers.js"
 
 let server: ScriptedServer | undefined
@@ -125,6 +126,30 @@ describe("the controller over a Backend", () => {
     )
     assert.isFalse(notes.some((n) => n.includes("must not be called")))
     assert.isFalse(existsSync(join(box.project, "ran.txt")), "the shell command did not run")
+  })
+
+  it("lines sent one after another run in that order, however long the history takes to write them", async () => {
+    const box = sandbox()
+    const recording = recordingBackend(box.project)
+    const controller = await start(ioFor(box.project, box.env), () => recording.backend)
+    // The first line's history write is slow, the second's fast: before, "first" then ran before /new (which it
+    // then refused as busy), as a CI run of the TUI end-to-end test once showed with /new and /init.
+    let writes = 0
+    controller.history = {
+      add: () => new Promise<void>((resolve) => setTimeout(resolve, writes++ === 0 ? 100 : 0)),
+      written: async () => undefined
+    } as unknown as PromptHistory
+    const newSession = controller.submit("/new")
+    const first = controller.submit("first")
+    await newSession // done while "first"'s turn is still held by the backend
+    assert.notInclude(localNotes(controller).join("\n"), "Wait for the turn to end")
+    while (recording.prompts.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+    recording.release()
+    await first
+    assert.deepStrictEqual(
+      recording.prompts.map((p) => p.text),
+      ["first"]
+    )
   })
 
   it("attached: a prompt sent while a turn runs goes to the server at once instead of the local queue", async () => {

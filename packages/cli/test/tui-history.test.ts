@@ -26,6 +26,31 @@ describe("PromptHistory persistence", () => {
     assert.deepStrictEqual((await PromptHistory.load(dataDir, "other")).entries, [])
   })
 
+  it("prompts added without waiting are in memory at once and reach the file in the order they were sent", async () => {
+    const history = await PromptHistory.load(dataDir, "proj")
+    const prompts = Array.from({ length: 40 }, (_, i) => `p${i}`)
+    const writes = prompts.map((prompt) => history.add(prompt))
+    assert.deepStrictEqual(history.entries, prompts, "in memory before any write finished")
+    await history.written()
+    assert.strictEqual(await readFile(fileOf("proj"), "utf8"), prompts.map((p) => `"${p}"\n`).join(""))
+    await Promise.all(writes)
+  })
+
+  it("a failed write rejects its own add only; the next prompts are still written", async () => {
+    const history = await PromptHistory.load(dataDir, "proj")
+    // A file where the history directory should be: the first write fails.
+    await writeFile(join(dataDir, "history"), "in the way")
+    const failed = history.add("lost")
+    await rm(join(dataDir, "history"))
+    const after = history.add("kept")
+    await failed.then(
+      () => assert.fail("the first write should have failed"),
+      () => undefined
+    )
+    await after
+    assert.strictEqual(await readFile(fileOf("proj"), "utf8"), '"kept"\n')
+  })
+
   it("does not add a prompt equal to the newest one, nor a blank one", async () => {
     const history = await PromptHistory.load(dataDir, "proj")
     for (const prompt of ["a", "a", "b", "a", "  ", ""]) await history.add(prompt)

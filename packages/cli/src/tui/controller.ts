@@ -224,8 +224,8 @@ export class Controller {
     const text = raw.trim()
     if (!text) return
     this.trace(`submit ${JSON.stringify(text.slice(0, 80))} (busy: ${this.busy})`)
-    await this.history?.add(raw.trimEnd()).catch(() => undefined)
-    this.history?.reset()
+    // Not awaited: what the person typed next must not overtake this line while it is being written to disk.
+    void this.history?.add(raw.trimEnd()).catch(() => undefined)
     if (text.startsWith("/") && !text.startsWith("//")) return this.command(text)
     if (text.startsWith("!")) return this.shell(text.slice(1).trim())
     if (this.busy) {
@@ -638,6 +638,7 @@ export class Controller {
   /** Stops the services. */
   async dispose(): Promise<void> {
     this.abort?.abort()
+    await this.history?.written()
     await this.backend.dispose()
   }
 }

@@ -33,6 +33,8 @@ export class PromptHistory {
   /** The entry shown while navigating; `items.length` means "the draft, not navigating". */
   private position: number
   private draft = ""
+  /** The appends in flight, in order: each waits for the one before, so the file keeps the order prompts were sent. */
+  private writes: Promise<void> = Promise.resolve()
 
   private constructor(
     private readonly file: string,
@@ -67,14 +69,26 @@ export class PromptHistory {
     return this.items
   }
 
-  /** Records a sent prompt (unless blank or equal to the newest entry) and ends any navigation. */
-  async add(prompt: string): Promise<void> {
+  /**
+   * Records a sent prompt (unless blank or equal to the newest entry) and ends any navigation. The entry is in memory
+   * at once; the promise settles when it is on disk (after every earlier one), and rejects if that write failed.
+   */
+  add(prompt: string): Promise<void> {
     this.reset()
-    if (prompt.trim() === "" || this.items[this.items.length - 1] === prompt) return
+    if (prompt.trim() === "" || this.items[this.items.length - 1] === prompt) return Promise.resolve()
     this.items = [...this.items, prompt].slice(-HISTORY_LIMIT)
     this.position = this.items.length
-    await mkdir(dirname(this.file), { recursive: true })
-    await appendFile(this.file, `${JSON.stringify(prompt)}\n`, "utf8")
+    const write = this.writes.then(async () => {
+      await mkdir(dirname(this.file), { recursive: true })
+      await appendFile(this.file, `${JSON.stringify(prompt)}\n`, "utf8")
+    })
+    this.writes = write.catch(() => undefined)
+    return write
+  }
+
+  /** Settles when every prompt added so far is on disk (or its write failed). */
+  written(): Promise<void> {
+    return this.writes
   }
 
   /** The entry older than the one shown, or undefined at the oldest. The first step remembers `draft`. */
