@@ -131,17 +131,23 @@ export class SystemPrompt extends Context.Service<
         const cached = environments.get(sessionID)
         if (cached) return cached
         const branch = yield* Effect.promise(() => gitBranch)
-        // The first request waits for the count at most STATUS_BUDGET past the moment it needs it.
-        const status =
-          branch === undefined
-            ? undefined
-            : yield* Effect.promise(() => gitStatus).pipe(
-                Effect.map((out): ChangedFiles => (out === undefined ? { kind: "failed" } : countChanged(out))),
-                Effect.timeoutOption(STATUS_BUDGET),
-                Effect.map(Option.getOrElse((): ChangedFiles => ({ kind: "late" })))
-              )
+        // The first request waits for the count at most STATUS_BUDGET past the moment it needs it (outside a
+        // repository git fails at once).
+        const status = yield* Effect.promise(() => gitStatus).pipe(
+          Effect.map((out): ChangedFiles => (out === undefined ? { kind: "failed" } : countChanged(out))),
+          Effect.timeoutOption(STATUS_BUDGET),
+          Effect.map(Option.getOrElse((): ChangedFiles => ({ kind: "late" })))
+        )
         const date = new Date(yield* Clock.currentTimeMillis).toDateString()
-        const text = environmentText({ directory: paths.directory, root: paths.root, branch, status, date })
+        // A git older than 2.22 has no `branch --show-current`: a status that answered still says it is a repository.
+        const repository = branch !== undefined || status.kind === "counted"
+        const text = environmentText({
+          directory: paths.directory,
+          root: paths.root,
+          branch: repository ? (branch ?? "unknown") : undefined,
+          status,
+          date
+        })
         environments.set(sessionID, text)
         return text
       })
@@ -184,8 +190,8 @@ const countChanged = (out: string): ChangedFiles => ({
 })
 
 /**
- * The environment block of the system prompt. `branch` is undefined outside a git repository and empty for a
- * detached head (which the prompt calls HEAD, as `git rev-parse --abbrev-ref HEAD` does).
+ * The environment block of the system prompt. `branch` is undefined outside a git repository, empty for a detached
+ * head (which the prompt calls HEAD, as `git rev-parse --abbrev-ref HEAD` does) and "unknown" when git could not say.
  */
 const environmentText = (env: {
   readonly directory: string

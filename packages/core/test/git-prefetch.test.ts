@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { gitOutput, prefetchGit, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
 import { resolvePaths } from "../src/paths.js"
-import { fakeGitStatus } from "./fake-git.js"
+import { fakeGit } from "./fake-git.js"
 
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim()
@@ -19,9 +19,9 @@ const repo = () => {
   return dir
 }
 
-/** Runs `body` with a fake `git status` (see `fakeGitStatus`). */
+/** Runs `body` with a fake `git status` (see `fakeGit`). */
 const withFakeGit = async (statusScript: string, body: () => Promise<void>) => {
-  const restore = fakeGitStatus(statusScript)
+  const restore = fakeGit("status", statusScript)
   try {
     await body()
   } finally {

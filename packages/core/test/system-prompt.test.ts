@@ -9,7 +9,7 @@ import { definePlugin } from "../src/plugin.js"
 import { toolSpecs } from "../src/session-step.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
 import { Tool } from "../src/tool.js"
-import { fakeGitStatus } from "./fake-git.js"
+import { fakeGit } from "./fake-git.js"
 import { EchoTool, runTurn, tempRoot } from "./loop-helpers.js"
 
 const usage = { input: 100, output: 20 }
@@ -37,10 +37,10 @@ const firstSystem = (root: string) =>
     return systems(yield* (yield* ScriptedLLM).requests)[0] ?? ""
   }).pipe(Effect.provide(testLoopLayer({ root, steps: [done] })))
 
-/** Runs `effect` with a fake `git status` (see `fakeGitStatus`). */
-const withFakeGitStatus = <A, E, R>(statusScript: string, effect: Effect.Effect<A, E, R>) =>
+/** Runs `effect` with a fake `git <command>` (see `fakeGit`). */
+const withFakeGit = <A, E, R>(command: string, script: string, effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
-    Effect.sync(() => fakeGitStatus(statusScript)),
+    Effect.sync(() => fakeGit(command, script)),
     () => effect,
     (restore) => Effect.sync(restore)
   )
@@ -122,13 +122,22 @@ describe("SystemPrompt within a turn", () => {
     const hanging = repo()
     const failing = repo()
     return Effect.gen(function* () {
-      const onHanging = yield* withFakeGitStatus("exec sleep 30", firstSystem(hanging))
+      const onHanging = yield* withFakeGit("status", "exec sleep 30", firstSystem(hanging))
       assert.include(
         onHanging,
         "Git branch: trunk\nUncommitted changes: not counted (git status did not answer within 2s"
       )
-      const onFailing = yield* withFakeGitStatus("exit 128", firstSystem(failing))
+      const onFailing = yield* withFakeGit("status", "exit 128", firstSystem(failing))
       assert.include(onFailing, "Git branch: trunk\nUncommitted changes: not counted (git status failed")
+    })
+  })
+
+  it.live("a git without `branch --show-current` (older than 2.22) still makes it a repository", () => {
+    const root = tempRoot()
+    execFileSync("git", ["init", "-q", "-b", "trunk"], { cwd: root, stdio: "ignore" })
+    return Effect.gen(function* () {
+      const system = yield* withFakeGit("branch", "exit 129", firstSystem(root))
+      assert.include(system, "Is the directory a git repository: yes\nGit branch: unknown\nUncommitted changes: none")
     })
   })
 
