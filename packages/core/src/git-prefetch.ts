@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 
 /**
  * The git commands whose output start-up needs. The CLI's entry starts them before it loads the heavy modules
@@ -99,12 +99,26 @@ const runInOneShell = (
       rest = rest.slice(end + 1)
     }
   }
-  const shell = execFile("/bin/sh", ["-c", script], { cwd, timeout: timeoutMs }, () => {
-    // Ended (or stopped): whatever did not answer by now, failed.
+  // In a process group of its own, so that stopping it stops the git it is running too: a status stopped at the time
+  // limit no longer stats a huge repository on for nobody.
+  const shell = spawn("/bin/sh", ["-c", script], { cwd, detached: true, stdio: ["ignore", "pipe", "ignore"] })
+  const timer = setTimeout(() => {
+    try {
+      if (shell.pid !== undefined) process.kill(-shell.pid, "SIGKILL")
+    } catch {
+      // ended meanwhile
+    }
+  }, timeoutMs)
+  timer.unref()
+  const finish = () => {
+    clearTimeout(timer)
+    // Ended (or stopped, or never started): whatever did not answer by now, failed.
     while (answered < commands.length) settles[answered++]?.(undefined)
-  })
-  shell.stdout?.setEncoding("utf8")
-  shell.stdout?.on("data", take)
+  }
+  shell.on("close", finish)
+  shell.on("error", finish)
+  shell.stdout.setEncoding("utf8")
+  shell.stdout.on("data", take)
   // At the lowest priority (inherited by the git processes): on a large repository `git status` stats every file
   // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
   // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).

@@ -74,13 +74,24 @@ describe("git prefetch", () => {
     })
   })
 
-  it("a shell stopped at its time limit keeps the answers of the commands that had ended", async () => {
+  it("a shell stopped at its time limit keeps the answers of the commands that had ended, and stops its git", async () => {
     const dir = repo()
-    await withFakeGit("exec sleep 30", async () => {
+    const pidFile = join(dir, ".git", "status-pid")
+    await withFakeGit(`echo $$ > '${pidFile}'; exec sleep 30`, async () => {
       prefetchGit(dir, Object.values(startupGitCommands), 1_000)
       const answers = await Promise.all(Object.values(startupGitCommands).map((args) => gitOutput(dir, args)))
       assert.deepStrictEqual(answers, [dir, git(dir, "rev-parse", "HEAD"), "main", undefined])
     })
+    // The hanging "git status" was stopped with its shell (gone, or a zombie waiting to be reaped).
+    const pid = Number(readFileSync(pidFile, "utf8"))
+    const state = (() => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]
+      } catch {
+        return "gone"
+      }
+    })()
+    assert.oneOf(state, ["gone", "Z"])
   })
 
   it("git status never rewrites the index (no index.lock a git command of the person's could trip over)", async () => {
