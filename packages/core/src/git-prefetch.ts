@@ -102,16 +102,20 @@ const runInOneShell = (
   // In a process group of its own, so that stopping it stops the git it is running too: a status stopped at the time
   // limit no longer stats a huge repository on for nobody.
   const shell = spawn("/bin/sh", ["-c", script], { cwd, detached: true, stdio: ["ignore", "pipe", "ignore"] })
-  const timer = setTimeout(() => {
+  const stop = () => {
     try {
       if (shell.pid !== undefined) process.kill(-shell.pid, "SIGKILL")
     } catch {
       // ended meanwhile
     }
-  }, timeoutMs)
+  }
+  const timer = setTimeout(stop, timeoutMs)
   timer.unref()
+  // Outside the terminal's process group a Ctrl-C no longer reaches it: it ends with this process instead.
+  process.once("exit", stop)
   const finish = () => {
     clearTimeout(timer)
+    process.off("exit", stop)
     // Ended (or stopped, or never started): whatever did not answer by now, failed.
     while (answered < commands.length) settles[answered++]?.(undefined)
   }

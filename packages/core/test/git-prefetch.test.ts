@@ -1,7 +1,8 @@
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { gitOutput, prefetchGit, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
 import { resolvePaths } from "../src/paths.js"
@@ -26,6 +27,15 @@ const withFakeGit = async (statusScript: string, body: () => Promise<void>) => {
     await body()
   } finally {
     restore()
+  }
+}
+
+/** A process's state letter from /proc (Z: a zombie), or "gone". */
+const processState = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] ?? "gone"
+  } catch {
+    return "gone"
   }
 }
 
@@ -83,15 +93,32 @@ describe("git prefetch", () => {
       assert.deepStrictEqual(answers, [dir, git(dir, "rev-parse", "HEAD"), "main", undefined])
     })
     // The hanging "git status" was stopped with its shell (gone, or a zombie waiting to be reaped).
-    const pid = Number(readFileSync(pidFile, "utf8"))
-    const state = (() => {
+    assert.oneOf(processState(Number(readFileSync(pidFile, "utf8"))), ["gone", "Z"])
+  })
+
+  it("a git status still running when this process exits is stopped with it", async () => {
+    const dir = repo()
+    const pidFile = join(dir, ".git", "status-pid")
+    const source = fileURLToPath(new URL("../src/git-prefetch.ts", import.meta.url))
+    const code = [
+      `import { prefetchStartupGit } from ${JSON.stringify(source)}`,
+      `import { existsSync } from "node:fs"`,
+      `prefetchStartupGit(${JSON.stringify(dir)})`,
+      `const wait = () => (existsSync(${JSON.stringify(pidFile)}) ? process.exit(0) : setTimeout(wait, 10))`,
+      "wait()"
+    ].join("\n")
+    const restore = fakeGit("status", `echo $$ > '${pidFile}'; exec sleep 30`)
+    const child = (() => {
       try {
-        return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0]
-      } catch {
-        return "gone"
+        return spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: "ignore" })
+      } finally {
+        restore()
       }
     })()
-    assert.oneOf(state, ["gone", "Z"])
+    const exitCode = await new Promise((resolve) => child.on("exit", resolve))
+    assert.strictEqual(exitCode, 0)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    assert.oneOf(processState(Number(readFileSync(pidFile, "utf8"))), ["gone", "Z"])
   })
 
   it("git status never rewrites the index (no index.lock a git command of the person's could trip over)", async () => {
