@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { AgentInfo } from "./agent.js"
 import { Config } from "./config.js"
-import { gitOutput, startupGitCommands } from "./git-prefetch.js"
+import { gitOutput, prefetchGit, startupGitCommands } from "./git-prefetch.js"
 import type { ModelInfo } from "./llm.js"
 import { Paths } from "./paths.js"
 import type { Ruleset } from "./permission-next.js"
@@ -54,7 +54,9 @@ export class SystemPrompt extends Context.Service<
       // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
       // a big repository `git status` runs while the rest of start-up does. The branch comes from its own cheap
       // question: a status that is slow (a huge or cold repository) or fails never makes the prompt say the folder is
-      // not a repository. Not a repository: the branch is undefined.
+      // not a repository. Not a repository: the branch is undefined. Without the CLI's prefetch, both questions still
+      // go to one shell (each process start costs the main thread a few milliseconds).
+      prefetchGit(paths.directory, [startupGitCommands.branch, startupGitCommands.status])
       const gitBranch = gitOutput(paths.directory, startupGitCommands.branch)
       const gitStatus = gitOutput(paths.directory, startupGitCommands.status)
       const files = new Map<string, { mtime: number; size: number; text: string }>()
