@@ -78,13 +78,16 @@ const wrappers = [
   }
 ]
 
+/** Where the time spent defining lazily initialised modules' wrappers goes (their evaluation is timed apart). */
+const LAZY_DEFINITIONS = "(definitions of lazily initialised modules)"
+
 /** The instrumented source of an unminified run build. */
 const instrument = (source: string, timesDir: string): string => {
   const lines = source.split("\n")
   const out: Array<string> = []
   let preluded = false
   const seen = new Set<string>()
-  for (const line of lines) {
+  for (const [index, line] of lines.entries()) {
     // esbuild renames helpers' parameters when they clash (fn → fn2 …): match on the shape, keep the names.
     const wrapper = wrappers.find((w) => line.replace(/\b(fn|cb|res|mod)\d+\b/g, "$1") === w.from)
     if (wrapper) {
@@ -100,12 +103,14 @@ const instrument = (source: string, timesDir: string): string => {
       preluded = true
     }
     out.push(line)
-    // A module hoisted to the top level starts at its path comment (column 0; lazily initialised ones are timed
-    // by their wrapper, and their comment only precedes the wrapper's definition).
-    const path = /^\/\/ ((?:\.\.\/)*(?:node_modules|packages|plugins|src)\/\S+\.(?:[cm]?js|ts|tsx|json))$/.exec(
-      line
-    )?.[1]
-    if (path) out.push(`__benchTop(${JSON.stringify(path)});`)
+    // A module hoisted to the top level starts at its path comment (column 0). A lazily initialised one is timed by
+    // its wrapper: its comment only precedes the wrapper's definition, which is not the module's evaluation (before,
+    // defining the wrappers of never-loaded packages such as yaml showed as their evaluation).
+    // Paths are relative to the CLI package: `src/…`, `../core/src/…`, `../../plugins/…`, `../../node_modules/…`.
+    const path = /^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.(?:[cm]?js|ts|tsx|json))$/.exec(line)?.[1]
+    if (path === undefined) continue
+    const wrapped = /^var [\w$]+ = __(?:esm|commonJS)\(/.test(lines[index + 1] ?? "")
+    out.push(`__benchTop(${JSON.stringify(wrapped ? LAZY_DEFINITIONS : path)});`)
   }
   if (!preluded || seen.size !== wrappers.length)
     throw new Error("run.cjs does not have the shape this bench instruments (esbuild's helpers changed?)")
