@@ -81,6 +81,20 @@ const wrappers = [
 /** Where the time spent defining lazily initialised modules' wrappers goes (their evaluation is timed apart). */
 const LAZY_DEFINITIONS = "(definitions of lazily initialised modules)"
 
+/**
+ * Whether the module whose path comment precedes `lines[from]` is lazily initialised: its first statement at the top
+ * level, after the function declarations and bare `var a, b;` that esbuild hoists out of the wrapper, defines it.
+ */
+const definesWrapper = (lines: ReadonlyArray<string>, from: number): boolean => {
+  for (let i = from; i < lines.length; i++) {
+    const line = lines[i] ?? ""
+    if (line === "" || /^[\s}]/.test(line) || /^(?:async )?function\*? /.test(line) || /^var [\w$, ]+;$/.test(line))
+      continue
+    return /^var [\w$]+ = __(?:esm|commonJS)\(/.test(line)
+  }
+  return false
+}
+
 /** The instrumented source of an unminified run build. */
 const instrument = (source: string, timesDir: string): string => {
   const lines = source.split("\n")
@@ -109,7 +123,7 @@ const instrument = (source: string, timesDir: string): string => {
     // Paths are relative to the CLI package: `src/…`, `../core/src/…`, `../../plugins/…`, `../../node_modules/…`.
     const path = /^\/\/ ((?:\.\.\/)*[\w@.-]+\/\S+\.(?:[cm]?js|ts|tsx|json))$/.exec(line)?.[1]
     if (path === undefined) continue
-    const wrapped = /^var [\w$]+ = __(?:esm|commonJS)\(/.test(lines[index + 1] ?? "")
+    const wrapped = definesWrapper(lines, index + 1)
     out.push(`__benchTop(${JSON.stringify(wrapped ? LAZY_DEFINITIONS : path)});`)
   }
   if (!preluded || seen.size !== wrappers.length)
