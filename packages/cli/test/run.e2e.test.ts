@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { join } from "node:path"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
@@ -91,6 +92,27 @@ describe("lathe run (end to end)", () => {
     assert.strictEqual(run.code, 1)
     assert.strictEqual(server.requests.length, 1)
     assert.match(run.stderr, /LATHE_API_KEY|api key|API key/i)
+  })
+
+  it("a server that is not running: two quick retries, then an error that says so and how many attempts", async () => {
+    const box = sandbox()
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const address = probe.address()
+        probe.close(() => resolve(typeof address === "object" && address ? address.port : 0))
+      })
+    })
+    // Short waits for the test; the policy's own 2 s and 4 s are unit-tested (retry.test.ts).
+    writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ retry: { max_delay_ms: 20 } }))
+    const url = `http://127.0.0.1:${closed}/v1`
+    const env = { ...box.env, LATHE_BASE_URL: url, LATHE_MODEL: "test-model" }
+    const run = await runLathe(["run", "hi"], { cwd: box.project, env })
+    assert.strictEqual(run.code, 1)
+    const cannot = `Cannot connect to ${url}/chat/completions (connection refused); is the server running and the base URL right?`
+    assert.include(run.stderr, `${cannot} Retrying (attempt 2)`)
+    assert.include(run.stderr, `${cannot} Retrying (attempt 3)`)
+    assert.notInclude(run.stderr, "attempt 4")
+    assert.include(run.stderr, `${cannot} Gave up after 3 attempts.`)
   })
 
   it("text mode streams the answer, one line per tool call, and the totals", async () => {

@@ -9,7 +9,13 @@ export const ProviderErrorReason = Schema.Union([
   }),
   Schema.TaggedStruct("Overloaded", { retryAfterMs: Schema.optionalKey(Schema.Number) }),
   Schema.TaggedStruct("ServerError", { status: Schema.Number, retryAfterMs: Schema.optionalKey(Schema.Number) }),
-  Schema.TaggedStruct("StreamCut", {}),
+  Schema.TaggedStruct("StreamCut", {
+    /**
+     * No connection was made at all: the server refused it or the host name does not resolve. Retried only a few
+     * times (a local server that is still starting), not for minutes: a wrong base URL does not heal by waiting.
+     */
+    unreachable: Schema.optionalKey(Schema.Boolean)
+  }),
   Schema.TaggedStruct("ContextOverflow", {}),
   Schema.TaggedStruct("Auth", {}),
   Schema.TaggedStruct("InvalidRequest", { status: Schema.optionalKey(Schema.Number) }),

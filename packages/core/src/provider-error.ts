@@ -127,20 +127,17 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
   const make = (reason: ProviderErrorReason, message: string) => ({ reason, message })
   const http = f.inBand ? "mid-stream" : `HTTP ${f.status}`
   if (f.status === 529 || /overloaded/i.test(type))
-    return make(
-      { _tag: "Overloaded", ...after },
-      `${ref} is overloaded (${http})${wait}: ${detail.text}. Lathe retries automatically.`
-    )
+    return make({ _tag: "Overloaded", ...after }, `${ref} is overloaded (${http})${wait}: ${detail.text}.`)
   if (f.status === 429 || /rate_limit/i.test(type))
     return make(
       { _tag: "RateLimited", ...after },
-      `${ref} is rate-limited (${http})${wait}: ${detail.text}. Lathe retries automatically; if it keeps ` +
-        "happening, wait a minute or raise your plan's limits."
+      `${ref} is rate-limited (${http})${wait}: ${detail.text}. If it keeps happening, wait a minute or raise ` +
+        "your plan's limits."
     )
   if (f.status >= 500)
     return make(
       { _tag: "ServerError", status: f.status, ...after },
-      `${ref} failed (${http})${where}: ${detail.text}. The fault is on the provider's side; Lathe retries.`
+      `${ref} failed (${http})${where}: ${detail.text}. The fault is on the provider's side.`
     )
   if (f.status === 401 || f.status === 403 || /authentication|permission_error/i.test(type)) {
     const what = f.status === 403 ? "refused access with this API key" : "rejected the API key"
@@ -167,7 +164,9 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
  * Turns anything a provider call can throw or report into one `ProviderError` with a classified `reason`:
  * HTTP 429 → RateLimited (with the server's `retryAfterMs`), 529/"overloaded" → Overloaded, other 5xx →
  * ServerError, 401/403 → Auth, 400/413/422 saying the prompt is too long → ContextOverflow, other 4xx →
- * InvalidRequest, a refused, reset or cut connection → StreamCut, an aborted request → Aborted. Total: never throws.
+ * InvalidRequest, a refused, reset or cut connection → StreamCut (`unreachable` when no connection was made: refused,
+ * or an unknown host), an aborted request → Aborted. Messages say what happened and how to fix it, not whether Lathe
+ * retries: the retry status says that, and a final error says how many attempts were made. Total: never throws.
  */
 export const toProviderError = (
   error: unknown,
@@ -187,9 +186,11 @@ export const toProviderError = (
   const cut = networkCause(error)
   if ((status === undefined || status < 300) && cut !== undefined) {
     const connect = /refused|ENOTFOUND|EAI_AGAIN/.test(cut) || /Cannot connect/i.test(String(error))
+    // A temporary DNS failure (EAI_AGAIN) may heal in a moment; a refused connection or an unknown host rarely do.
+    const unreachable = /refused|ENOTFOUND/.test(cut)
     const what = connect ? `Cannot connect to ${url || ref}` : `The connection to ${url || ref} was cut mid-response`
-    const fix = connect ? "is the server running and the base URL right? " : ""
-    return done({ reason: { _tag: "StreamCut" }, message: `${what} (${cut}); ${fix}Lathe retries automatically.` })
+    const message = connect ? `${what} (${cut}); is the server running and the base URL right?` : `${what} (${cut}).`
+    return done({ reason: unreachable ? { _tag: "StreamCut", unreachable } : { _tag: "StreamCut" }, message })
   }
   if (APICallError.isInstance(error) && status !== undefined)
     return done(

@@ -19,16 +19,30 @@ export const RETRY_BASE_MS = 2_000
 export const RETRY_CAP_MS = 30_000
 
 /**
+ * Most retries when no connection could be made at all (refused, unknown host): 2 (after 2 s and 4 s), enough for a
+ * local server that is still starting. With the full 8, a wrong base URL or a server that is not running kept a
+ * person waiting two and a half minutes for the error.
+ */
+export const UNREACHABLE_RETRIES = 2
+
+/** How many retries `error` gets under `policy`. */
+const retriesFor = (error: ProviderError, policy: RetryPolicy): number =>
+  error.reason._tag === "StreamCut" && error.reason.unreachable === true
+    ? Math.min(UNREACHABLE_RETRIES, policy.maxRetries)
+    : policy.maxRetries
+
+/**
  * The wait before retrying after `error` on attempt `attempt` (1-based), or none to give up: none for a
- * non-retryable reason or once `attempt > maxRetries`; else the server's `retryAfterMs` (honoured beyond the
- * 30 s cap, up to `maxDelayMs`), else 2 s × 2^(attempt-1) capped at 30 s. Pure: the caller does the waiting.
+ * non-retryable reason or once `attempt > maxRetries` (`UNREACHABLE_RETRIES` at most when no connection was made);
+ * else the server's `retryAfterMs` (honoured beyond the 30 s cap, up to `maxDelayMs`), else 2 s × 2^(attempt-1)
+ * capped at 30 s. Pure: the caller does the waiting.
  */
 export const retryDelay = (
   error: ProviderError,
   attempt: number,
   policy: RetryPolicy = defaultRetryPolicy
 ): Option.Option<Duration.Duration> => {
-  if (!isRetryable(error) || attempt > policy.maxRetries) return Option.none()
+  if (!isRetryable(error) || attempt > retriesFor(error, policy)) return Option.none()
   const hint = "retryAfterMs" in error.reason ? error.reason.retryAfterMs : undefined
   if (hint !== undefined) return Option.some(Duration.millis(Math.min(Math.max(0, hint), policy.maxDelayMs)))
   const backoff = RETRY_BASE_MS * 2 ** Math.max(0, attempt - 1)

@@ -4,7 +4,7 @@ import type { Bus } from "./bus.js"
 import { pruneToolOutputs } from "./compaction.js"
 import { type DoomLoopGuard, DoomLoopGuard as Guard } from "./doom-loop.js"
 import { ascendingId } from "./id.js"
-import type { LLM, LLMRequest, ModelInfo, ProviderError } from "./llm.js"
+import { type LLM, type LLMRequest, type ModelInfo, ProviderError } from "./llm.js"
 import type { AssistantMessage, MessageWithParts, UserMessage } from "./message.js"
 import { toModelMessages, visibleHistory } from "./model-messages.js"
 import { emptyTokens, type Part } from "./part.js"
@@ -13,7 +13,7 @@ import type { Ruleset } from "./permission-next.js"
 import type { Plugins } from "./plugins.js"
 import type { DoomLoopDetected, Processor, ProcessorOutput } from "./processor.js"
 import { compactionPrompt, lastStepPrompt, titlePrompt } from "./prompts.js"
-import type { Retry } from "./retry.js"
+import { isRetryable, type Retry } from "./retry.js"
 import { messageError } from "./session-prompt.js"
 import type { SessionStore, StoreError } from "./session-store.js"
 import type { SystemPrompt } from "./system-prompt.js"
@@ -99,6 +99,15 @@ export const toolSpecs = (tools: Readonly<Record<string, AnyTool>>): LLMRequest[
   specsByTools.set(tools, specs)
   return specs
 }
+
+/** A retryable error that ended a step once its retries ran out: the message says how many attempts were made. */
+const gaveUp = (error: ProviderError, attempts: number): ProviderError =>
+  new ProviderError({
+    providerID: error.providerID,
+    modelID: error.modelID,
+    reason: error.reason,
+    message: `${error.message} Gave up after ${attempts} attempts.`
+  })
 
 /** Builds the step runner over bound services. */
 export const makeStepRunner = (services: StepServices): StepRunner => {
@@ -216,7 +225,8 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
         return { result: "stop", message, toolsCompleted: false } satisfies ProcessorOutput
       }
       const delay = yield* retry.delay(error, attempt)
-      if (Option.isNone(delay)) return yield* fail(input.assistant, error)
+      if (Option.isNone(delay))
+        return yield* fail(input.assistant, attempt > 1 && isRetryable(error) ? gaveUp(error, attempt) : error)
       yield* discardAttempt(input.assistant)
       const now = yield* Clock.currentTimeMillis
       const retryPart: Part = {

@@ -79,18 +79,30 @@ describe("toProviderError", () => {
   })
 
   it("turns refused, reset and cut connections into StreamCut with the URL", () => {
-    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
-    const cannotConnect = new APICallError({
-      message: "Cannot connect to API",
-      url,
-      requestBodyValues: {},
-      cause: refused
-    })
-    const error = classify(cannotConnect)
-    assert.deepStrictEqual(error.reason, { _tag: "StreamCut" })
-    assert.include(error.message, `Cannot connect to ${url} (connection refused)`)
+    const cannotConnect = (code: string, text: string) =>
+      new APICallError({
+        message: "Cannot connect to API",
+        url,
+        requestBodyValues: {},
+        cause: Object.assign(new Error(text), { code })
+      })
+    const error = classify(cannotConnect("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:9"))
+    // No connection at all: retried only a few times (see retry.test.ts).
+    assert.deepStrictEqual(error.reason, { _tag: "StreamCut", unreachable: true })
+    assert.strictEqual(
+      error.message,
+      `Cannot connect to ${url} (connection refused); is the server running and the base URL right?`
+    )
+    const unknownHost = classify(cannotConnect("ENOTFOUND", "getaddrinfo ENOTFOUND api.example.invalid"))
+    assert.deepStrictEqual(unknownHost.reason, { _tag: "StreamCut", unreachable: true })
+    // A temporary DNS failure may heal: the full retries.
+    const dnsAgain = classify(cannotConnect("EAI_AGAIN", "getaddrinfo EAI_AGAIN api.example.com"))
+    assert.deepStrictEqual(dnsAgain.reason, { _tag: "StreamCut" })
+    assert.include(dnsAgain.message, `Cannot connect to ${url} (EAI_AGAIN)`)
     const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })
-    assert.deepStrictEqual(toProviderError(reset, "p", "m", { url: "http://x/v1" }).reason, { _tag: "StreamCut" })
+    const cut = toProviderError(reset, "p", "m", { url: "http://x/v1" })
+    assert.deepStrictEqual(cut.reason, { _tag: "StreamCut" })
+    assert.strictEqual(cut.message, "The connection to http://x/v1 was cut mid-response (ECONNRESET).")
     assert.include(
       toProviderError(new TypeError("fetch failed"), "p", "m", { url: "http://x/v1" }).message,
       "http://x/v1"

@@ -171,7 +171,7 @@ describe("LLM.layer with the real openai-compatible provider", () => {
       )
       const url = `http://127.0.0.1:${port}/v1`
       const error = yield* step().pipe(Effect.provide(llmLayer(local(url))), Effect.flip)
-      assert.deepStrictEqual(error.reason, { _tag: "StreamCut" })
+      assert.deepStrictEqual(error.reason, { _tag: "StreamCut", unreachable: true })
       assert.include(error.message, `Cannot connect to ${url}/chat/completions (connection refused)`)
     })
   )

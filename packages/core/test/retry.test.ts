@@ -3,7 +3,7 @@ import { Duration, Effect, Layer, Option } from "effect"
 import { Config, type ConfigTestInput } from "../src/config.js"
 import { ProviderError } from "../src/llm.js"
 import type { ProviderErrorReason } from "../src/message.js"
-import { defaultRetryPolicy, Retry, retryDelay } from "../src/retry.js"
+import { defaultRetryPolicy, Retry, retryDelay, UNREACHABLE_RETRIES } from "../src/retry.js"
 
 const error = (reason: ProviderErrorReason) =>
   new ProviderError({ providerID: "p", modelID: "m", reason, message: "failed" })
@@ -55,6 +55,27 @@ describe("retryDelay", () => {
     assert.isTrue(Option.isSome(retryDelay(cut, 8)))
     assert.isTrue(Option.isNone(retryDelay(cut, 9)))
     assert.isTrue(Option.isNone(retryDelay(cut, 2, { maxRetries: 1, maxDelayMs: 300_000 })))
+  })
+})
+
+describe("retryDelay when no connection could be made", () => {
+  const unreachable = error({ _tag: "StreamCut", unreachable: true })
+
+  it("retries twice (2 s, 4 s), not for minutes: a server that is not running or a wrong URL", () => {
+    assert.strictEqual(UNREACHABLE_RETRIES, 2)
+    assert.deepStrictEqual(
+      [1, 2, 3].map((attempt) => ms(retryDelay(unreachable, attempt))),
+      [Option.some(2_000), Option.some(4_000), Option.none()]
+    )
+    // A stream cut after the connection was made keeps the full eight.
+    assert.isTrue(Option.isSome(retryDelay(error({ _tag: "StreamCut" }), 8)))
+  })
+
+  it("never more than max retries allows", () => {
+    const policy = { maxRetries: 1, maxDelayMs: 300_000 }
+    assert.isTrue(Option.isSome(retryDelay(unreachable, 1, policy)))
+    assert.isTrue(Option.isNone(retryDelay(unreachable, 2, policy)))
+    assert.isTrue(Option.isNone(retryDelay(unreachable, 1, { ...policy, maxRetries: 0 })))
   })
 })
 

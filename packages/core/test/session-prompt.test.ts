@@ -218,6 +218,48 @@ describe("SessionPrompt", () => {
     )
   )
 
+  it.live("retries that run out fail the turn with the last error and how many attempts were made", () =>
+    Effect.gen(function* () {
+      const error = yield* runTurn("cut thrice").pipe(Effect.flip)
+      assert.strictEqual(error._tag, "ProviderError")
+      assert.match(error.message, /ended before its finish event.* Gave up after 3 attempts\.$/)
+      const store = yield* SessionStore
+      const sessions = yield* store.listSessions()
+      const last = (yield* store.messages(sessions[0]?.id ?? "")).at(-1)?.info
+      assert.strictEqual(last?.role === "assistant" ? last.error?.message : undefined, error.message)
+      assert.strictEqual((yield* (yield* ScriptedLLM).requests).length, 3)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          steps: [[chunks.text("cut 1")], [chunks.text("cut 2")], [chunks.text("cut 3")], done],
+          retryLayer: Retry.layerTest(2)
+        })
+      )
+    )
+  )
+
+  it.live("a non-retryable failure after retries keeps its own message", () =>
+    Effect.gen(function* () {
+      const error = yield* runTurn("cut, then auth").pipe(Effect.flip)
+      assert.strictEqual(error.message, "bad key")
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          steps: [
+            [chunks.text("cut")],
+            [
+              chunks.error(
+                new ProviderError({ providerID: "p", modelID: "m", reason: { _tag: "Auth" }, message: "bad key" })
+              )
+            ]
+          ]
+        })
+      )
+    )
+  )
+
   it.live("abort during a retry wait ends the turn as aborted, without another request", () =>
     Effect.gen(function* () {
       const controller = new AbortController()
