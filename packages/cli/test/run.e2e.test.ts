@@ -94,6 +94,22 @@ describe("lathe run (end to end)", () => {
     assert.match(run.stderr, /LATHE_API_KEY|api key|API key/i)
   })
 
+  it("fails at once on a 429 that says the account has no quota (OpenAI's insufficient_quota)", async () => {
+    const text = "You exceeded your current quota, please check your plan and billing details."
+    const { project, env, server } = await setup([
+      {
+        type: "error",
+        status: 429,
+        body: { error: { message: text, type: "insufficient_quota", code: "insufficient_quota" } }
+      }
+    ])
+    const run = await runLathe(["run", "hi"], { cwd: project, env })
+    assert.strictEqual(run.code, 1)
+    assert.strictEqual(server.requests.length, 1)
+    assert.notInclude(run.stderr, "Retrying")
+    assert.include(run.stderr, `the account has no quota left (HTTP 429): ${text} Check the plan and billing`)
+  })
+
   it("a server that is not running: two quick retries, then an error that says so and how many attempts", async () => {
     const box = sandbox()
     const closed = await new Promise<number>((resolve) => {

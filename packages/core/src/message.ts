@@ -17,6 +17,8 @@ export const ProviderErrorReason = Schema.Union([
     unreachable: Schema.optionalKey(Schema.Boolean)
   }),
   Schema.TaggedStruct("ContextOverflow", {}),
+  /** The account has no quota or credit left (OpenAI's `insufficient_quota`): billing, not a rate limit to wait out. */
+  Schema.TaggedStruct("QuotaExceeded", {}),
   Schema.TaggedStruct("Auth", {}),
   Schema.TaggedStruct("InvalidRequest", { status: Schema.optionalKey(Schema.Number) }),
   Schema.TaggedStruct("Aborted", {})

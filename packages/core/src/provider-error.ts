@@ -57,6 +57,9 @@ const ErrorBody = z.object({
   type: z.string().optional()
 })
 
+/** `text` ending as a sentence: a full stop added unless it already ends with one (or with ! or ?). */
+const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`)
+
 /** The provider's own words from an error body (JSON `error.message` or `message`, else the text), shortened. */
 const detailOf = (body: string | undefined, fallback: string): { text: string; type: string } => {
   let parsed: z.infer<typeof ErrorBody> | undefined
@@ -127,24 +130,32 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
   const make = (reason: ProviderErrorReason, message: string) => ({ reason, message })
   const http = f.inBand ? "mid-stream" : `HTTP ${f.status}`
   if (f.status === 529 || /overloaded/i.test(type))
-    return make({ _tag: "Overloaded", ...after }, `${ref} is overloaded (${http})${wait}: ${detail.text}.`)
+    return make({ _tag: "Overloaded", ...after }, `${ref} is overloaded (${http})${wait}: ${sentence(detail.text)}`)
+  // OpenAI answers 429 both for a rate limit and for an account without quota; only the first heals by waiting
+  // (retrying the second kept a person waiting two and a half minutes for "check your plan and billing").
+  if (/insufficient_quota/i.test(type))
+    return make(
+      { _tag: "QuotaExceeded" },
+      `${ref} refused the request: the account has no quota left (${http}): ${sentence(detail.text)} Check the plan and ` +
+        `billing of the account this key belongs to (provider "${providerID}"), or switch to another model.`
+    )
   if (f.status === 429 || /rate_limit/i.test(type))
     return make(
       { _tag: "RateLimited", ...after },
-      `${ref} is rate-limited (${http})${wait}: ${detail.text}. If it keeps happening, wait a minute or raise ` +
+      `${ref} is rate-limited (${http})${wait}: ${sentence(detail.text)} If it keeps happening, wait a minute or raise ` +
         "your plan's limits."
     )
   if (f.status >= 500)
     return make(
       { _tag: "ServerError", status: f.status, ...after },
-      `${ref} failed (${http})${where}: ${detail.text}. The fault is on the provider's side.`
+      `${ref} failed (${http})${where}: ${sentence(detail.text)} The fault is on the provider's side.`
     )
   if (f.status === 401 || f.status === 403 || /authentication|permission_error/i.test(type)) {
     const what = f.status === 403 ? "refused access with this API key" : "rejected the API key"
     const hint = options.keyHint ?? keyHintFor(providerID)
     return make(
       { _tag: "Auth" },
-      `Provider "${providerID}" ${what} (${http})${where}: ${detail.text}. To fix it, ${hint}.`
+      `Provider "${providerID}" ${what} (${http})${where}: ${sentence(detail.text)} To fix it, ${hint}.`
     )
   }
   if ([400, 413, 422].includes(f.status) && OVERFLOW_TEXT.test(`${detail.text} ${f.body ?? ""}`))
@@ -156,13 +167,14 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
   const notFound = f.status === 404 ? ` Check that the model id "${ref}" exists on this provider.` : ""
   return make(
     { _tag: "InvalidRequest", status: f.status },
-    `${ref} rejected the request (${http})${where}: ${detail.text}.${notFound}`
+    `${ref} rejected the request (${http})${where}: ${sentence(detail.text)}${notFound}`
   )
 }
 
 /**
  * Turns anything a provider call can throw or report into one `ProviderError` with a classified `reason`:
- * HTTP 429 → RateLimited (with the server's `retryAfterMs`), 529/"overloaded" → Overloaded, other 5xx →
+ * HTTP 429 → RateLimited (with the server's `retryAfterMs`) unless it says `insufficient_quota` (→ QuotaExceeded, not
+ * retried), 529/"overloaded" → Overloaded, other 5xx →
  * ServerError, 401/403 → Auth, 400/413/422 saying the prompt is too long → ContextOverflow, other 4xx →
  * InvalidRequest, a refused, reset or cut connection → StreamCut (`unreachable` when no connection was made: refused,
  * or an unknown host), an aborted request → Aborted. Messages say what happened and how to fix it, not whether Lathe

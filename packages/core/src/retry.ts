@@ -51,7 +51,7 @@ export const retryDelay = (
 
 /**
  * Which provider errors are worth another attempt, and how long to wait first. Rate limits, overload, 5xx
- * and dropped streams retry; auth, invalid requests and context overflow do not.
+ * and dropped streams retry; auth, invalid requests, context overflow and an account without quota do not.
  */
 export class Retry extends Context.Service<
   Retry,

@@ -51,6 +51,23 @@ describe("toProviderError", () => {
     })
   })
 
+  it("tells an account without quota (not retried) from a rate limit (retried), though both are 429", () => {
+    const text = "You exceeded your current quota, please check your plan and billing details."
+    const quota = toProviderError(apiError(429, json(text, "insufficient_quota")), "openai", "gpt-5")
+    assert.deepStrictEqual(quota.reason, { _tag: "QuotaExceeded" })
+    assert.strictEqual(
+      quota.message,
+      `openai/gpt-5 refused the request: the account has no quota left (HTTP 429): ${text} Check the plan and ` +
+        'billing of the account this key belongs to (provider "openai"), or switch to another model.'
+    )
+    const inBand = new StreamProviderError({ message: text, type: "insufficient_quota" })
+    assert.deepStrictEqual(classify(inBand).reason, { _tag: "QuotaExceeded" })
+    // The same status with a rate-limit body (or none) still waits and retries.
+    const limited = classify(apiError(429, json("Rate limit reached for requests", "requests")))
+    assert.deepStrictEqual(limited.reason, { _tag: "RateLimited" })
+    assert.include(limited.message, "is rate-limited (HTTP 429)")
+  })
+
   it("finds context overflow in 400, 413 and 422 bodies, and only there", () => {
     const overflow = [
       [400, json("prompt is too long: 210000 tokens > 200000 maximum")],

@@ -28,9 +28,10 @@ describe("retryDelay", () => {
       assert.deepStrictEqual(delays(reason, 8), expected, reason._tag)
   })
 
-  it("never retries auth, invalid requests, context overflow or aborts", () => {
+  it("never retries auth, invalid requests, context overflow, an account without quota or aborts", () => {
     for (const reason of [
       { _tag: "Auth" },
+      { _tag: "QuotaExceeded" },
       { _tag: "InvalidRequest", status: 400 },
       { _tag: "ContextOverflow" },
       { _tag: "Aborted" }
