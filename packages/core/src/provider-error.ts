@@ -201,7 +201,12 @@ export const toProviderError = (
     // A temporary DNS failure (EAI_AGAIN) may heal in a moment; a refused connection or an unknown host rarely do.
     const unreachable = /refused|ENOTFOUND/.test(cut)
     const what = connect ? `Cannot connect to ${url || ref}` : `The connection to ${url || ref} was cut mid-response`
-    const message = connect ? `${what} (${cut}); is the server running and the base URL right?` : `${what} (${cut}).`
+    const fix = /ENOTFOUND/.test(cut)
+      ? "the host name does not resolve: check the base URL and the network connection."
+      : /EAI_AGAIN/.test(cut)
+        ? "the host name could not be resolved just now: check the network connection."
+        : "is the server running and the base URL right?"
+    const message = connect ? `${what} (${cut}); ${fix}` : `${what} (${cut}).`
     return done({ reason: unreachable ? { _tag: "StreamCut", unreachable } : { _tag: "StreamCut" }, message })
   }
   if (APICallError.isInstance(error) && status !== undefined)

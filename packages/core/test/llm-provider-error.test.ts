@@ -112,10 +112,17 @@ describe("toProviderError", () => {
     )
     const unknownHost = classify(cannotConnect("ENOTFOUND", "getaddrinfo ENOTFOUND api.example.invalid"))
     assert.deepStrictEqual(unknownHost.reason, { _tag: "StreamCut", unreachable: true })
+    assert.strictEqual(
+      unknownHost.message,
+      `Cannot connect to ${url} (ENOTFOUND); the host name does not resolve: check the base URL and the network connection.`
+    )
     // A temporary DNS failure may heal: the full retries.
     const dnsAgain = classify(cannotConnect("EAI_AGAIN", "getaddrinfo EAI_AGAIN api.example.com"))
     assert.deepStrictEqual(dnsAgain.reason, { _tag: "StreamCut" })
-    assert.include(dnsAgain.message, `Cannot connect to ${url} (EAI_AGAIN)`)
+    assert.include(
+      dnsAgain.message,
+      `Cannot connect to ${url} (EAI_AGAIN); the host name could not be resolved just now`
+    )
     const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })
     const cut = toProviderError(reset, "p", "m", { url: "http://x/v1" })
     assert.deepStrictEqual(cut.reason, { _tag: "StreamCut" })
