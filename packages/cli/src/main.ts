@@ -28,6 +28,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Bring back what lathe undo took away",
     load: async () => (await import("./commands/undo.js")).revertCommand("redo")
   },
+  session: {
+    summary: "List this project's sessions, for --session and --continue (lathe session list)",
+    load: async () => (await import("./commands/session.js")).sessionCommand
+  },
   serve: {
     summary: "Run the headless server (HTTP + SSE API) for editors, scripts and attached clients",
     load: async () => (await import("./commands/serve.js")).serveCommand(version())
