@@ -270,6 +270,24 @@ describe("lathe (interactive, end to end)", () => {
     assert.notInclude(out, "\u001b")
   })
 
+  it("without a terminal, a failure makes the exit status 1: no model configured", { timeout: 60_000 }, async () => {
+    const box = sandbox()
+    const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin], {
+      cwd: box.project,
+      env: { ...box.env, TERM: "dumb" },
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let out = ""
+    for (const stream of [child.stdout, child.stderr])
+      stream.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8")
+      })
+    child.stdin.end("say hello\n")
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    assert.strictEqual(code, 1, out)
+    assert.include(out, "No model provider is configured.")
+  })
+
   it("asks and commands: reject with a message, a question, Esc twice on a running command, /compact, /new, /sessions, /agents, /models, /help, /init", {
     timeout: 90_000
   }, async () => {

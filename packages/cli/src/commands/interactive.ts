@@ -22,7 +22,8 @@ Options:
   -h, --help           Show this help (lathe --help lists the other commands)
 
 Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
-an answer to the pending ask, and the output has no escape codes.
+an answer to the pending ask, and the output has no escape codes. It exits 1 if anything failed (a turn, a command,
+no model configured), else 0; \`lathe run\` is the command made for scripts.
 `
 
 /** Whether the full-screen UI can run: both ends are terminals and the terminal is not dumb. */
@@ -161,9 +162,17 @@ const lineMode = async (io: CliIO, options: ControllerOptions, backend?: Backend
           `\nQuestion: ${item.question}\n${(item.options ?? []).map((o, i) => `  ${i + 1}. ${o.label}\n`).join("")}Answer on one line.\n`
         )
   })
-  controller.onNotes((note) => io.stdout(`\n[${note.title}]\n${note.lines.map((l) => `  ${l}\n`).join("")}`))
+  // Anything that failed (a turn, a command, no model configured) makes the exit status 1, for scripts.
+  let failed = false
+  controller.onNotes((note) => {
+    if (note.level === "error") failed = true
+    io.stdout(`\n[${note.title}]\n${note.lines.map((l) => `  ${l}\n`).join("")}`)
+  })
   for (const item of controller.transcript.timeline)
-    if (item.kind === "local") io.stdout(`[${item.title}]\n${item.lines.map((l) => `  ${l}\n`).join("")}`)
+    if (item.kind === "local") {
+      if (item.level === "error") failed = true
+      io.stdout(`[${item.title}]\n${item.lines.map((l) => `  ${l}\n`).join("")}`)
+    }
   if (controller.session) io.stdout(`Resumed session ${controller.session.id}: ${controller.session.title}\n`)
   const input = io.stdin
   if (!input) return 0
@@ -215,5 +224,5 @@ const lineMode = async (io: CliIO, options: ControllerOptions, backend?: Backend
   await controller.idle()
   removeInterrupt?.()
   await controller.dispose()
-  return 0
+  return failed ? 1 : 0
 }
