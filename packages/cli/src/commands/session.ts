@@ -28,6 +28,8 @@ const listSessions = async (io: CliIO, limit: number | undefined) => {
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
   const program = Effect.gen(function* () {
+    // An untrusted project's `store` setting is ignored: say so, since it decides which sessions are listed.
+    for (const notice of (yield* Config).notices) io.stderr(`lathe: ${notice}\n`)
     const store = yield* SessionStore
     const paths = yield* Paths
     const filter = { projectID: paths.projectID, parentID: null, ...(limit === undefined ? {} : { limit: limit + 1 }) }
