@@ -69,6 +69,37 @@ describe("lathe session list (end to end)", () => {
     assert.include(limited.stderr, "the 1 most recent; --limit <n> or --all for more")
   })
 
+  it("a run that fails before its prompt is stored leaves no empty session; one that fails later keeps its prompt", async () => {
+    const box = sandbox()
+    const list = async () =>
+      JSON.parse(
+        (await runLathe(["session", "list", "--json"], { cwd: box.project, env: box.env })).stdout
+      ) as ReadonlyArray<Listed>
+    const noModel = await runLathe(["run", "hi"], { cwd: box.project, env: box.env })
+    assert.strictEqual(noModel.code, 1)
+    assert.include(noModel.stderr, "No model provider is configured")
+    server = await startScriptedServer([{ type: "error", status: 401 }])
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+    const noAgent = await runLathe(["run", "--format", "json", "--agent", "nosuch", "hi"], { cwd: box.project, env })
+    assert.strictEqual(noAgent.code, 1)
+    assert.include(noAgent.stderr, 'No agent "nosuch"')
+    // Followers of the JSON events see the session go as well as come.
+    const created = noAgent.events.find((e) => e.type === "session.created")
+    const deleted = noAgent.events.find((e) => e.type === "session.deleted")
+    assert.isDefined(created)
+    assert.strictEqual(
+      deleted?.type === "session.deleted" ? deleted.sessionID : "",
+      created?.type === "session.created" ? created.session.id : "-"
+    )
+    assert.deepStrictEqual(await list(), [])
+
+    const rejected = await runLathe(["run", "keep this prompt"], { cwd: box.project, env })
+    assert.strictEqual(rejected.code, 1)
+    const kept = await list()
+    assert.strictEqual(kept.length, 1)
+    assert.strictEqual(kept[0]?.title, "keep this prompt")
+  })
+
   it("bad usage exits 2 with what to do", async () => {
     const box = sandbox()
     const unknown = await runLathe(["session", "lsit"], { cwd: box.project, env: box.env })

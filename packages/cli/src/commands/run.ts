@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises"
 import { parseArgs } from "node:util"
 import {
+  Bus,
   Config,
   createSession,
   type LatheEvent,
@@ -172,24 +173,38 @@ export const runCommand: Command = async (args, io: CliIO) => {
     const attached = yield* Effect.promise(() => resourceParts(message, connections))
     for (const problem of attached.problems) io.stderr(`lathe: ${problem}\n`)
     let sessionID: string
+    // A session this run made, removed again if the prompt fails before anything is stored in it (an unknown agent
+    // or model, no provider): otherwise every mistyped command left an empty "New session" behind.
+    let created: string | undefined
+    const latest = values.continue
+      ? (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
+      : undefined
     if (values.session) sessionID = (yield* store.getSession(values.session)).id
-    else if (values.continue) {
-      const [latest] = yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 })
-      sessionID = latest?.id ?? (yield* createSession(values.agent ? { agent: values.agent } : {})).id
-    } else sessionID = (yield* createSession(values.agent ? { agent: values.agent } : {})).id
+    else if (latest) sessionID = latest.id
+    else {
+      sessionID = (yield* createSession(values.agent ? { agent: values.agent } : {})).id
+      created = sessionID
+    }
+    const discardIfEmpty = Effect.gen(function* () {
+      if (created === undefined || (yield* store.messages(created)).length > 0) return
+      yield* store.deleteSession(created)
+      yield* (yield* Bus).publish({ type: "session.deleted", sessionID: created })
+    }).pipe(Effect.ignore)
     const prompt = yield* SessionPrompt
     // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it).
     const direct = /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(message)
     const named = direct ? resolveAgents(plugins.agents, config.info.agent).get(direct[1] ?? "") : undefined
     const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
-    return yield* prompt.prompt({
-      sessionID,
-      parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }, ...attached.parts],
-      ...(subagent ? { agent: subagent, allowSubagents: true } : values.agent ? { agent: values.agent } : {}),
-      ...(values.model ? { model: values.model } : {}),
-      abort: controller.signal,
-      title: false
-    })
+    return yield* prompt
+      .prompt({
+        sessionID,
+        parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }, ...attached.parts],
+        ...(subagent ? { agent: subagent, allowSubagents: true } : values.agent ? { agent: values.agent } : {}),
+        ...(values.model ? { model: values.model } : {}),
+        abort: controller.signal,
+        title: false
+      })
+      .pipe(Effect.onError(() => discardIfEmpty))
   })
 
   const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
