@@ -68,6 +68,7 @@ const recordingBackend = (root: string) => {
       }
     }),
     createSession: async () => ({ ok: true, value: session }),
+    discardIfEmpty: async () => false,
     prompt: async (input) => {
       prompts.push(input)
       // The first prompt's turn runs until the test releases it; later ones return at once (queued on the server).
@@ -106,6 +107,25 @@ describe("the controller over a Backend", () => {
       .flatMap((m) => m.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])))
     assert.include(texts, "Hello from the local backend.")
     assert.include(texts, "say hello")
+  })
+
+  it("a prompt that fails before it is stored (no model) leaves no empty session; the next one starts anew", {
+    timeout: 30_000
+  }, async () => {
+    const box = sandbox()
+    const controller = await start(ioFor(box.project, box.env))
+    assert.strictEqual(controller.modelLabel, "no model")
+    for (const text of ["first try", "second try"]) {
+      await controller.submit(text)
+      await controller.idle()
+      assert.strictEqual(controller.session, undefined, text)
+      assert.deepStrictEqual(await controller.sessions(), [], text)
+    }
+    assert.lengthOf(
+      localNotes(controller).filter((n) => n.startsWith("error: No model provider is configured")),
+      2,
+      localNotes(controller).join("\n")
+    )
   })
 
   it("attached: features without a route say so in one line and never reach the backend", async () => {

@@ -76,6 +76,11 @@ export interface Backend {
   supports(feature: LocalFeature): boolean
   setup(): Promise<Outcome<BackendSetup>>
   createSession(agent: string): Promise<Outcome<Session>>
+  /**
+   * Deletes `sessionID` if nothing is stored in it yet (the UI made it for a prompt that failed before it was
+   * stored: no model, an unknown agent); true when it did.
+   */
+  discardIfEmpty(sessionID: string): Promise<boolean>
   /** Runs one prompt; resolves when the turn (and, on a server, the turns it queued behind) has ended. */
   prompt(input: BackendPrompt): Promise<Outcome<void>>
   replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined): Promise<Outcome<void>>

@@ -258,6 +258,7 @@ export class Controller {
     this.busy = true
     this.changed()
     try {
+      const fresh = this.sessionID === undefined
       const sessionID = await this.ensureSession()
       if (!sessionID) return
       const parts = await this.promptParts(text)
@@ -278,7 +279,15 @@ export class Controller {
         allowSubagents: sub !== undefined,
         signal: abort.signal
       })
-      if (!result.ok && !abort.signal.aborted) this.note("error", "error", result.message.split("\n"))
+      if (!result.ok && !abort.signal.aborted) {
+        this.note("error", "error", result.message.split("\n"))
+        // A session made for this prompt that failed before the prompt was stored goes again: no empty session is
+        // left behind, and the next prompt starts a new one.
+        if (fresh && (await this.backend.discardIfEmpty(sessionID))) {
+          this.sessionID = undefined
+          this.transcript.session = undefined
+        }
+      }
     } finally {
       this.abort = undefined
       this.busy = false

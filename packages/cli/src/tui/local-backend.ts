@@ -102,6 +102,18 @@ export class LocalBackend implements Backend {
     return this.run(createSession({ agent }))
   }
 
+  async discardIfEmpty(sessionID: string) {
+    const result = await this.run(
+      Effect.gen(function* () {
+        const store = yield* SessionStore
+        if ((yield* store.messages(sessionID)).length > 0) return false
+        yield* store.deleteSession(sessionID)
+        return true
+      })
+    )
+    return result.ok && result.value
+  }
+
   async prompt(input: Parameters<Backend["prompt"]>[0]) {
     const result = await this.run(
       Effect.flatMap(SessionPrompt, (prompt) =>

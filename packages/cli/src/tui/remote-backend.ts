@@ -143,6 +143,13 @@ export class RemoteBackend implements Backend {
     return created
   }
 
+  async discardIfEmpty(sessionID: string) {
+    const client = this.server.client
+    const messages = await attempt(() => client.sessions.messages(sessionID))
+    if (!messages.ok || messages.value.length > 0) return false
+    return (await attempt(() => client.sessions.delete(sessionID))).ok
+  }
+
   /** Follows one session's events (replacing the stream of the one before); `fromStart` replays its first ones. */
   private follow(sessionID: string, fromStart: boolean): void {
     this.stream?.abort()
