@@ -21,6 +21,9 @@ import { createTaskTool } from "../src/task.js"
 const root = () => mkdtempSync(join(tmpdir(), "lathe-task-"))
 const usage = { input: 100, output: 10 }
 
+/** Called when the "slow" lookup starts: the abort test aborts from here, not after a guessed delay. */
+let slowStarted: (() => void) | undefined
+
 const lookup = Tool.define("lookup", {
   description: "Looks a word up",
   parameters: z.object({ word: z.string() }),
@@ -30,6 +33,7 @@ const lookup = Tool.define("lookup", {
     if (word === "alpha") await new Promise((resolve) => setTimeout(resolve, 150))
     if (word === "slow")
       await new Promise<void>((resolve) => {
+        slowStarted?.()
         const timer = setTimeout(resolve, 10_000)
         ctx.abort.addEventListener("abort", () => {
           clearTimeout(timer)
@@ -243,8 +247,11 @@ describe("the task tool", () => {
   it.live("aborting the parent aborts a running child", () =>
     Effect.gen(function* () {
       const controller = new AbortController()
-      setTimeout(() => controller.abort(), 300)
-      const { session } = yield* turn("slow one", controller.signal)
+      // Once the child's tool runs (a fixed delay raced the child's start on a loaded machine).
+      slowStarted = () => setTimeout(() => controller.abort(), 20)
+      const { session } = yield* turn("slow one", controller.signal).pipe(
+        Effect.ensuring(Effect.sync(() => (slowStarted = undefined)))
+      )
       const store = yield* SessionStore
       const [child] = yield* store.listSessions({ parentID: session.id })
       const childParts = (yield* store.messages(child?.id ?? "")).flatMap((m) => m.parts)

@@ -34,12 +34,16 @@ export const BoomTool = Tool.define("boom", {
 })
 
 /** Waits until aborted (or 10 s), reporting progress through `ctx.metadata`. */
+/** Called when `SlowTool` starts running: a test aborts from here, not after a guessed delay. */
+export const slowToolStarted: { current?: (() => void) | undefined } = {}
+
 export const SlowTool = Tool.define("slow", {
   description: "Waits",
   parameters: z.object({}),
   mutates: false,
   execute: async (_args, ctx) => {
     ctx.metadata({ title: "waiting" })
+    slowToolStarted.current?.()
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 10_000)
       ctx.abort.addEventListener("abort", () => {

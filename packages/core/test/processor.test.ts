@@ -4,7 +4,17 @@ import type { ReasoningPart, StepFinishPart, TextPart } from "../src/part.js"
 import { definePlugin } from "../src/plugin.js"
 import { makeMemoryStore, SessionStore } from "../src/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
-import { AskTool, allParts, BoomTool, EchoTool, runTurn, SlowTool, tempRoot, toolParts } from "./loop-helpers.js"
+import {
+  AskTool,
+  allParts,
+  BoomTool,
+  EchoTool,
+  runTurn,
+  SlowTool,
+  slowToolStarted,
+  tempRoot,
+  toolParts
+} from "./loop-helpers.js"
 
 const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [EchoTool, BoomTool, SlowTool, AskTool] }) })
 const usage = { input: 1_000, output: 200, reasoning: 50, cacheRead: 400, cacheWrite: 100 }
@@ -141,8 +151,11 @@ describe("Processor", () => {
   it.live("abort mid-tool: the running tool ends as error 'aborted' and the turn stops", () =>
     Effect.gen(function* () {
       const controller = new AbortController()
-      setTimeout(() => controller.abort(), 150)
-      const turn = yield* runTurn("wait", { abort: controller.signal })
+      // Once the tool runs (a fixed 150 ms was too short on a loaded CI machine: the tool had not started yet).
+      slowToolStarted.current = () => setTimeout(() => controller.abort(), 20)
+      const turn = yield* runTurn("wait", { abort: controller.signal }).pipe(
+        Effect.ensuring(Effect.sync(() => (slowToolStarted.current = undefined)))
+      )
       const [call] = toolParts(turn)
       assert.strictEqual(call?.state.status, "error")
       if (call?.state.status === "error") assert.strictEqual(call.state.error, "aborted")

@@ -260,10 +260,9 @@ describe("SessionPrompt", () => {
     )
   )
 
-  it.live("abort during a retry wait ends the turn as aborted, without another request", () =>
-    Effect.gen(function* () {
-      const controller = new AbortController()
-      setTimeout(() => controller.abort(), 100)
+  it.live("abort during a retry wait ends the turn as aborted, without another request", () => {
+    const controller = new AbortController()
+    return Effect.gen(function* () {
       const turn = yield* runTurn("wait", { abort: controller.signal })
       const info = turn.result.info
       assert.strictEqual(info.role === "assistant" ? info.error?.name : undefined, "Aborted")
@@ -273,12 +272,21 @@ describe("SessionPrompt", () => {
         testLoopLayer({
           root: tempRoot(),
           steps: [[chunks.text("cut")], done],
-          // A policy that waits an hour: only the abort can end the wait.
-          retryLayer: Layer.succeed(Retry, Retry.of({ delay: () => Effect.succeed(Option.some(Duration.hours(1))) }))
+          // A policy that waits an hour: only the abort, sent once the wait begins, can end it.
+          retryLayer: Layer.succeed(
+            Retry,
+            Retry.of({
+              delay: () =>
+                Effect.sync(() => {
+                  setTimeout(() => controller.abort(), 20)
+                  return Option.some(Duration.hours(1))
+                })
+            })
+          )
         })
       )
     )
-  )
+  })
 
   it.live("compaction: a small context limit triggers a summary, and the loop continues after it", () =>
     Effect.gen(function* () {
