@@ -159,6 +159,19 @@ export const loadConfig = async (
   return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
 }
 
+/** The session store config picks for `io` (its cwd and env), with that config and those paths: no plugins, no model. */
+const storeOnly = (io: CliIO) =>
+  storeLayer.pipe(Layer.provideMerge(Config.layerWith(io.env)), Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+
+/** Runs `program` with only the config, paths and session store (no plugins, no model): for commands that read sessions. */
+export const runOnStore = async <A, E>(
+  io: CliIO,
+  program: Effect.Effect<A, E, SessionStore | Config | Paths>
+): Promise<{ readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }> => {
+  const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(storeOnly(io))))
+  return Exit.isSuccess(exit) ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
+}
+
 /**
  * The session store config picks for `io` (its cwd and env), built once for a process that serves many directories;
  * `dispose` flushes and closes it (after the apps that use it are gone).
@@ -166,10 +179,7 @@ export const loadConfig = async (
 export const sharedStore = async (
   io: CliIO
 ): Promise<{ readonly store: SessionStore["Service"]; readonly dispose: () => Promise<void> }> => {
-  const config = Config.layerWith(io.env)
-  const runtime = ManagedRuntime.make(
-    storeLayer.pipe(Layer.provide(config), Layer.provide(Paths.layer(io.cwd, io.env)))
-  )
+  const runtime = ManagedRuntime.make(storeOnly(io))
   try {
     const store = await runtime.runPromise(
       Effect.gen(function* () {

@@ -35,3 +35,14 @@ export const createSession = Effect.fn("Session.create")(function* (options: New
   yield* bus.publish({ type: "session.created", session })
   return session
 })
+
+/**
+ * Deletes a session nothing is stored in yet: one made for a prompt that failed before the prompt was stored (an
+ * unknown agent or model, no provider), so no empty session is left behind. True when it deleted it.
+ */
+export const discardIfEmpty = Effect.fn("Session.discardIfEmpty")(function* (sessionID: string) {
+  const store = yield* SessionStore
+  if ((yield* store.messages(sessionID)).length > 0) return false
+  yield* store.deleteSession(sessionID)
+  return true
+})

@@ -5,7 +5,7 @@ import type { StepFinishPart } from "../src/part.js"
 import { PermissionNext, rejected } from "../src/permission-next.js"
 import { definePlugin } from "../src/plugin.js"
 import { Retry } from "../src/retry.js"
-import { createSession } from "../src/session.js"
+import { createSession, discardIfEmpty } from "../src/session.js"
 import { SessionPrompt } from "../src/session-prompt.js"
 import { SessionStore } from "../src/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
@@ -258,6 +258,18 @@ describe("SessionPrompt", () => {
         })
       )
     )
+  )
+
+  it.live("discardIfEmpty deletes a session with nothing stored in it, and keeps one with a prompt", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const empty = yield* createSession()
+      assert.isTrue(yield* discardIfEmpty(empty.id))
+      assert.strictEqual((yield* store.getSession(empty.id).pipe(Effect.flip))._tag, "SessionNotFound")
+      const turn = yield* runTurn("keep me")
+      assert.isFalse(yield* discardIfEmpty(turn.sessionID))
+      assert.strictEqual((yield* store.getSession(turn.sessionID)).id, turn.sessionID)
+    }).pipe(Effect.provide(testLoopLayer({ root: tempRoot(), steps: [done] })))
   )
 
   it.live("abort during a retry wait ends the turn as aborted, without another request", () => {

@@ -4,6 +4,7 @@ import {
   Bus,
   Config,
   createSession,
+  discardIfEmpty,
   type LatheEvent,
   Paths,
   type PendingAsk,
@@ -185,9 +186,8 @@ export const runCommand: Command = async (args, io: CliIO) => {
       sessionID = (yield* createSession(values.agent ? { agent: values.agent } : {})).id
       created = sessionID
     }
-    const discardIfEmpty = Effect.gen(function* () {
-      if (created === undefined || (yield* store.messages(created)).length > 0) return
-      yield* store.deleteSession(created)
+    const discardCreated = Effect.gen(function* () {
+      if (created === undefined || !(yield* discardIfEmpty(created))) return
       yield* (yield* Bus).publish({ type: "session.deleted", sessionID: created })
     }).pipe(Effect.ignore)
     const prompt = yield* SessionPrompt
@@ -204,7 +204,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
         abort: controller.signal,
         title: false
       })
-      .pipe(Effect.onError(() => discardIfEmpty))
+      .pipe(Effect.onError(() => discardCreated))
   })
 
   const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))

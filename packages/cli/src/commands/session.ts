@@ -1,9 +1,8 @@
 import { parseArgs } from "node:util"
 import { Config, Paths, type Session, SessionStore } from "@lathe/core"
-import { Effect, Exit, Layer } from "effect"
-import { failureText } from "../app.js"
+import { Effect } from "effect"
+import { runOnStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
-import { storeLayer } from "../store.js"
 import { sanitize } from "../tui/style.js"
 
 const usage = `Usage: lathe session list [--limit <n>] [--all] [--json]
@@ -22,24 +21,22 @@ const localTime = (ms: number): string => {
 }
 
 /** The project's top-level sessions, newest first, one more than `limit` (to tell whether there are more). */
-const listSessions = async (io: CliIO, limit: number | undefined) => {
-  const layer = storeLayer.pipe(
-    Layer.provideMerge(Config.layerWith(io.env)),
-    Layer.provideMerge(Paths.layer(io.cwd, io.env))
+const listSessions = (io: CliIO, limit: number | undefined) =>
+  runOnStore(
+    io,
+    Effect.gen(function* () {
+      // An untrusted project's `store` setting is ignored: say so, since it decides which sessions are listed.
+      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${notice}\n`)
+      const store = yield* SessionStore
+      const paths = yield* Paths
+      const filter = {
+        projectID: paths.projectID,
+        parentID: null,
+        ...(limit === undefined ? {} : { limit: limit + 1 })
+      }
+      return yield* store.listSessions(filter)
+    })
   )
-  const program = Effect.gen(function* () {
-    // An untrusted project's `store` setting is ignored: say so, since it decides which sessions are listed.
-    for (const notice of (yield* Config).notices) io.stderr(`lathe: ${notice}\n`)
-    const store = yield* SessionStore
-    const paths = yield* Paths
-    const filter = { projectID: paths.projectID, parentID: null, ...(limit === undefined ? {} : { limit: limit + 1 }) }
-    return yield* store.listSessions(filter)
-  })
-  const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
-  return Exit.isSuccess(exit)
-    ? ({ ok: true, sessions: exit.value } as const)
-    : ({ ok: false, message: failureText(exit.cause) } as const)
-}
 
 /** A title on one line, without escape sequences or control characters (a model wrote it). */
 const oneLine = (text: string): string => sanitize(text.replace(/\s+/g, " ")).trim()
@@ -103,8 +100,8 @@ export const sessionCommand: Command = async (args, io: CliIO) => {
     io.stderr(`lathe session list: ${result.message}\n`)
     return 1
   }
-  const more = limit !== undefined && result.sessions.length > limit
-  const sessions = more ? result.sessions.slice(0, limit) : result.sessions
+  const more = limit !== undefined && result.value.length > limit
+  const sessions = more ? result.value.slice(0, limit) : result.value
   if (values.json) {
     io.stdout(`${JSON.stringify(sessions.map(toJson), null, 2)}\n`)
     return 0

@@ -2,6 +2,7 @@ import {
   type AgentInfo,
   Config,
   createSession,
+  discardIfEmpty,
   LLM,
   type MessageWithParts,
   Paths,
@@ -103,14 +104,7 @@ export class LocalBackend implements Backend {
   }
 
   async discardIfEmpty(sessionID: string) {
-    const result = await this.run(
-      Effect.gen(function* () {
-        const store = yield* SessionStore
-        if ((yield* store.messages(sessionID)).length > 0) return false
-        yield* store.deleteSession(sessionID)
-        return true
-      })
-    )
+    const result = await this.run(discardIfEmpty(sessionID))
     return result.ok && result.value
   }
 
