@@ -7,7 +7,7 @@
 
 import { PgClient } from "@effect/sql-pg"
 import type { LatheEvent } from "@lathe/core/schema"
-import { Duration, Effect, Queue, Schedule, type Scope } from "effect"
+import { Duration, Effect, Queue, Schedule, type Scope, Semaphore } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { migrate } from "./migrations.js"
 
@@ -64,11 +64,20 @@ export const makePublisher = (options: PublisherOptions = {}) =>
           Effect.uninterruptible
         )
 
+    // One batch at a time, taken and written under one permit: a `flush` racing the background writer took the next
+    // batch and, on another pooled connection, committed it before the batch being written (events out of order).
+    const writing = yield* Semaphore.make(1)
+    const writeAll = writing.withPermit(
+      Effect.gen(function* () {
+        while (buffer.length > 0) yield* write(buffer.splice(0, maxBatch))
+      })
+    )
+
     const drainOnce = Effect.gen(function* () {
       yield* Queue.take(wake)
       yield* Effect.sleep(linger)
       yield* Queue.takeBetween(wake, 0, Number.MAX_SAFE_INTEGER)
-      while (buffer.length > 0) yield* write(buffer.splice(0, maxBatch))
+      yield* writeAll
     })
     yield* Effect.forkScoped(Effect.forever(drainOnce))
 
@@ -80,9 +89,7 @@ export const makePublisher = (options: PublisherOptions = {}) =>
       )
     )
 
-    const flush = Effect.gen(function* () {
-      while (buffer.length > 0) yield* write(buffer.splice(0, maxBatch))
-    })
+    const flush = writeAll
     yield* Effect.addFinalizer(() => flush)
     return {
       publish: (event: LatheEvent) => {

@@ -9,7 +9,17 @@ import { gitFingerprint, sh, shadowDir, snap, snapshotLayer, tempProject } from 
 const looseObjects = (gitDir: string) =>
   readdirSync(join(gitDir, "objects"))
     .filter((d) => /^[0-9a-f]{2}$/.test(d))
-    .flatMap((d) => readdirSync(join(gitDir, "objects", d)).map((f) => d + f))
+    // A prune running meanwhile removes a directory it emptied between the two reads: that one holds nothing.
+    .flatMap((d) => readdirOrNothing(join(gitDir, "objects", d)).map((f) => d + f))
+
+const readdirOrNothing = (dir: string): ReadonlyArray<string> => {
+  try {
+    return readdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return []
+    throw error
+  }
+}
 
 const age = (gitDir: string, days: number) => {
   const then = new Date(Date.now() - days * 24 * 60 * 60 * 1000)
