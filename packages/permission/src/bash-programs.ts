@@ -1,10 +1,16 @@
 /**
- * Programs that run text as code: shells, `eval`, `source`, `trap`, `alias`, interpreters with inline code,
- * `parallel`, `find -exec`, `rsync -e`. Each either hands its inner command to the walker (a static string is
- * analysed recursively) or marks the line unknown, saying why.
+ * The handlers of programs that run text as code, driven by the table in `code-runners.ts`: each either hands its
+ * inner command to the walker (a static shell string is analysed recursively) or marks the line unknown, saying
+ * why. A program fed a here-document that the table does not list as reading data only is unknown.
  */
+import { posix } from "node:path"
+import { builtinArgv } from "./bash-builtins.js"
+import { git } from "./bash-git.js"
+import { hasOption, type ParsedArgs, parseOptions, valuesOf } from "./bash-options.js"
+import { sedCode } from "./bash-sed.js"
 import type { Arg } from "./bash-word.js"
 import { literal } from "./bash-word.js"
+import { type CodeRunner, codeRunner, DATA_STDIN, type Special } from "./code-runners.js"
 
 /** What a command reads on its standard input, as far as the line shows. */
 export type Stdin =
@@ -28,7 +34,31 @@ export interface ProgramContext {
 /** Handles one program; returns whether the command itself is recorded as a simple command. */
 type Handler = (argv: ReadonlyArray<Arg>, context: ProgramContext) => boolean
 
-const SHELLS = new Set("sh bash zsh dash ksh mksh ash yash fish posh tcsh csh rbash".split(" "))
+const unknownAnd = (context: ProgramContext, reason: string): boolean => {
+  context.unknown(reason)
+  return true
+}
+
+/** Whether the command's standard input is a here-document or here-string (the walker's two `Stdin` forms). */
+const isHere = (stdin: Stdin): boolean =>
+  stdin?.kind === "text" || (stdin?.kind === "unknown" && stdin.what.startsWith("a here-"))
+
+/** Paths that are the standard input: a script read from one of them is code from the line or a pipe. */
+const STDIN_PATH = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|thread-self|\d+)\/(task\/\d+\/)?fd\/\d+)$/
+
+/** Whether a script or code-file argument is the standard input, a `data:` URL, or unknown until run time. */
+const fromInput = (arg: Arg): boolean =>
+  arg.dynamic || arg.value.startsWith("data:") || STDIN_PATH.test(arg.value === "-" ? "-" : posix.normalize(arg.value))
+
+const stdinWhat = (stdin: Stdin): string =>
+  stdin?.kind === "unknown" ? stdin.what : stdin?.kind === "text" ? "a here-document" : "its standard input"
+
+/** Analyses a shell line a program runs, or marks it unknown when it is computed at run time. */
+const shellLine = (context: ProgramContext, who: string, value: Arg) => {
+  if (value.dynamic) context.unknown(`${who} runs a command computed at run time (${value.value})`)
+  else context.line(value.value, true)
+}
+
 const SHELL_VALUED = new Set(["--rcfile", "--init-file", "-o", "+o", "-O", "+O"])
 
 const shell: Handler = (argv, context) => {
@@ -95,43 +125,6 @@ const alias: Handler = (argv, context) => {
   return true
 }
 
-/** Interpreters and the option letters that take inline code (`python -c`, `node -e`, `perl -e` …). */
-const INTERPRETERS: ReadonlyArray<readonly [RegExp, string, ReadonlyArray<string>]> = [
-  [/^(python|pypy)[0-9.]*$/, "c", ["--command"]],
-  [/^(node|nodejs)$/, "ep", ["--eval", "--print"]],
-  [/^perl[0-9.]*$/, "eE", []],
-  [/^ruby[0-9.]*$/, "e", []],
-  [/^php[0-9.]*$/, "rRBE", []],
-  [/^(lua[0-9.]*|luajit|Rscript|osascript)$/, "e", []]
-]
-
-const interpreter =
-  (letters: string, long: ReadonlyArray<string>): Handler =>
-  (argv, context) => {
-    const name = argv[0]?.value ?? ""
-    for (const arg of argv.slice(1)) {
-      if (arg.dynamic) return unknownAnd(context, `${name} gets arguments computed at run time (${arg.value})`)
-      if (arg.value === "-m" || arg.value === "-" || !arg.value.startsWith("-")) break
-      const option = arg.value.split("=")[0] ?? ""
-      const inline = arg.value.startsWith("--")
-        ? long.includes(option)
-        : [...arg.value.slice(1)].some((c) => letters.includes(c))
-      if (inline) return unknownAnd(context, `${name} runs inline code, which Lathe cannot analyse`)
-    }
-    const operand = argv.slice(1).find((arg) => arg.value === "-m" || arg.value === "-" || !arg.value.startsWith("-"))
-    const version = argv.some((arg) => /^(--version|-V|-v|--help|-h)$/.test(arg.value))
-    if ((!operand || operand.value === "-") && !version) {
-      const from = context.stdin?.kind === "unknown" ? context.stdin.what : "its standard input"
-      return unknownAnd(context, `${name} runs code read from ${from}`)
-    }
-    return true
-  }
-
-const unknownAnd = (context: ProgramContext, reason: string): boolean => {
-  context.unknown(reason)
-  return true
-}
-
 const AWK_CODE = /system|\||>>|>\s*["(]|print[^;}]*>|getline|@load|ENVIRON\[/
 
 const awk: Handler = (argv, context) => {
@@ -139,7 +132,9 @@ const awk: Handler = (argv, context) => {
   for (let i = 1; i < argv.length; i++) {
     const arg = argv[i] as Arg
     if (arg.dynamic) return unknownAnd(context, `${name} runs a program computed at run time (${arg.value})`)
-    if (/^(-f|--file|-E|--exec)/.test(arg.value)) return unknownAnd(context, `${name} runs a program file`)
+    if (/^(-f|--file|-E|--exec|-i|--include|-l|--load)/.test(arg.value)) {
+      return unknownAnd(context, `${name} runs a program file or extension`)
+    }
     if (/^-[vF]$/.test(arg.value) || arg.value === "--assign") {
       i++
       continue
@@ -188,38 +183,214 @@ const find: Handler = (argv, context) => {
   return true
 }
 
-const rsync: Handler = (argv, context) => {
-  for (let i = 1; i < argv.length; i++) {
-    const arg = argv[i] as Arg
-    const value = arg.value.startsWith("--rsh=") ? literal(arg.value.slice(6)) : undefined
-    const shellCommand = value ?? (arg.value === "-e" || arg.value === "--rsh" ? argv[i + 1] : undefined)
-    if (!shellCommand) continue
-    if (shellCommand.dynamic || arg.dynamic) context.unknown("rsync -e runs a command computed at run time")
-    else context.line(shellCommand.value, true)
+const sed: Handler = (argv, context) => {
+  const parsed = parseOptions(argv.slice(1), {
+    valued: "efl",
+    attached: "i",
+    flags: "nrEsuzb",
+    long: ["--expression", "--file", "--line-length"],
+    permute: true,
+    abbreviate: true
+  })
+  if (parsed.unknown) context.unknown(`sed: ${parsed.unknown}`)
+  if (hasOption(parsed, ["--sandbox"])) return true
+  for (const file of valuesOf(parsed, ["-f", "--file"])) {
+    if (fromInput(file)) context.unknown(`sed reads its script from ${file.value}`)
+  }
+  const given = valuesOf(parsed, ["-e", "--expression"])
+  const scripts = given.length > 0 || hasOption(parsed, ["-f", "--file"]) ? given : parsed.operands.slice(0, 1)
+  for (const script of scripts) {
+    if (script.dynamic) {
+      context.unknown(`sed runs a script computed at run time (${script.value})`)
+      continue
+    }
+    const code = sedCode(script.value)
+    if (code.dynamic) context.unknown(code.dynamic)
+    for (const line of code.lines) context.line(line, true)
   }
   return true
 }
 
-const HANDLERS: ReadonlyMap<string, Handler> = new Map([
-  ["eval", evaluate],
-  ["source", source],
-  [".", source],
-  ["trap", trap],
-  ["alias", alias],
-  ["awk", awk],
-  ["gawk", awk],
-  ["mawk", awk],
-  ["nawk", awk],
-  ["parallel", parallel],
-  ["find", find],
-  ["rsync", rsync]
-])
+const ssh = (parsed: ParsedArgs, context: ProgramContext) => {
+  for (const option of valuesOf(parsed, ["-o"])) {
+    if (option.dynamic) {
+      context.unknown(`ssh -o ${option.value} is computed at run time`)
+      continue
+    }
+    const match = /^\s*(\w+)\s*(?:=|\s)\s*([\s\S]*)$/.exec(option.value)
+    const key = match?.[1]?.toLowerCase() ?? ""
+    if (["proxycommand", "localcommand", "knownhostscommand"].includes(key)) context.line(match?.[2] ?? "", true)
+    else if (["pkcs11provider", "securitykeyprovider", "match", "include"].includes(key)) {
+      context.unknown(`ssh -o ${match?.[1]} loads code or configuration Lathe does not read`)
+    }
+  }
+}
 
-/** The handler of a program that runs text as code or other commands, if it is one. */
-export const programOf = (name: string): Handler | undefined => {
-  if (SHELLS.has(name)) return shell
-  const known = HANDLERS.get(name)
-  if (known) return known
-  const entry = INTERPRETERS.find(([pattern]) => pattern.test(name))
-  return entry ? interpreter(entry[1], entry[2]) : undefined
+const tar = (parsed: ParsedArgs, context: ProgramContext, argv: ReadonlyArray<Arg>) => {
+  const first = argv[1]
+  if (
+    first &&
+    !first.dynamic &&
+    !first.value.startsWith("-") &&
+    /[IF]/.test(first.value) &&
+    /^[A-Za-z]+$/.test(first.value)
+  ) {
+    context.unknown("tar's old-style option I or F runs a program")
+  }
+  for (const action of valuesOf(parsed, ["--checkpoint-action"])) {
+    const exec = /^exec=([\s\S]*)$/.exec(action.value)
+    if (action.dynamic) context.unknown("tar --checkpoint-action is computed at run time")
+    else if (exec) context.line(exec[1] ?? "", true)
+  }
+}
+
+const perl = (parsed: ParsedArgs, context: ProgramContext) => {
+  for (const module of valuesOf(parsed, ["-M", "-m"])) {
+    if (!/^-?[A-Za-z_][\w:]*(=[\w,:.-]*)?$/.test(module.value)) context.unknown("perl -M runs code given with it")
+  }
+}
+
+const php = (parsed: ParsedArgs, context: ProgramContext) => {
+  for (const setting of valuesOf(parsed, ["-d"])) {
+    if (setting.dynamic || /^\s*(auto_prepend_file|auto_append_file)/i.test(setting.value)) {
+      context.unknown("php -d sets a file of code to run")
+    }
+  }
+}
+
+const deno = (parsed: ParsedArgs, context: ProgramContext) => {
+  const [sub, ...rest] = parsed.operands
+  if (sub?.value === "eval" || sub?.value === "repl") context.unknown(`deno ${sub.value} runs code given with it`)
+  if (sub?.value === "run" && rest.some((arg) => fromInput(arg))) context.unknown("deno run runs code read from input")
+}
+
+const npm = (parsed: ParsedArgs, context: ProgramContext, argv: ReadonlyArray<Arg>) => {
+  if (hasOption(parsed, ["--script-shell"]))
+    context.unknown(`${argv[0]?.value} --script-shell runs scripts with another program`)
+  const at = argv.findIndex((arg, i) => i > 0 && !arg.value.startsWith("-"))
+  if (at < 0 || !["exec", "x", "dlx"].includes(argv[at]?.value ?? "")) return
+  if (hasOption(parsed, ["-c", "--call"])) return
+  // `npm exec [--package=p] [--] cmd args`: the command runs like one written on the line.
+  const words = argv.slice(at + 1)
+  const parsedExec = parseOptions(words, { valued: "p", long: ["--package"] })
+  if (parsedExec.operands.length > 0) context.run(parsedExec.operands)
+}
+
+const sqlite = (parsed: ParsedArgs, context: ProgramContext) => {
+  if (parsed.operands.length > 1) context.unknown("sqlite3 runs SQL and dot-commands (.shell) given with it")
+}
+
+const socat: Handler = (argv, context) => {
+  for (const arg of argv.slice(1)) {
+    const match = /^(exec|system):([\s\S]*)$/i.exec(arg.value)
+    if (arg.dynamic && /exec|system/i.test(arg.value)) context.unknown("socat runs a command computed at run time")
+    if (!match) continue
+    context.line((match[2] ?? "").split(",")[0] ?? "", true)
+  }
+  return true
+}
+
+const TMUX_QUIET = new Set(
+  "ls list-sessions list-windows list-panes list-clients list-buffers list-commands lsk list-keys has-session has capture-pane capturep show-options show show-buffer kill-session kill-server kill-window kill-pane display-message display -V".split(
+    " "
+  )
+)
+
+const tmux: Handler = (argv, context) => {
+  const parsed = parseOptions(argv.slice(1), { valued: "cfLST", flags: "2CDlNuvV" })
+  for (const line of valuesOf(parsed, ["-c"])) shellLine(context, "tmux -c", line)
+  if (hasOption(parsed, ["-f"])) context.unknown("tmux -f reads a configuration that runs commands")
+  const sub = parsed.operands[0]
+  const chained = argv.some((arg) => arg.value === ";" || arg.value.endsWith("\\;"))
+  if (sub && (sub.dynamic || !TMUX_QUIET.has(sub.value) || chained)) {
+    context.unknown(`tmux ${sub.value} can run commands in another shell`)
+  }
+  return true
+}
+
+const builtin: Handler = (argv, context) => {
+  const why = builtinArgv(argv, context.stdin?.kind === "text" ? context.stdin.text : undefined)
+  if (why) context.unknown(why)
+  return true
+}
+
+/** Handlers that replace the table-driven one. */
+const OWN: Partial<Record<Special, Handler>> = {
+  shell,
+  eval: evaluate,
+  source,
+  trap,
+  alias,
+  awk,
+  sed,
+  find,
+  parallel,
+  git,
+  socat,
+  tmux,
+  builtin
+}
+
+/** Checks that add to the table-driven one. */
+const EXTRA: Partial<Record<Special, (parsed: ParsedArgs, context: ProgramContext, argv: ReadonlyArray<Arg>) => void>> =
+  { ssh, tar, perl, php, deno, npm, sqlite }
+
+/** The table-driven handler of one row of `code-runners.ts`. */
+const runner =
+  (row: CodeRunner): Handler =>
+  (argv, context) => {
+    const name = argv[0]?.value ?? ""
+    const parsed = parseOptions(argv.slice(1), row.options)
+    if (parsed.unknown) context.unknown(`${name}: ${parsed.unknown}`)
+    const inert = row.inert !== undefined && hasOption(parsed, row.inert)
+    const code = parsed.options.filter((option) => row.code?.includes(option.name))
+    for (const option of code) context.unknown(`${name} ${option.name} runs code Lathe cannot analyse`)
+    for (const value of valuesOf(parsed, row.shell ?? [])) shellLine(context, name, value)
+    const files = parsed.options.filter((option) => row.codeFile?.includes(option.name))
+    for (const { name: option, value } of files) {
+      if (!value || fromInput(value))
+        context.unknown(`${name} ${option} loads code from ${value?.value ?? "its input"}`)
+    }
+    const script = row.script ? parsed.operands[0] : undefined
+    if (script && fromInput(script)) context.unknown(`${name} runs code read from ${script.value}`)
+    EXTRA[row.special as Special]?.(parsed, context, argv)
+    // A code file given with an option does not stop a program reading code from stdin too (`vim -es`, `-s` silent).
+    const gave = code.length > 0 || valuesOf(parsed, row.shell ?? []).length > 0
+    const interactive = row.interactive !== undefined && hasOption(parsed, row.interactive)
+    const readsCode =
+      !inert && ((row.stdin === "code" && !gave) || (row.stdin === "script" && ((!script && !gave) || interactive)))
+    if (readsCode) context.unknown(`${name} runs code read from ${stdinWhat(context.stdin)}`)
+    else if (row.stdin !== "data" && isHere(context.stdin)) {
+      context.unknown(`${name} reads a here-document, and Lathe does not know it reads only data`)
+    }
+    return true
+  }
+
+/** Any other program: a here-document fed to it is unknown unless the table lists it as reading data only. */
+const plain: Handler = (argv, context) => {
+  const name = argv[0]?.value ?? ""
+  if (isHere(context.stdin) && !DATA_STDIN.has(name)) {
+    context.unknown(`${name} reads a here-document, and Lathe does not know it reads only data`)
+  }
+  return true
+}
+
+/** `git-push`, `/usr/lib/git-core/git-push`: a git subcommand run by its own name. */
+const dashed: Handler = (argv, context) => {
+  const name = argv[0]?.value ?? ""
+  context.run([literal("git"), literal(name.slice(4)), ...argv.slice(1)])
+  return true
+}
+
+const handlers = new Map<string, Handler>()
+
+/** The handler of a program: its row of the table, or the here-document rule for any other program. */
+export const programOf = (name: string): Handler => {
+  const cached = handlers.get(name)
+  if (cached) return cached
+  const row = codeRunner(name)
+  const own = row?.special ? OWN[row.special] : undefined
+  const handler = own ?? (row ? runner(row) : name.startsWith("git-") && name.length > 4 ? dashed : plain)
+  if (handlers.size < 4096) handlers.set(name, handler)
+  return handler
 }

@@ -4,11 +4,13 @@
  */
 import { posix } from "node:path"
 import type { Node, Parser } from "web-tree-sitter"
-import type { SimpleCommand, UnknownWrite } from "./bash.js"
+import type { SimpleCommand, ThroughCreated, UnknownWrite } from "./bash.js"
+import { builtinNode, storedCode } from "./bash-builtins.js"
 import { alwaysPattern, basename, renderArgv, stripGitGlobals, unwrap } from "./bash-normalize.js"
 import { type ProgramContext, programOf, type Stdin } from "./bash-programs.js"
 import { type Arg, braceWords, hasBraces, lexWord, literal } from "./bash-word.js"
-import { commandWrites } from "./bash-writes.js"
+import { commandCreates, commandWrites } from "./bash-writes.js"
+import { codeVariable } from "./code-runners.js"
 
 const WRITE_OPS = new Set([">", ">>", ">|", "&>", "&>>", ">&", "<>"])
 const DEVICES = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"])
@@ -19,15 +21,6 @@ const RESERVED = new Set(
   "if then else elif fi do done case esac while until for in select function { } [[ ]] !".split(" ")
 )
 const ISOLATED = new Set(["subshell", "command_substitution", "process_substitution"])
-
-/** Variables that change which program runs, or make a program run other code. */
-const CODE_VARIABLES = new Set(
-  (
-    "PATH BASH_ENV ENV LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT DYLD_INSERT_LIBRARIES DYLD_LIBRARY_PATH PROMPT_COMMAND PS4 " +
-    "SHELLOPTS BASHOPTS CDPATH GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_PAGER PAGER GIT_EDITOR EDITOR VISUAL " +
-    "GIT_SEQUENCE_EDITOR GIT_ASKPASS SSH_ASKPASS NODE_OPTIONS PERL5OPT PERL5LIB RUBYOPT PYTHONSTARTUP PYTHONPATH"
-  ).split(" ")
-)
 
 /** The first syntax error of a parse tree, described for the person and the model. */
 const syntaxError = (root: Node, text: string): string => {
@@ -64,6 +57,18 @@ export class Walker {
   private loops = 0
   /** While inside `find ROOTS -exec …`, what `{}` stands for. */
   private roots: ReadonlyArray<Arg> | undefined
+  /** The simple command being analysed (numbered from 1; 0 while outside one: a redirection). */
+  private current = 0
+  private count = 0
+  /** Every static write (plain or glob) with the command that makes it. */
+  private readonly located: Array<{ readonly path: string; readonly command: number }> = []
+  /** What commands may create or replace (`path` undefined: anywhere), with whether they may run again (a loop). */
+  private readonly created: Array<{
+    readonly path: string | undefined
+    readonly command: number
+    readonly again: boolean
+    readonly by: string
+  }> = []
 
   constructor(private readonly parser: Parser) {}
 
@@ -91,6 +96,8 @@ export class Walker {
 
   private node(node: Node, depth: number, stdin: Stdin) {
     const type = node.type
+    const evaluated = builtinNode(node)
+    if (evaluated) this.unknown(evaluated)
     if (type === "command") return this.command(node, depth, stdin)
     if (type === "redirected_statement") return this.redirected(node, depth, stdin)
     if (type === "file_redirect") return this.redirect(node)
@@ -119,14 +126,26 @@ export class Walker {
   }
 
   private assigned(name: string, value: string) {
-    if (!CODE_VARIABLES.has(name) || (name === "PATH" && safePath(value))) return
-    this.unknown(`it sets ${name}, which changes which programs run or what they run`)
+    const stored = storedCode(lexWord(value))
+    if (stored) this.unknown(stored)
+    const why = codeVariable(name)
+    if (why && !(name === "PATH" && safePath(value))) this.unknown(why)
   }
 
   /** A here-document's text as the command reads it, or undefined when the shell expands it at run time. */
   private heredoc(node: Node): string | undefined {
-    const start = node.children.find((child) => child?.type === "heredoc_start")?.text ?? ""
+    const startNode = node.children.find((child) => child?.type === "heredoc_start")
+    const start = startNode?.text ?? ""
     const body = node.children.find((child) => child?.type === "heredoc_body")?.text ?? ""
+    // tree-sitter-bash reads a body line starting with `\` (`\rm x`) as words of the redirect, not as the body.
+    const row = startNode?.endPosition.row ?? 0
+    const misread = node.namedChildren.some(
+      (child) => child && child.startPosition.row > row && !child.type.startsWith("heredoc_")
+    )
+    if (misread) {
+      this.unknown("the shell parser misread a here-document")
+      return undefined
+    }
     const quoted = /['"\\]/.test(start)
     if (!quoted && body.includes("`")) this.unknown("a here-document runs a backtick command substitution")
     if (!quoted && /[$`\\]/.test(body)) return undefined
@@ -177,7 +196,11 @@ export class Walker {
     if (!WRITE_OPS.has(op) || !target) return
     const arg = lexWord(target.text)
     if (op === ">&" && /^\d+-?$|^-$/.test(arg.value)) return
+    // A redirection belongs to no command: what a command creates may redirect it.
+    const outer = this.current
+    this.current = 0
     this.write(arg)
+    this.current = outer
   }
 
   private command(node: Node, depth: number, stdin: Stdin) {
@@ -218,6 +241,7 @@ export class Walker {
     if (misread) this.unknown(`the shell parser misread the word ${JSON.stringify(misread.value)}`)
     const expanded = [first, ...raw.slice(1).flatMap(braceWords)]
     const unwrapped = unwrap(expanded)
+    if (unwrapped.unknown) this.unknown(unwrapped.unknown)
     for (const assignment of unwrapped.assigned) {
       const eq = assignment.indexOf("=")
       this.assigned(assignment.slice(0, eq), assignment.slice(eq + 1))
@@ -256,6 +280,17 @@ export class Walker {
     if (why) return this.unknown(why)
     if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(head.value)) return this.unknown(`a wrapper runs "${head.value}" as a command`)
     if (RESERVED.has(head.value)) return this.unknown(`the shell parser read the keyword "${head.value}" as a command`)
+    const outer = this.current
+    this.current = ++this.count
+    try {
+      this.recorded(head, input, depth, stdin, openEnded)
+    } finally {
+      this.current = outer
+    }
+  }
+
+  /** The body of `simple` for a command whose name is known: records it, its writes and what it may create. */
+  private recorded(head: Arg, input: ReadonlyArray<Arg>, depth: number, stdin: Stdin, openEnded: boolean) {
     const name = basename(head.value) || head.value
     let argv: ReadonlyArray<Arg> = [{ ...head, value: name }, ...input.slice(1)]
     if (name === "git") {
@@ -293,6 +328,40 @@ export class Walker {
     if (openEnded && (writes.targets.length > 0 || commandWrites([...argv, literal("x")]).targets.length > 0)) {
       this.unknownWrites.push({ target: renderArgv(argv), reason: `${name} writes to paths read at run time` })
     }
+    const creates = commandCreates(argv)
+    const appended = openEnded && commandCreates([...argv, literal("x")]).paths.length > 0
+    if (creates.anywhere !== undefined || appended) this.create(undefined, name)
+    for (const path of creates.paths) this.create(path, name)
+  }
+
+  /** Records a path the current command may create or replace (undefined: any path). */
+  private create(arg: Arg | undefined, by: string) {
+    if (arg?.placeholder && this.roots) {
+      for (const root of this.roots) this.create({ ...root, value: arg.value.replaceAll("{}", root.value) }, by)
+      return
+    }
+    const full = arg === undefined ? undefined : this.locate(arg)
+    const path = typeof full === "string" ? full : undefined
+    if (full === null) return
+    this.created.push({ path, command: this.current, again: this.loops > 0, by })
+  }
+
+  /**
+   * Pairs every static write with each path another command of the line (or the same one, run again in a loop) may
+   * create or replace; order is ignored, since pipes, loops, functions and traps run commands in another order.
+   */
+  throughCreated(): Array<ThroughCreated> {
+    const pairs: Array<ThroughCreated> = []
+    for (const write of this.located)
+      for (const created of this.created) {
+        if (created.command === write.command && !created.again) continue
+        pairs.push({
+          write: write.path,
+          by: created.by,
+          ...(created.path === undefined ? {} : { created: created.path })
+        })
+      }
+    return pairs
   }
 
   /** `find -exec CMD {} ;`: `{}` stands for the roots (and what is under them). */
@@ -323,15 +392,23 @@ export class Walker {
       for (const root of this.roots) this.write({ ...root, value: arg.value.replaceAll("{}", root.value) })
       return
     }
-    const unknown = (reason: string) => this.unknownWrites.push({ target: arg.value, reason })
-    if (arg.dynamic) return unknown("the path is computed at run time")
-    const path = arg.value
-    if (DEVICES.has(path) || path === "" || /^\/dev\/fd\/\d+$/.test(path)) return
-    const tilde = arg.pattern?.startsWith("~") ?? path.startsWith("~")
-    if (tilde && !/^~(\/|$)/.test(path)) return unknown("the path starts in another user's home or a directory stack")
-    const absolute = path.startsWith("/") || (tilde && path.startsWith("~"))
-    if (!absolute && this.cwd === "?") return unknown("it follows a cd Lathe cannot follow")
-    const full = absolute || this.cwd === "" ? path : `${this.cwd}/${path}`
+    const full = this.locate(arg)
+    if (full === null) return
+    if (typeof full !== "string") return void this.unknownWrites.push({ target: arg.value, reason: full.unknown })
     ;(arg.glob ? this.globWrites : this.writes).push(full)
+    this.located.push({ path: full, command: this.current })
+  }
+
+  /** Where a path word points: absolute, `~…` or relative to the line's cwd; null for a device; or why unknown. */
+  private locate(arg: Arg): string | null | { readonly unknown: string } {
+    if (arg.dynamic) return { unknown: "the path is computed at run time" }
+    const path = arg.value
+    if (DEVICES.has(path) || path === "" || /^\/dev\/fd\/\d+$/.test(path)) return null
+    const tilde = arg.pattern?.startsWith("~") ?? path.startsWith("~")
+    if (tilde && !/^~(\/|$)/.test(path))
+      return { unknown: "the path starts in another user's home or a directory stack" }
+    const absolute = path.startsWith("/") || (tilde && path.startsWith("~"))
+    if (!absolute && this.cwd === "?") return { unknown: "it follows a cd Lathe cannot follow" }
+    return absolute || this.cwd === "" ? path : `${this.cwd}/${path}`
   }
 }
