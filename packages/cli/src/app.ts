@@ -21,6 +21,7 @@ import {
 } from "@lathe/core"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
+import { sandboxedCommandRunner } from "@lathe/tools"
 import { type Cause, Effect, Exit, Layer, Logger, ManagedRuntime, type Scope } from "effect"
 import * as zod from "zod"
 import type { CliIO } from "./io.js"
@@ -77,6 +78,8 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   const base = Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(
     Layer.provideMerge(Paths.layer(io.cwd, io.env))
   )
+  // Plugins run programs (ctx.run) in bash's sandbox, with the secrets removed from their environment.
+  const host = sandboxedCommandRunner().pipe(Layer.provideMerge(base))
   const features = Layer.mergeAll(
     Plugins.layerFromConfig([
       ...builtinPlugins(io.env, { mcpWait: options.mcpWait !== false, mcp: options.mcp !== false }),
@@ -87,7 +90,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     LLM.layerWith(io.env),
     Retry.layer,
     snapshotLayer
-  ).pipe(Layer.provideMerge(base))
+  ).pipe(Layer.provideMerge(host))
   const permission = Layer.mergeAll(PermissionLive, permissionDefaults).pipe(Layer.provideMerge(features))
   const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(permission))
   return SessionPrompt.layer.pipe(Layer.provideMerge(loop))

@@ -18,6 +18,8 @@ import { byScenario, readEvents, type ServeProcess, startServe } from "./serve-h
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const tsx = import.meta.resolve("tsx")
 const SHARDS = "24"
+const TOKEN = "cluster-s3cret"
+const auth = { authorization: `Bearer ${TOKEN}` }
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -90,7 +92,7 @@ const api = async (path: string, body?: unknown) => {
   if (!server) throw new Error("no server")
   const response = await fetch(`${server.url}${path}`, {
     method: body === undefined ? "GET" : "POST",
-    headers: { "content-type": "application/json" },
+    headers: { ...auth, "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const text = await response.text()
@@ -192,7 +194,13 @@ beforeEach(() => {
   execFileSync("psql", [pg, "-q", "-c", `CREATE DATABASE ${db}`])
   const url = new URL(pg)
   url.pathname = `/${db}`
-  env = { ...box.env, LATHE_BASE_URL: model.url, LATHE_MODEL: "m", LATHE_STORE: url.toString() }
+  env = {
+    ...box.env,
+    LATHE_BASE_URL: model.url,
+    LATHE_MODEL: "m",
+    LATHE_STORE: url.toString(),
+    LATHE_SERVER_TOKEN: TOKEN
+  }
 })
 
 afterEach(async () => {
@@ -236,7 +244,7 @@ describe("lathe runner + lathe serve --cluster", () => {
   it("spreads sessions over three runners and relays each one's events", async () => {
     await startCluster(3)
     if (!server) throw new Error("no server")
-    const events = await readEvents(`${server.url}/events`)
+    const events = await readEvents(`${server.url}/events`, auth)
     const sessions = await Promise.all(Array.from({ length: 12 }, () => newSession()))
     for (const [i, id] of sessions.entries()) await prompt(id, `[plain-${i}] hello`)
     for (const id of sessions) await events.waitFor(isIdle(id), 60_000)
@@ -271,7 +279,7 @@ describe("lathe runner + lathe serve --cluster", () => {
   it("survives a runner killed mid-step: every session finishes, no tool call runs twice", async () => {
     await startCluster(2)
     if (!server) throw new Error("no server")
-    const events = await readEvents(`${server.url}/events`)
+    const events = await readEvents(`${server.url}/events`, auth)
     const sessions = await Promise.all(Array.from({ length: 4 }, () => newSession()))
     for (const [i, id] of sessions.entries()) await prompt(id, `[work-${i}] do the work`)
     // Every session has written its first file and streams its second step.
@@ -313,7 +321,7 @@ describe("lathe runner + lathe serve --cluster", () => {
   it("SIGTERM hands a runner's sessions over cleanly, and a restarted runner takes work again", async () => {
     await startCluster(2)
     if (!server) throw new Error("no server")
-    const events = await readEvents(`${server.url}/events`)
+    const events = await readEvents(`${server.url}/events`, auth)
     const sessions = await Promise.all(Array.from({ length: 4 }, () => newSession()))
     for (const [i, id] of sessions.entries()) await prompt(id, `[work-${10 + i}] do the work`)
     for (const [i] of sessions.entries())
@@ -355,7 +363,7 @@ describe("lathe runner + lathe serve --cluster", () => {
 
   it("answers prompts sent while no runner was up once one starts", async () => {
     server = await startServe(["--port", "0", "--cluster", "--shards", SHARDS], { cwd: box.project, env })
-    const events = await readEvents(`${server.url}/events`)
+    const events = await readEvents(`${server.url}/events`, auth)
     const id = await newSession()
     await prompt(id, "[plain-99] anyone there?")
     await new Promise((resolve) => setTimeout(resolve, 1_000))
@@ -380,7 +388,7 @@ describe("lathe runner + lathe serve --cluster", () => {
     const created = await api("/sessions", { repo, ref: "main" })
     assert.strictEqual(created.status, 201, JSON.stringify(created.body))
     const id = String((created.body as { id: string }).id)
-    const events = await readEvents(`${server.url}/events?sessionID=${id}`)
+    const events = await readEvents(`${server.url}/events?sessionID=${id}`, auth)
     await prompt(id, "[work-30] do the work")
     await events.waitFor(
       (e) =>
@@ -399,7 +407,7 @@ describe("lathe runner + lathe serve --cluster", () => {
     // A second server in front of the same cluster sees the same changes (from the recorded checkpoints).
     const other = await startServe(["--port", "0", "--cluster", "--shards", SHARDS], { cwd: box.project, env })
     try {
-      const response = await fetch(`${other.url}/sessions/${id}/diff`)
+      const response = await fetch(`${other.url}/sessions/${id}/diff`, { headers: auth })
       const diff = (await response.json()) as { diff: string; files: Array<{ file: string; status: string }> }
       assert.deepStrictEqual(diff.files.map((f) => `${f.status} ${f.file}`).sort(), [
         "added work-30-a.txt",
@@ -429,7 +437,7 @@ describe("lathe runner + lathe serve --cluster", () => {
     if (!server) throw new Error("no server")
     // An ask waits on the runner; the answer given to the server reaches it.
     const asking = await newSession()
-    const events = await readEvents(`${server.url}/events`)
+    const events = await readEvents(`${server.url}/events`, auth)
     await prompt(asking, "[ask-1] read the secret")
     const asked = await events.waitFor((e) => e.data.type === "permission.asked" && e.data.sessionID === asking, 60_000)
     const pending = (await api(`/permissions?sessionID=${asking}`)).body as Array<{ id: string; permission: string }>

@@ -100,7 +100,8 @@ describe("outside plugins", () => {
     const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
     const run = await runLathe(["run", "--format", "json", "hello"], { cwd: box.project, env })
     assert.strictEqual(run.code, 0, run.stderr)
-    assert.include(run.stderr, "npm i -D @acme/not-installed")
+    // A plugin the global config names installs beside that config, never in the project.
+    assert.include(run.stderr, `cd ${join(box.dir, "config", "lathe")} && npm i @acme/not-installed`)
     assert.match(run.stderr, /broken\.mjs:2/)
     const errors = run.events.filter((e) => e.type === "plugin.error")
     assert.strictEqual(errors.length, 2)

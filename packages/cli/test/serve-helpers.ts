@@ -9,6 +9,8 @@ const tsx = import.meta.resolve("tsx")
 /** A running `lathe serve` process. */
 export interface ServeProcess {
   readonly url: string
+  /** The token the server made for itself and printed (`token <token>`), when it was given none. */
+  readonly token: string | undefined
   readonly child: ChildProcess
   /** When the `listening on` line arrived (`performance.now()`). */
   readonly listeningAt: number
@@ -44,6 +46,7 @@ export const startServe = (
         timer.unref()
         resolve({
           url: match[1],
+          token: /^token (\S+)$/m.exec(stdout)?.[1],
           child,
           listeningAt: performance.now(),
           stdout: () => stdout,

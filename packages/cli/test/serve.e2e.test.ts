@@ -370,9 +370,12 @@ describe("lathe serve", () => {
 describe("lathe serve, starting and stopping", () => {
   it("refuses a non-loopback hostname without a token (exit 2, says how to fix it)", async () => {
     const own = sandbox()
-    const run = await runLathe(["serve", "--hostname", "0.0.0.0", "--port", "0"], { cwd: own.project, env: own.env })
+    const run = await runLathe(["serve", "--no-auth", "--hostname", "0.0.0.0", "--port", "0"], {
+      cwd: own.project,
+      env: own.env
+    })
     assert.strictEqual(run.code, 2)
-    assert.include(run.stderr, "--token")
+    assert.include(run.stderr, "--no-auth")
     assert.strictEqual(run.stdout, "")
   })
 
@@ -380,12 +383,14 @@ describe("lathe serve, starting and stopping", () => {
     const own = sandbox()
     const ownEnv = { ...own.env, LATHE_BASE_URL: model.url, LATHE_MODEL: "m" }
     const serve = await startServe(["--port", "0"], { cwd: own.project, env: ownEnv })
-    const created = await fetch(`${serve.url}/sessions`, { method: "POST", body: "{}" })
+    const headers = { authorization: `Bearer ${serve.token}`, "content-type": "application/json" }
+    const created = await fetch(`${serve.url}/sessions`, { method: "POST", body: "{}", headers })
     const sessionID = String(((await created.json()) as { id: string }).id)
-    const events = await readEvents(`${serve.url}/events?sessionID=${sessionID}`)
+    const events = await readEvents(`${serve.url}/events?sessionID=${sessionID}`, headers)
     await fetch(`${serve.url}/sessions/${sessionID}/prompt`, {
       method: "POST",
-      body: JSON.stringify({ text: "[slow-2] long answer" })
+      body: JSON.stringify({ text: "[slow-2] long answer" }),
+      headers
     })
     await events.waitFor((e) => e.data.type === "part.delta")
     serve.child.kill("SIGTERM")

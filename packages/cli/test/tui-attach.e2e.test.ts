@@ -147,7 +147,11 @@ describe("lathe --attach (the interactive UI on a lathe serve, end to end)", () 
   }, async () => {
     const box = sandbox()
     const url = await startServe(box.project, { ...box.env, LATHE_BASE_URL: "http://127.0.0.1:9", LATHE_MODEL: "m" })
-    const refused = await runLathe(["--attach", url], { cwd: box.project, env: box.env })
+    // Another data dir: the server saved its token in this one, where `--attach` would find it.
+    const refused = await runLathe(["--attach", url], {
+      cwd: box.project,
+      env: { ...box.env, LATHE_DATA_DIR: join(box.dir, "other-data") }
+    })
     assert.strictEqual(refused.code, 1, refused.stdout + refused.stderr)
     assert.match(refused.stderr, /needs a token: pass --token/)
 

@@ -25,7 +25,7 @@ describe("a server in front of a runner (one process, shared in-memory store)", 
     cleanups.push(() => runner.close())
     const server = await serve({ app, directory: root, port: 0, runner: clusterFront({ url, shards: 16 }) })
     cleanups.push(() => server.close())
-    const client = createLatheClient({ baseUrl: server.url })
+    const client = createLatheClient({ baseUrl: server.url, token: server.token })
     const session = await client.sessions.create({})
     const events = client.events({ sessionID: session.id })
     await events.ready

@@ -1,6 +1,6 @@
 /**
- * Reading one config file: JSONC parsing, schema errors with `file:line:col`, `{env:}` / `{file:}` substitution,
- * and dropping what an untrusted file may not widen. `config.ts` merges the results.
+ * Reading one config file: JSONC parsing, schema errors with `file:line:col`, `{env:}` / `{file:}` substitution.
+ * What an untrusted file may set is decided in `config-untrusted.ts`; `config.ts` merges the results.
  */
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
@@ -258,6 +258,19 @@ export const validate = <S extends z.ZodType>(
 
 const TOKEN = /\{(env|file):([^}]*)\}/g
 
+/** The names the `{env:NAME}` placeholders in a config value refer to, in order, without duplicates. */
+export const envReferences = (value: unknown): Array<string> => {
+  const names = new Set<string>()
+  const walk = (node: unknown): void => {
+    if (typeof node === "string") {
+      for (const [, kind, name = ""] of node.matchAll(TOKEN)) if (kind === "env") names.add(name.trim())
+    } else if (Array.isArray(node)) node.forEach(walk)
+    else if (isObject(node)) Object.values(node).forEach(walk)
+  }
+  walk(value)
+  return [...names]
+}
+
 /**
  * Replaces `{env:NAME}` (empty when unset) and `{file:path}` (trimmed contents; relative to the config file,
  * `~/` is home) in every string value. In an untrusted file each is replaced by "" and listed in `ignored`.
@@ -315,144 +328,6 @@ export const substitute = Effect.fnUntraced(function* (
   }
   return { value: yield* walk(value, []), ignored }
 })
-
-const dropAllow = (permission: unknown): { readonly kept: unknown; readonly removed: Array<string> } => {
-  if (permission === "allow") return { kept: undefined, removed: ["*: *"] }
-  if (!isObject(permission)) return { kept: permission, removed: [] }
-  const removed: Array<string> = []
-  const kept: Record<string, unknown> = {}
-  for (const [name, rule] of Object.entries(permission)) {
-    if (rule === "allow") removed.push(`${name}: *`)
-    else if (!isObject(rule)) kept[name] = rule
-    else {
-      const inner: Record<string, unknown> = {}
-      for (const [pattern, action] of Object.entries(rule))
-        if (action === "allow") removed.push(`${name}: ${pattern}`)
-        else inner[pattern] = action
-      kept[name] = inner
-    }
-  }
-  return { kept, removed }
-}
-
-const withPermission = (owner: Record<string, unknown>, label: string, dropped: Array<string>) => {
-  if (!("permission" in owner)) return owner
-  const { kept, removed } = dropAllow(owner.permission)
-  if (removed.length === 0) return owner
-  dropped.push(`${label} allow rules (${removed.join(", ")})`)
-  const { permission: _, ...rest } = owner
-  return kept === undefined ? rest : { ...rest, permission: kept }
-}
-
-/** An `allow` rule an untrusted project file asked for and did not get; `agent` is set for an agent's rule. */
-export interface DroppedRule {
-  readonly permission: string
-  readonly pattern: string
-  /** The file that asked for it. */
-  readonly source: string
-  readonly agent?: string
-}
-
-/**
- * The `allow` rules (top level and per agent) that {@link stripUntrusted} drops from a file's raw value, one per
- * permission and pattern, so `lathe permissions explain` can name them. `"permission": "allow"` is `* *`.
- */
-export const droppedAllowRules = (value: unknown, source: string): Array<DroppedRule> => {
-  if (!isObject(value)) return []
-  const rules = (permission: unknown, agent?: string): Array<DroppedRule> =>
-    dropAllow(permission).removed.map((entry) => {
-      const at = entry.indexOf(": ")
-      const rule = { permission: entry.slice(0, at), pattern: entry.slice(at + 2), source }
-      return agent === undefined ? rule : { ...rule, agent }
-    })
-  const agents = isObject(value.agent) ? Object.entries(value.agent) : []
-  return [
-    ...rules(value.permission),
-    ...agents.flatMap(([name, agent]) => (isObject(agent) ? rules(agent.permission, name) : []))
-  ]
-}
-
-/**
- * The part of an untrusted `sandbox` value that only narrows: mode `read-only`, `required: true`, `network: false`.
- * Mode `off` or `workspace-write` (wider than a global `read-only`), `network: true` and `required: false` are dropped.
- */
-const narrowSandbox = (sandbox: unknown, dropped: Array<string>): unknown => {
-  if (typeof sandbox === "string") {
-    if (sandbox === "read-only" || sandbox === "required") return sandbox
-    dropped.push(`sandbox ${JSON.stringify(sandbox)}`)
-    return undefined
-  }
-  if (!isObject(sandbox)) return sandbox
-  const kept = { ...sandbox }
-  const narrows: Record<string, (value: unknown) => boolean> = {
-    mode: (value) => value === "read-only",
-    network: (value) => value === false,
-    required: (value) => value === true
-  }
-  for (const [key, narrowing] of Object.entries(narrows))
-    if (key in kept && !narrowing(kept[key])) {
-      dropped.push(`${dotted(["sandbox", key])} ${JSON.stringify(kept[key])}`)
-      delete kept[key]
-    }
-  return kept
-}
-
-/**
- * Removes from an untrusted file's raw value whatever widens what Lathe does: allow rules (top level and in
- * agents), `plugin`, each provider's `baseURL`, `apiKey`, `headers` and `options`, what widens `sandbox`,
- * `shell.env.inherit` (secrets passed to commands) and `store` (where sessions go). Returns what it removed.
- * `mcp` goes whole: an untrusted project starts no MCP server.
- */
-export const stripUntrusted = (value: unknown): { readonly value: unknown; readonly dropped: Array<string> } => {
-  if (!isObject(value)) return { value, dropped: [] }
-  const dropped: Array<string> = []
-  const { plugin, ...rest } = value
-  if (plugin !== undefined) dropped.push("plugin")
-  let out = withPermission(rest, "permission", dropped)
-  if (isObject(out.agent)) {
-    const agents = Object.entries(out.agent).map(([name, agent]) => [
-      name,
-      isObject(agent) ? withPermission(agent, dotted(["agent", name, "permission"]), dropped) : agent
-    ])
-    out = { ...out, agent: Object.fromEntries(agents) }
-  }
-  if (isObject(out.provider)) {
-    const providers = Object.entries(out.provider).map(([id, provider]) => {
-      if (!isObject(provider)) return [id, provider]
-      const kept = { ...provider }
-      for (const key of ["baseURL", "apiKey", "headers", "options"])
-        if (key in kept) {
-          delete kept[key]
-          dropped.push(dotted(["provider", id, key]))
-        }
-      return [id, kept]
-    })
-    out = { ...out, provider: Object.fromEntries(providers) }
-  }
-  if ("sandbox" in out) {
-    const { sandbox, ...others } = out
-    const kept = narrowSandbox(sandbox, dropped)
-    out = kept === undefined ? others : { ...others, sandbox: kept }
-  }
-  // A cloned repository's MCP servers are commands and URLs it chose: none start until the folder is trusted.
-  if ("mcp" in out) {
-    const { mcp, ...others } = out
-    dropped.push(isObject(mcp) ? `mcp servers (${Object.keys(mcp).join(", ")})` : "mcp")
-    out = others
-  }
-  // A cloned repository could point the store at its own server and receive every session (files, command output).
-  if ("store" in out) {
-    const { store: _, ...others } = out
-    dropped.push("store")
-    out = others
-  }
-  if (isObject(out.shell) && isObject(out.shell.env) && "inherit" in out.shell.env) {
-    const { inherit: _, ...env } = out.shell.env
-    dropped.push("shell.env.inherit")
-    out = { ...out, shell: { ...out.shell, env } }
-  }
-  return { value: out, dropped }
-}
 
 /** True when `path` is `dir` or inside it. */
 export const isWithin = (dir: string, path: string): boolean => {

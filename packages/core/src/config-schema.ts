@@ -242,7 +242,7 @@ export const ConfigFile = z.strictObject({
   disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
   /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
   plugin_timeout_ms: positiveInt().optional(),
-  /** Globs or paths of extra rules files. */
+  /** Globs or paths of extra rules files (relative to the project root); an untrusted project's stay inside it. */
   instructions: z.array(z.string(), says("an array of strings")).optional(),
   tool_output: z.strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() }).optional(),
   doom_loop: z
@@ -255,7 +255,7 @@ export const ConfigFile = z.strictObject({
     .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
     .optional(),
   compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
-  /** Undo snapshots: `false` turns them off; caps are in bytes. It only narrows, so an untrusted project may set it. */
+  /** Undo snapshots: `false` turns them off; caps are in bytes. Only the person's config and trusted projects set it. */
   snapshot: z
     .union(
       [
@@ -264,6 +264,15 @@ export const ConfigFile = z.strictObject({
       ],
       says("false, or an object with max_file_size / max_snapshot_size in bytes")
     )
+    .optional(),
+  /**
+   * webfetch: `allow_private_hosts` lists hosts (`host` or `host:port`) on this machine or a private network it may
+   * fetch; every other non-public address is refused. It widens, so an untrusted project may not set it.
+   */
+  webfetch: z
+    .strictObject({
+      allow_private_hosts: z.array(z.string(), says('an array of "host" or "host:port" strings')).optional()
+    })
     .optional(),
   /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
   sandbox: SandboxConfig.optional(),

@@ -4,8 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
 import {
   ConfigError,
-  type DroppedRule,
-  droppedAllowRules,
+  envReferences,
   isObject,
   isWithin,
   type ParsedConfig,
@@ -13,7 +12,6 @@ import {
   readText,
   schemaError,
   storeFromEnv,
-  stripUntrusted,
   substitute,
   validate
 } from "./config-load.js"
@@ -25,11 +23,14 @@ import {
   ProviderType,
   permissionRules
 } from "./config-schema.js"
+import { type DroppedRule, droppedAllowRules, stripUntrusted } from "./config-untrusted.js"
 import { Paths, type PathsShape } from "./paths.js"
 import type { Rule } from "./permission-next.js"
+import type { ResolvedEnv } from "./secret-values.js"
 
 /** The loader's error (one tagged error with a `reason`), defined beside the file reader. */
-export { ConfigError, ConfigErrorReason, type DroppedRule } from "./config-load.js"
+export { ConfigError, ConfigErrorReason } from "./config-load.js"
+export type { DroppedRule } from "./config-untrusted.js"
 
 /** An agent in the merged config: its permission is the ruleset of every source, in merge order. */
 export type ConfigAgent = Omit<AgentConfig, "permission"> & { readonly permission: Array<Rule> }
@@ -69,6 +70,11 @@ export interface ConfigShape {
   readonly dropped: ReadonlyArray<DroppedRule>
   /** Whether the project is trusted (`lathe trust`). */
   readonly trusted: boolean
+  /**
+   * The `{env:NAME}` placeholders trusted files used and the values they were replaced with: `secretValues` treats
+   * them as secrets (a config that reads a variable into a header or a server's env holds a credential).
+   */
+  readonly envResolved?: ReadonlyArray<ResolvedEnv>
 }
 
 /** What `Config.layerTest` builds from: a config file's content as an object. */
@@ -107,7 +113,10 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
   const instructions: Array<string> = []
   for (const { source, data } of loaded) {
     const { permission: rules, agent = {}, plugin: plugins = [], instructions: files = [], ...rest } = data
-    permission.push(...permissionRules(rules, source.file))
+    // An untrusted project's rules (only deny and ask are left) may narrow a decision, never loosen one.
+    const mark = (list: Array<Rule>): Array<Rule> =>
+      source.trusted ? list : list.map((rule) => ({ ...rule, narrows: true }))
+    permission.push(...mark(permissionRules(rules, source.file)))
     for (const spec of plugins) {
       const index = plugin.findIndex((existing) => pluginName(existing) === pluginName(spec))
       if (index === -1) plugin.push(spec)
@@ -116,7 +125,7 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
     for (const file of files) if (!instructions.includes(file)) instructions.push(file)
     const agents: Record<string, unknown> = {}
     for (const [name, { permission: own, ...fields }] of Object.entries(agent)) {
-      agentRules[name] = [...(agentRules[name] ?? []), ...permissionRules(own, source.file)]
+      agentRules[name] = [...(agentRules[name] ?? []), ...mark(permissionRules(own, source.file))]
       agents[name] = fields
     }
     merged = mergeDeep(merged, { ...rest, agent: agents })
@@ -248,9 +257,17 @@ export const untrustProject = Effect.fn("Config.untrustProject")(function* (path
 })
 
 /**
+ * The file `$LATHE_CONFIG` names: absolute, or relative to the home directory (`~/` too). Never the working
+ * directory: it is trusted, and a relative name resolved there would load a file the repository chose.
+ */
+export const explicitConfigFile = (value: string, home: string): string =>
+  resolve(home, value.startsWith("~/") ? value.slice(2) : value === "~" ? "." : value)
+
+/**
  * Loads and merges, lowest precedence first: `<config>/lathe.json(c)`, each project dir from the root down to
- * the working directory (`lathe.json(c)`, `.lathe/lathe.json(c)`), `$LATHE_CONFIG`, then `LATHE_MODEL` /
- * `LATHE_BASE_URL` / `LATHE_STORE`. An untrusted project's files lose what would widen what Lathe does, with a notice.
+ * the working directory (`lathe.json(c)`, `.lathe/lathe.json(c)`), `$LATHE_CONFIG` (see {@link explicitConfigFile}),
+ * then `LATHE_MODEL` / `LATHE_BASE_URL` / `LATHE_STORE`. An untrusted project's files keep only what the allow-list
+ * of `config-untrusted.ts` keeps; the rest is named in one notice.
  */
 export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape, env: ConfigEnv) {
   const trusted = yield* isTrusted(paths)
@@ -258,6 +275,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const notices: Array<string> = []
   const ignored: Array<{ readonly file: string; readonly items: ReadonlyArray<string> }> = []
   const dropped: Array<DroppedRule> = []
+  const envResolved: Array<ResolvedEnv> = []
   const load = Effect.fnUntraced(function* (file: string, scope: ConfigSource["scope"], trustedFile: boolean) {
     const text = yield* readText(file)
     if (text === undefined) return false
@@ -268,6 +286,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     const items = [...stripped.dropped, ...substituted.ignored]
     if (items.length > 0) ignored.push({ file, items })
     if (!trustedFile) dropped.push(...droppedAllowRules(parsed.value, file))
+    else for (const name of envReferences(parsed.value)) envResolved.push({ name, value: env[name] ?? "" })
     loaded.push({ source: { file, scope, trusted: trustedFile }, data, parsed })
     return true
   })
@@ -281,12 +300,14 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
         `Run \`lathe trust\` in ${paths.root} to trust this folder.`
     )
   if (env.LATHE_CONFIG) {
-    const file = resolve(paths.directory, env.LATHE_CONFIG)
+    const file = explicitConfigFile(env.LATHE_CONFIG, paths.home)
     if (!(yield* load(file, "explicit", true)))
       return yield* new ConfigError({
         file,
         reason: "MissingFile",
-        message: `LATHE_CONFIG is set to ${env.LATHE_CONFIG}, but ${file} does not exist.`
+        message:
+          `LATHE_CONFIG is set to ${env.LATHE_CONFIG}, but ${file} does not exist ` +
+          "(a relative LATHE_CONFIG is taken from your home directory, never from the working directory)."
       })
   }
   const environment = yield* fromEnv(env)
@@ -296,7 +317,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const fromVariables = store.store === undefined ? environment : { ...environment, store: store.store }
   if (fromVariables) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: fromVariables })
   const info = yield* merge(loaded)
-  return { info, sources: loaded.map((l) => l.source), notices, dropped, trusted } satisfies ConfigShape
+  return { info, sources: loaded.map((l) => l.source), notices, dropped, trusted, envResolved } satisfies ConfigShape
 })
 
 /** Builds a config from an object, validated and expanded like a file (rule source "config"), with no sources. */

@@ -1,4 +1,5 @@
 import { execFile, spawn } from "node:child_process"
+import { gitSafeEnv, gitSafeShellPrelude, prepareSafeGit } from "./git-safe.js"
 
 /**
  * The git commands whose output start-up needs. The CLI's entry starts them before it loads the heavy modules
@@ -38,16 +39,30 @@ const waiting = (): Waiting => {
 
 const keyOf = (cwd: string, args: ReadonlyArray<string>): string => [cwd, ...args].join("\0")
 
-/** Runs git in `cwd`: its trimmed stdout, or undefined when git is missing, fails or times out. */
+/**
+ * Runs hardened git (see git-safe.ts) in `cwd`: its trimmed stdout, or undefined when git is missing, fails, times
+ * out or the repository's config cannot be made safe. Outside Windows through the one-shell path, which reads the
+ * config and runs the command in one process start.
+ */
 const run = (cwd: string, args: ReadonlyArray<string>, timeoutMs: number = TIMEOUT_MS): Promise<string | undefined> =>
-  new Promise((done) => {
-    execFile("git", [...args], { cwd, timeout: timeoutMs, windowsHide: true }, (error, stdout) =>
-      done(error ? undefined : stdout.trim())
-    )
-  })
+  process.platform !== "win32"
+    ? (runInOneShell(cwd, [args], timeoutMs, false)[0] ?? Promise.resolve(undefined))
+    : prepareSafeGit(cwd, { timeoutMs }).then(
+        (safe) =>
+          new Promise((done) => {
+            execFile(
+              "git",
+              [...safe.options, ...args],
+              { cwd, env: safe.env, timeout: timeoutMs, windowsHide: true },
+              (error, stdout) => done(error ? undefined : stdout.trim())
+            )
+          }),
+        () => undefined
+      )
 
 /**
  * Starts `commands` in `cwd` now; a later `gitOutput` with the same directory and arguments takes the result.
+ * Every command is hardened git (git-safe.ts): nothing the repository's config names runs.
  * Outside Windows they run one after another in a single `/bin/sh` at the lowest CPU priority: starting a process
  * blocks Node's thread for a few milliseconds (fork and exec), once here instead of once per command. Each command
  * keeps its own output and exit status (a failing one gives undefined, as it would alone), and each answer is there
@@ -61,7 +76,7 @@ export const prefetchGit = (
   const map = waiting()
   const missing = commands.filter((args) => !map.has(keyOf(cwd, args)))
   if (missing.length === 0) return
-  if (missing.length === 1 || process.platform === "win32") {
+  if (process.platform === "win32") {
     for (const args of missing) map.set(keyOf(cwd, args), run(cwd, args, timeoutMs))
     return
   }
@@ -70,20 +85,23 @@ export const prefetchGit = (
 }
 
 /**
- * Runs each git command in turn in one shell: a promise per command of its trimmed output (undefined when it failed,
- * or had not ended when the shell ended or was stopped after `timeoutMs`), settled as soon as that command ends.
+ * Runs each git command in turn in one shell, after the hardening prelude (one `git config` read of the key names
+ * that name programs): a promise per command of its trimmed output (undefined when it failed, or had not ended when
+ * the shell ended or was stopped after `timeoutMs`), settled as soon as that command ends. In the `background` (a
+ * prefetch) at the lowest CPU priority.
  */
 const runInOneShell = (
   cwd: string,
   commands: ReadonlyArray<ReadonlyArray<string>>,
-  timeoutMs: number
+  timeoutMs: number,
+  background = true
 ): ReadonlyArray<Promise<string | undefined>> => {
   // After each command, a line no git output can contain (a fresh token) with the command's exit status.
   const token = `@@lathe-git-${process.pid}-${Date.now().toString(36)}`
   const marker = `\n${token} `
-  const script = commands
-    .map((args) => `git ${args.map(quote).join(" ")} 2>/dev/null; printf '\\n${token} %d\\n' "$?"`)
-    .join("; ")
+  const script = `${gitSafeShellPrelude()}\n${commands
+    .map((args) => `git "$@" ${args.map(quote).join(" ")} 2>/dev/null; printf '\\n${token} %d\\n' "$?"`)
+    .join("; ")}`
   const settles: Array<(output: string | undefined) => void> = []
   const answers = commands.map(() => new Promise<string | undefined>((settle) => settles.push(settle)))
   let answered = 0
@@ -101,7 +119,12 @@ const runInOneShell = (
   }
   // In a process group of its own, so that stopping it stops the git it is running too: a status stopped at the time
   // limit no longer stats a huge repository on for nobody.
-  const shell = spawn("/bin/sh", ["-c", script], { cwd, detached: true, stdio: ["ignore", "pipe", "ignore"] })
+  const shell = spawn("/bin/sh", ["-c", script], {
+    cwd,
+    env: gitSafeEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"]
+  })
   const stop = () => {
     try {
       if (shell.pid !== undefined) process.kill(-shell.pid, "SIGKILL")
@@ -127,7 +150,7 @@ const runInOneShell = (
   // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
   // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).
   try {
-    if (shell.pid !== undefined) process.getBuiltinModule("node:os").setPriority(shell.pid, 19)
+    if (background && shell.pid !== undefined) process.getBuiltinModule("node:os").setPriority(shell.pid, 19)
   } catch {
     // gone already, or not allowed: it runs at normal priority
   }

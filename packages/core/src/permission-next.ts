@@ -13,7 +13,13 @@ export const Rule = Schema.Struct({
   pattern: Schema.String,
   action: PermissionAction,
   /** Where the rule came from (a config file, an agent, "session"), for explanations and the audit trail. */
-  source: Schema.optionalKey(Schema.String)
+  source: Schema.optionalKey(Schema.String),
+  /**
+   * A rule that may only make a decision stricter (an untrusted project's deny or ask): it decides only when it is
+   * stricter than what the other rules decide, wherever it stands in the ruleset. So a cloned repository's
+   * `"rm *": "ask"` cannot turn the user's or an agent's `deny` into a question.
+   */
+  narrows: Schema.optionalKey(Schema.Boolean)
 })
 export type Rule = typeof Rule.Type
 
@@ -38,6 +44,12 @@ export interface PermissionRequest {
   readonly always?: ReadonlyArray<string>
   /** Shown to the person answering: a diff, the full command, a reason. */
   readonly metadata?: Readonly<Record<string, unknown>>
+  /**
+   * Only a person may approve this ask (a rerun outside the sandbox, a write to a protected path): no wildcard rule,
+   * no built-in default, no plugin hook and no `--yes` answers it; only a rule naming this very permission, an
+   * "always" a person gave, or a person at a terminal. Without a terminal it is refused and the model told why.
+   */
+  readonly requiresPerson?: boolean
 }
 
 /** A request as the service receives it: who asks, under which ruleset. */

@@ -31,6 +31,8 @@ interface Candidates {
 
 interface Compiled {
   readonly rules: ReadonlyArray<CompiledRule>
+  /** Whether any rule only narrows (see `Rule.narrows`): evaluation then looks past the first match. */
+  readonly narrowing: boolean
   readonly byPermission: Map<string, Candidates>
 }
 
@@ -57,6 +59,7 @@ const compile = (ruleset: Ruleset, home: string): Compiled => {
           first: first === "*" || first === "?" ? undefined : first
         }
       }),
+      narrowing: ruleset.some((rule) => rule.narrows === true),
       byPermission: new Map()
     }
     perHome.set(home, compiled)
@@ -101,9 +104,13 @@ export const implicitAsk = (permission: string): Rule => ({
 /** Whether a rule is the implicit "no rule matched" ask. */
 export const isImplicit = (rule: Rule): boolean => rule.source === IMPLICIT_SOURCE
 
+const strictness = (action: PermissionAction): number => (action === "deny" ? 2 : action === "ask" ? 1 : 0)
+
 /**
  * The rule that decides `pattern` for `permission`: the LAST rule whose permission and pattern both match, or
- * the implicit ask when none does. Pure; treats `ruleset` as immutable (its compiled form is cached).
+ * the implicit ask when none does. A rule marked `narrows` (an untrusted project's) decides only when it is stricter
+ * than that: the last matching narrowing rule against the last matching other rule, the stricter wins. Pure; treats
+ * `ruleset` as immutable (its compiled form is cached).
  */
 export const evaluate = (
   permission: string,
@@ -111,10 +118,22 @@ export const evaluate = (
   ruleset: Ruleset,
   options: EvaluateOptions = {}
 ): Rule => {
-  for (const entry of candidates(compile(ruleset, options.home ?? defaultHome()), permission, pattern)) {
-    if (entry.pattern(pattern)) return entry.rule
+  const compiled = compile(ruleset, options.home ?? defaultHome())
+  if (!compiled.narrowing) {
+    for (const entry of candidates(compiled, permission, pattern)) if (entry.pattern(pattern)) return entry.rule
+    return implicitAsk(permission)
   }
-  return implicitAsk(permission)
+  let decided: Rule | undefined
+  let narrowest: Rule | undefined
+  // Wherever a narrowing rule stands (an untrusted project's agent rules come before the user's top-level rules).
+  for (const entry of candidates(compiled, permission, pattern)) {
+    if (entry.rule.narrows === true) {
+      if (narrowest === undefined && entry.pattern(pattern)) narrowest = entry.rule
+    } else if (decided === undefined && entry.pattern(pattern)) decided = entry.rule
+    if (decided !== undefined && narrowest !== undefined) break
+  }
+  const base = decided ?? implicitAsk(permission)
+  return narrowest !== undefined && strictness(narrowest.action) > strictness(base.action) ? narrowest : base
 }
 
 /** One pattern's verdict within a decision. */

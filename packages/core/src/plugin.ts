@@ -1,4 +1,5 @@
 import type { AgentDefinition } from "./agent.js"
+import type { RunProgramOptions, RunProgramResult } from "./command-runner.js"
 import type { ConfigInfo } from "./config.js"
 import type { LatheEvent } from "./events.js"
 import type { ModelInfo } from "./llm.js"
@@ -45,6 +46,18 @@ export interface PluginContext {
   readonly options: Readonly<Record<string, unknown>>
   readonly log: PluginLogger
   readonly client: PluginClient
+  /**
+   * Runs a program (no shell) the way bash runs commands: its environment is Lathe's without any secret, and with the
+   * host's sandbox (the CLI's) it runs inside the same sandbox as bash, in the project root unless `cwd` says
+   * otherwise. Use it for every program the project could have put there (its `node_modules/.bin`, its scripts). A
+   * failing program resolves with its exit code; the promise rejects only when the program cannot be run at all.
+   */
+  readonly run: (file: string, args: ReadonlyArray<string>, options?: RunProgramOptions) => Promise<RunProgramResult>
+  /**
+   * The values Lathe holds as credentials (see `secretValues`). A program you start yourself, outside `run`, should
+   * get `scrubEnv(process.env, { secrets })` as its environment.
+   */
+  readonly secrets: ReadonlyArray<string>
   /**
    * Changes this plugin's tools after setup (a server that connected later): `set` replaces every tool this plugin
    * added this way (the tools setup returned stay). The loop offers them from its next turn.

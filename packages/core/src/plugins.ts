@@ -1,6 +1,7 @@
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { type AgentInfo, defineAgent } from "./agent.js"
 import { Bus } from "./bus.js"
+import { CommandRunner, unsandboxedRunner } from "./command-runner.js"
 import { Config } from "./config.js"
 import { Paths } from "./paths.js"
 import {
@@ -15,6 +16,7 @@ import {
   type TriggerHookName
 } from "./plugin.js"
 import { importPlugins, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
+import { secretValues } from "./secret-values.js"
 import { SessionStore } from "./session-store.js"
 import type { AnyTool } from "./tool.js"
 
@@ -99,7 +101,8 @@ export class Plugins extends Context.Service<
         const references = pluginReferences(config.info.plugin, {
           root: paths.root,
           config: paths.config,
-          projectFolder: config.trusted
+          projectFolder: config.trusted,
+          sources: config.sources
         })
         const skipped = config.trusted ? [] : pluginReferences([], { root: paths.root, config: "/nonexistent" })
         if (skipped.length > 0)
@@ -107,7 +110,7 @@ export class Plugins extends Context.Service<
             `Ignored ${skipped.length} plugin file(s) in ${paths.root}/.lathe/plugins: this project is not trusted. ` +
               "Run `lathe trust` in it to load them."
           )
-        const { entries, failures } = yield* Effect.promise(() => importPlugins(references, paths.config))
+        const { entries, failures } = yield* Effect.promise(() => importPlugins(references, paths.config, paths.root))
         const enabled = builtins.filter((entry) =>
           isPlugin(entry) ? !disabled.has(entry.name ?? "") : !disabled.has(entry.source ?? entry.name ?? "")
         )
@@ -124,6 +127,11 @@ const makePlugins = Effect.fnUntraced(function* (
   const config = yield* Config
   const paths = yield* Paths
   const store = yield* SessionStore
+  // The host's runner (the CLI's runs in bash's sandbox); without one, programs run unsandboxed with secrets removed.
+  const runner = Option.getOrElse(yield* Effect.serviceOption(CommandRunner), () =>
+    unsandboxedRunner(config, paths.root)
+  )
+  const secrets = secretValues(config)
   const run = Effect.runPromiseWith(yield* Effect.context<never>())
   // Plugin log lines go through the host's logger (the CLI prints warnings on stderr), not the default one.
   const fork = Effect.runForkWith(yield* Effect.context<never>())
@@ -196,6 +204,8 @@ const makePlugins = Effect.fnUntraced(function* (
       options: entry.options ?? {},
       log: { info: log("info"), warn: log("warn"), error: log("error") },
       client,
+      run: (file, args, options) => run(runner.run(file, args, options)),
+      secrets,
       tools: {
         set: (next) => {
           for (const [id, tool] of added) if (tools.get(id) === tool) tools.delete(id)

@@ -1,9 +1,11 @@
-import { readFileSync, statSync } from "node:fs"
+import { readFileSync, realpathSync, statSync } from "node:fs"
 import { glob, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { AgentInfo } from "./agent.js"
+import { Bus } from "./bus.js"
 import { Config } from "./config.js"
+import { isWithin } from "./config-load.js"
 import { gitOutput, prefetchGit, startupGitCommands } from "./git-prefetch.js"
 import type { ModelInfo } from "./llm.js"
 import { Paths } from "./paths.js"
@@ -33,6 +35,11 @@ export interface SystemPromptInput {
  * the agent's prompt, then the `system.transform` hook. The environment and the list of rules files are read once
  * per session; a rules file is re-read only when its mtime or size changes (so an edit made mid-turn, by a tool or
  * by the person, reaches the next step), and a step costs one synchronous `stat` per rules file.
+ *
+ * In a project that is not trusted, a rules file inside the project (found walking up, or matched by a relative
+ * `instructions` entry) is read only while its real path is inside the project too: a committed symlink to
+ * `~/.ssh/id_rsa` is skipped with a notice (one `realpath` per such file per step). Files outside the project come
+ * only from the person's own config (an untrusted file's outside entries are dropped when it is loaded) and are read.
  */
 export class SystemPrompt extends Context.Service<
   SystemPrompt,
@@ -43,13 +50,14 @@ export class SystemPrompt extends Context.Service<
     readonly rules: (sessionID: string) => Effect.Effect<ReadonlyArray<string>>
   }
 >()("@lathe/core/SystemPrompt") {
-  /** The real assembler (requires Paths, Config and Plugins). */
+  /** The real assembler (requires Paths, Config, Plugins and Bus, for the notice of a skipped rules file). */
   static readonly layer = Layer.effect(
     SystemPrompt,
     Effect.gen(function* () {
       const paths = yield* Paths
       const config = yield* Config
       const plugins = yield* Plugins
+      const bus = yield* Bus
       const environments = new Map<string, string>()
       // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
       // a big repository `git status` runs while the rest of start-up does. The branch comes from its own cheap
@@ -60,6 +68,44 @@ export class SystemPrompt extends Context.Service<
       const gitBranch = gitOutput(paths.directory, startupGitCommands.branch)
       const gitStatus = gitOutput(paths.directory, startupGitCommands.status)
       const files = new Map<string, { mtime: number; size: number; text: string }>()
+
+      // The person's own rules files, read wherever they are (even when the project is the home folder).
+      const own = new Set([join(paths.config, "AGENTS.md"), join(paths.home, ".claude", "CLAUDE.md")])
+      let realRoot: string | undefined
+      const skipped = new Set<string>()
+      const notices: Array<string> = []
+      /** Says once per file that it was skipped (published by `rules`); the person reads it, the model never does. */
+      const skip = (file: string, real: string) => {
+        if (skipped.has(file)) return
+        skipped.add(file)
+        notices.push(
+          `Ignored from untrusted ${paths.root}: rules file ${file} (its real path ${real} is outside the ` +
+            `project). Run \`lathe trust\` in ${paths.root} to trust this folder.`
+        )
+      }
+      const publishNotices = Effect.suspend(() =>
+        Effect.forEach(notices.splice(0), (message) => bus.publish({ type: "notice", level: "warn", message }), {
+          discard: true
+        })
+      )
+      /**
+       * Whether a rules file may be read: always in a trusted project and for files outside the project (they come
+       * from the person's config); otherwise only when its real path is inside the project. Synchronous (one
+       * `realpath` syscall), as it runs for such files on every step: a file replaced by a symlink mid-session counts.
+       */
+      const readable = (file: string): boolean => {
+        if (config.trusted || own.has(file) || !isWithin(paths.root, file)) return true
+        let real: string
+        try {
+          realRoot ??= realpathSync.native(paths.root)
+          real = realpathSync.native(file)
+        } catch {
+          return false
+        }
+        if (isWithin(realRoot, real)) return true
+        skip(file, real)
+        return false
+      }
 
       /** A rules file's text, re-read only when its mtime or size changed; undefined when it is not a file. */
       const readCached = (file: string): string | undefined => {
@@ -94,7 +140,7 @@ export class SystemPrompt extends Context.Service<
           }
           if (found.length > 0) break // the first name that exists anywhere wins
         }
-        found.push(join(paths.config, "AGENTS.md"), join(paths.home, ".claude", "CLAUDE.md"))
+        found.push(...own)
         for (const pattern of config.info.instructions) {
           const expanded = pattern.startsWith("~/") ? join(paths.home, pattern.slice(2)) : pattern
           const absolute = isAbsolute(expanded) ? expanded : resolve(paths.root, expanded)
@@ -110,23 +156,27 @@ export class SystemPrompt extends Context.Service<
       const rulesText = (list: ReadonlyArray<string>): Array<string> => {
         const out: Array<string> = []
         for (const file of list) {
-          const text = readCached(file)?.trim()
+          const text = readable(file) ? readCached(file)?.trim() : undefined
           if (text) out.push(`Instructions from ${file}:\n${text}`)
         }
         return out
       }
       const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
-        const known = discovered.get(sessionID)
-        if (known) return rulesText(known)
-        let pending = discovering.get(sessionID)
-        if (!pending) {
-          pending = rulesFiles()
-          discovering.set(sessionID, pending)
+        let list = discovered.get(sessionID)
+        if (!list) {
+          let pending = discovering.get(sessionID)
+          if (!pending) {
+            pending = rulesFiles()
+            discovering.set(sessionID, pending)
+          }
+          const found = yield* Effect.promise(() => pending)
+          discovered.set(sessionID, found)
+          discovering.delete(sessionID)
+          list = found
         }
-        const list = yield* Effect.promise(() => pending)
-        discovered.set(sessionID, list)
-        discovering.delete(sessionID)
-        return rulesText(list)
+        const text = rulesText(list)
+        yield* publishNotices
+        return text
       })
 
       const environment = Effect.fnUntraced(function* (sessionID: string) {

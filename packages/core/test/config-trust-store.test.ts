@@ -45,8 +45,8 @@ describe("Config trust store and notices", () => {
       assert.strictEqual(
         notice,
         `Ignored from untrusted ${join(t.root, "lathe.json")}: permission allow rules (bash: git *); ` +
-          `${join(t.root, ".lathe", "lathe.jsonc")}: plugin, permission allow rules (*: *), ` +
-          `agent.plan.permission allow rules (edit: *). Run \`lathe trust\` in ${t.root} to trust this folder.`
+          `${join(t.root, ".lathe", "lathe.jsonc")}: permission allow rules (*: *), ` +
+          `agent.plan.permission allow rules (edit: *), plugin. Run \`lathe trust\` in ${t.root} to trust this folder.`
       )
       assert.deepStrictEqual(config.dropped, [
         { permission: "bash", pattern: "git *", source: join(t.root, "lathe.json") },

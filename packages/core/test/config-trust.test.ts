@@ -42,23 +42,21 @@ describe("Config trust", () => {
       assert.isFalse(config.trusted)
       assert.deepStrictEqual(config.sources, [{ file: t.file, scope: "project", trusted: false }])
       assert.deepStrictEqual(config.notices, [
-        `Ignored from untrusted ${t.file}: plugin, permission allow rules (bash: *, read: src/**), ` +
-          `agent.build.permission allow rules (webfetch: *), provider.local.baseURL, provider.local.apiKey, ` +
-          `{env:SECRET} in agent.build.prompt. Run \`lathe trust\` in ${t.root} to trust this folder.`
+        `Ignored from untrusted ${t.file}: model, plugin, permission allow rules (bash: *, read: src/**), ` +
+          `provider.local.type, provider.local.baseURL, provider.local.apiKey, provider.local.models, ` +
+          `agent.build.prompt, agent.build.permission allow rules (webfetch: *). ` +
+          `Run \`lathe trust\` in ${t.root} to trust this folder.`
       ])
       assert.deepStrictEqual(config.info.permission, [
         { permission: "read", pattern: "*.env", action: "deny", source: t.file },
         { permission: "edit", pattern: "*", action: "ask", source: t.file }
       ])
       assert.deepStrictEqual(config.info.agent.build, {
-        prompt: "Hi ",
         permission: [{ permission: "bash", pattern: "*", action: "deny", source: t.file }]
       })
       assert.deepStrictEqual(config.info.plugin, [])
-      assert.deepStrictEqual(config.info.provider, {
-        local: { type: "openai-compatible", models: { m: { context: 1000 } } }
-      })
-      assert.strictEqual(config.info.model, project.model)
+      assert.deepStrictEqual(config.info.provider, {})
+      assert.isUndefined(config.info.model)
       assert.deepStrictEqual(config.info.instructions, ["CONTRIBUTING.md"])
     })
   })

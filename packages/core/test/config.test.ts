@@ -105,6 +105,7 @@ describe("Config merge order", () => {
       "project/lathe.json": `{ "model": "a/root-json", "small_model": "a/small" }`,
       "project/sub/.lathe/lathe.json": `{ "model": "a/sub" }`
     })
+    writeFileSync(w.file("data/trust.json"), JSON.stringify({ trusted: [w.root] }))
     const layer = Config.layerWith({}).pipe(
       Layer.provide(
         Paths.layerTest(w.root, { directory: join(w.root, "sub"), config: w.file("global"), data: w.file("data") })
@@ -214,6 +215,7 @@ describe("Config errors", () => {
         "global/lathe.json": JSON.stringify({ provider: { local: { type: "openai-compatible" }, anthropic: {} } }),
         "project/lathe.json": JSON.stringify({ provider: { local: { models: { m: { output: 10 } } } } })
       })
+      writeFileSync(w.file("data/trust.json"), JSON.stringify({ trusted: [w.root] }))
       const config = yield* w.load()
       assert.deepStrictEqual(config.info.provider, {
         local: { type: "openai-compatible", models: { m: { output: 10 } } },
@@ -227,7 +229,7 @@ describe("Config errors", () => {
       const { error, file } = yield* failure({ "global/lathe.json": `{\n  "model": "a/b",\n  "modle": "a/c"\n}` })
       assert.strictEqual(
         error.message,
-        `${file("global/lathe.json")}:3:3: modle: expected one of the keys "$schema", "model", "small_model", "default_agent", "provider", "permission", "agent", "plugin", "mcp", "mcp_tool_search", "disabled_plugins", "plugin_timeout_ms", "instructions", "tool_output", "doom_loop", "retry", "compaction", "snapshot", "sandbox", "store", "shell", got unknown key "modle" (did you mean "model"?)`
+        `${file("global/lathe.json")}:3:3: modle: expected one of the keys "$schema", "model", "small_model", "default_agent", "provider", "permission", "agent", "plugin", "mcp", "mcp_tool_search", "disabled_plugins", "plugin_timeout_ms", "instructions", "tool_output", "doom_loop", "retry", "compaction", "snapshot", "webfetch", "sandbox", "store", "shell", got unknown key "modle" (did you mean "model"?)`
       )
     })
   )
@@ -248,13 +250,14 @@ describe("Config errors", () => {
     })
   )
 
-  it.effect("a missing $LATHE_CONFIG file names the variable", () =>
+  it.effect("a missing $LATHE_CONFIG file names the variable (a relative one is taken from home)", () =>
     Effect.gen(function* () {
       const { error, file } = yield* failure({}, { LATHE_CONFIG: "nope.json" })
       assert.strictEqual(error.reason, "MissingFile")
       assert.strictEqual(
         error.message,
-        `LATHE_CONFIG is set to nope.json, but ${file("project/nope.json")} does not exist.`
+        `LATHE_CONFIG is set to nope.json, but ${file("nope.json")} does not exist ` +
+          "(a relative LATHE_CONFIG is taken from your home directory, never from the working directory)."
       )
     })
   )

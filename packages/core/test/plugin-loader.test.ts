@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Bus } from "../src/bus.js"
 import { Config } from "../src/config.js"
+import type { PluginSpec } from "../src/config-schema.js"
 import { Paths } from "../src/paths.js"
 import { definePlugin } from "../src/plugin.js"
 import { importPlugins, pluginReferences } from "../src/plugin-loader.js"
@@ -56,11 +57,19 @@ describe("plugin loading", () => {
       JSON.stringify({ name: "@acme/hello", type: "module", exports: { ".": { import: "./main.mjs" } } })
     )
     writeFileSync(join(pkg, "main.mjs"), plainPlugin("hello"))
-    const refs = pluginReferences(
-      [["./good.mjs", { level: 1 }], "@acme/hello", "@acme/missing", "./broken.mjs", "./nothing.mjs", "./gone.mjs"],
-      dirs
-    )
-    const { entries, failures } = await importPlugins(refs, dirs.config)
+    const specs: Array<PluginSpec> = [
+      ["./good.mjs", { level: 1 }],
+      "@acme/hello",
+      "@acme/missing",
+      "./broken.mjs",
+      "./nothing.mjs",
+      "./gone.mjs"
+    ]
+    // Declared by the (trusted) project's own lathe.json: paths from its root, packages from its node_modules.
+    const file = join(dirs.root, "lathe.json")
+    writeFileSync(file, JSON.stringify({ plugin: specs }))
+    const refs = pluginReferences(specs, { ...dirs, sources: [{ file, scope: "project", trusted: true }] })
+    const { entries, failures } = await importPlugins(refs, dirs.config, dirs.root)
     assert.deepStrictEqual(
       entries.map((e) => [e.name, e.options]),
       [
@@ -72,12 +81,13 @@ describe("plugin loading", () => {
     assert.strictEqual(messages.length, 4)
     assert.include(
       messages[0],
-      'Plugin "@acme/missing" (@acme/missing (package)) was not loaded: the package @acme/missing is not installed. Install it in the project (npm i -D @acme/missing)'
+      `Plugin "@acme/missing" (@acme/missing (package)) was not loaded: the package @acme/missing is not installed where ${file} can load it from: looked in ${join(dirs.root, "node_modules")}`
     )
+    assert.include(messages[0], "Install it in the project (npm i -D @acme/missing)")
     assert.include(messages[1], 'Plugin "broken" (./broken.mjs) was not loaded')
     assert.match(messages[1] ?? "", /broken\.mjs:\d+/)
     assert.include(messages[2], "its default export is not a plugin: export default definePlugin(")
-    assert.include(messages[3], "gone.mjs does not exist. Fix the path in lathe.json.")
+    assert.include(messages[3], `gone.mjs does not exist. Fix the path in ${file}.`)
   })
 })
 

@@ -5,7 +5,8 @@
  * Contract: the first request to `/callback` settles the sign-in, for better or worse (a code with the right state,
  * an error from the authorization server, a wrong or missing state), and the listener then closes. Other paths get
  * a 404 and change nothing. `waitForCode` fails with reason `"timeout"` when nothing arrives in time.
- * `openSystemBrowser` is the other end: it sends the person to the authorization page.
+ * `openSystemBrowser` is the other end: it sends the person to the authorization page (https, or http on this
+ * machine, and never through a shell).
  */
 import { spawn } from "node:child_process"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -146,16 +147,55 @@ export const startLoopbackCallback = async (serverName: string, port = 0): Promi
   }
 }
 
-/** Opens a URL in the system browser; resolves once the opener started. */
-export const openSystemBrowser = (url: URL): Promise<void> => {
-  const [command, args] =
-    process.platform === "darwin"
-      ? ["open", [url.href]]
-      : process.platform === "win32"
-        ? ["cmd", ["/c", "start", '""', url.href.replaceAll("&", "^&")]]
-        : ["xdg-open", [url.href]]
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
+
+/**
+ * Why Lathe will not hand `url` to the system's opener, or `undefined` when it will: only `https:` addresses, and
+ * `http:` ones on this machine (a local authorization server). A `file:` or custom-scheme URL from a server would
+ * start whatever program handles it; a plain `http:` page elsewhere could be read or changed on the way.
+ */
+export const browserRefusal = (url: URL): string | undefined => {
+  if (url.protocol === "https:") return undefined
+  if (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) return undefined
+  return url.protocol === "http:"
+    ? `Lathe opens http:// sign-in pages only on this machine (localhost), and this one is on ${url.hostname}`
+    : `Lathe opens only https:// sign-in pages, and the server gave a ${url.protocol} address`
+}
+
+/**
+ * The program and arguments that open `url` on `platform`, the URL always one argument of its own and never read
+ * by a shell: `open` (macOS), `rundll32 url.dll,FileProtocolHandler` (Windows: no `cmd`, which would act on `&`),
+ * `xdg-open` elsewhere.
+ */
+export const browserCommand = (
+  url: URL,
+  platform: NodeJS.Platform = process.platform
+): { readonly command: string; readonly args: ReadonlyArray<string> } =>
+  platform === "darwin"
+    ? { command: "open", args: [url.href] }
+    : platform === "win32"
+      ? { command: "rundll32", args: ["url.dll,FileProtocolHandler", url.href] }
+      : { command: "xdg-open", args: [url.href] }
+
+/**
+ * Opens a URL in the system browser; resolves once the opener started. Rejects without starting anything when the
+ * URL is not one to open ({@link browserRefusal}); the sign-in then prints it, with the reason, for the person.
+ */
+export const openSystemBrowser = (
+  url: URL,
+  options: { readonly platform?: NodeJS.Platform; readonly env?: NodeJS.ProcessEnv } = {}
+): Promise<void> => {
+  const refusal = browserRefusal(url)
+  if (refusal !== undefined) return Promise.reject(new Error(refusal))
+  const { command, args } = browserCommand(url, options.platform)
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args as Array<string>, { detached: true, stdio: "ignore" })
+    const child = spawn(command, [...args], {
+      detached: true,
+      stdio: "ignore",
+      shell: false,
+      windowsHide: true,
+      ...(options.env ? { env: options.env } : {})
+    })
     child.once("error", reject)
     child.once("spawn", () => {
       child.unref()

@@ -2,7 +2,7 @@
  * The paths a program writes, read from its argv: the write routes of the common file tools. Dynamic words of a
  * writing program count as unknown writes, since one could be a path, or an option naming one (`-t DIR`).
  */
-import type { Arg } from "./bash-word.js"
+import { type Arg, literal } from "./bash-word.js"
 
 /** What one command writes: static targets, and dynamic words that may name a target. */
 export interface CommandWrites {
@@ -135,3 +135,84 @@ const OUTPUT_OPTION: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ["curl", set("-o --output")],
   ["wget", set("-O --output-document -P --directory-prefix")]
 ])
+
+/**
+ * What one command may create or replace that a later write of the line could go through: a link (`ln`, `cp -a`),
+ * a moved file, an extracted archive or checkout. A write through such a path lands wherever the new path points,
+ * which is only known at run time.
+ */
+export interface CommandCreates {
+  /** Paths it may create or replace; a folder stands for everything it may put in it (`.` for its cwd). */
+  readonly paths: ReadonlyArray<Arg>
+  /** Set when its destinations are not known statically (any path may be one): why. */
+  readonly anywhere?: string
+}
+
+/**
+ * Programs known to create nothing a later write could go through: they only read, print or remove, or create
+ * nothing but real folders and regular files at the paths they write (which are checked as writes themselves).
+ */
+const CREATES_NOTHING = set(
+  "echo printf cat tac nl head tail wc sort uniq cut paste tr fold fmt column expand unexpand rev grep egrep fgrep " +
+    "rg ag ack ls tree stat file du df md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum base64 " +
+    "base32 xxd od hexdump strings diff cmp comm join test [ [[ true false : pwd cd pushd popd dirs sleep date " +
+    "whoami id hostname uname uptime env printenv which whereis type command hash basename dirname realpath " +
+    "readlink seq expr bc jq yq less more man export unset set shift read local declare typeset readonly return " +
+    "exit wait kill ps pgrep nproc free find sed awk gawk mawk nawk tee touch mkdir truncate rm rmdir unlink shred " +
+    "chmod chown chgrp dd curl wget"
+)
+
+/** git subcommands that leave the work tree's files alone (they write only under `.git`, or nothing). */
+const GIT_KEEPS_WORKTREE = set(
+  "status log diff show add commit push fetch rev-parse ls-files ls-tree grep blame describe shortlog remote config " +
+    "branch tag cat-file show-ref for-each-ref reflog help version init notes count-objects var"
+)
+
+/** Archivers that extract into their cwd, or into the folder an option names. */
+const EXTRACTORS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ["tar", set("-C --directory")],
+  ["bsdtar", set("-C --directory")],
+  ["gtar", set("-C --directory")],
+  ["unzip", set("-d")],
+  ["cpio", set("-D --directory")],
+  ["pax", set("")],
+  ["7z", set("")],
+  ["7za", set("")],
+  ["7zr", set("")],
+  ["ar", set("")],
+  ["unrar", set("")],
+  ["jar", set("-C")]
+])
+
+/** `cp` options that make it copy links as links (or make links) instead of the files' contents. */
+const CP_LINKS = /^-[A-Za-z]*[adPRrls]|^--(archive|no-dereference|recursive|link|symbolic-link|preserve)/
+
+/**
+ * What a command may create or replace, given its normalised argv (program name first). Fails open only for
+ * programs known to create nothing; any other program may create the paths it names.
+ */
+export const commandCreates = (argv: ReadonlyArray<Arg>): CommandCreates => {
+  const [name, ...args] = argv
+  if (!name || CREATES_NOTHING.has(name.value)) return { paths: [] }
+  const program = name.value
+  const dynamic = args.find((arg) => arg.dynamic)
+  if (program === "git") {
+    const sub = args.find((arg) => arg.dynamic || !arg.value.startsWith("-"))
+    if (sub && !sub.dynamic && GIT_KEEPS_WORKTREE.has(sub.value)) return { paths: [] }
+    return { paths: [], anywhere: `git ${sub?.value ?? ""} may check out links anywhere in the work tree` }
+  }
+  if (program === "cp" && !args.some((arg) => arg.dynamic || CP_LINKS.test(arg.value))) return { paths: [] }
+  if (TARGET_DIR.has(program)) {
+    if (dynamic) return { paths: [], anywhere: `${program} creates a path computed at run time (${dynamic.value})` }
+    return { paths: commandWrites(argv).targets }
+  }
+  const operands = args.filter((arg) => !arg.dynamic && !arg.value.startsWith("-"))
+  const extractor = EXTRACTORS.get(program)
+  if (!extractor) return { paths: operands }
+  const { options } = parse(args, extractor)
+  const folders = options.flatMap((option) => (extractor.has(option.name) && option.value ? [option.value] : []))
+  const attached = args.filter((arg) => /^-o./.test(arg.value) && program.startsWith("7z"))
+  return {
+    paths: [literal("."), ...folders, ...attached.map((arg) => ({ ...arg, value: arg.value.slice(2) })), ...operands]
+  }
+}

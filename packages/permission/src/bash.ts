@@ -24,6 +24,22 @@ export interface UnknownWrite {
   readonly reason: string
 }
 
+/**
+ * A write that a path made by another command of the line may redirect: `ln -s /etc x && echo > x/f`. The checks
+ * turn a write that goes through `created` (or any write, when `created` is absent) into an unknown write.
+ */
+export interface ThroughCreated {
+  /** The written path, as in `writes` or `globWrites`. */
+  readonly write: string
+  /**
+   * A path the other command may create or replace (a link, a moved, copied or extracted file), in the same form;
+   * absent when its destinations are not known statically.
+   */
+  readonly created?: string
+  /** The program that may create it. */
+  readonly by: string
+}
+
 /** What a command line does, as far as can be known without running it. */
 export interface CommandAnalysis {
   /** Every simple command, including those in pipes, lists, subshells, substitutions, `bash -c` and `find -exec`. */
@@ -39,6 +55,8 @@ export interface CommandAnalysis {
   readonly globWrites: ReadonlyArray<string>
   /** Writes whose target cannot be known statically. */
   readonly unknownWrites: ReadonlyArray<UnknownWrite>
+  /** Writes that a link or other path made by another command of the line may redirect. */
+  readonly throughCreated: ReadonlyArray<ThroughCreated>
 }
 
 const require = createRequire(import.meta.url)
@@ -72,7 +90,8 @@ export const analyzeWith = (parser: Parser, line: string): CommandAnalysis => {
     ...(walker.reasons.length > 0 ? { unparsable: [...new Set(walker.reasons)].join("; ") } : {}),
     writes: [...new Set(walker.writes)],
     globWrites: [...new Set(walker.globWrites)],
-    unknownWrites: walker.unknownWrites
+    unknownWrites: walker.unknownWrites,
+    throughCreated: walker.throughCreated()
   }
 }
 

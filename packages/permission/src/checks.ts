@@ -1,9 +1,9 @@
 import { resolve } from "node:path"
-import type { PermissionAction, PermissionAsk, Rule, Ruleset } from "@lathe/core"
+import type { PermissionAction, PermissionAsk, PermissionRequest, Rule, Ruleset } from "@lathe/core"
 import type { Parser } from "web-tree-sitter"
 import { analyzeWith } from "./bash.js"
 import { expandGlobWrite, inside, realPath } from "./real-path.js"
-import { evaluate, isImplicit } from "./ruleset.js"
+import { DEFAULTS_SOURCE, evaluate, isImplicit } from "./ruleset.js"
 import { expandHome, wildcardMatch } from "./wildcard.js"
 
 /**
@@ -22,7 +22,31 @@ export interface Check {
   readonly unparsable?: string
   /** A command whose tail is only known at run time: its static head (see `SimpleCommand.prefix`). */
   readonly prefix?: string
+  /** The ask this check belongs to may only be approved by a person (see `isPersonOnly`). */
+  readonly personOnly?: boolean
 }
+
+/**
+ * Permissions only a person may approve, whichever tool asks: a rerun outside the sandbox (`sandbox_escape`) and a
+ * write to a protected path (`protected_path`).
+ */
+export const PERSON_ONLY_PERMISSIONS: ReadonlySet<string> = new Set(["sandbox_escape", "protected_path"])
+
+/**
+ * Whether an ask may only be approved by a person: the tool marked it (`requiresPerson`, or the older
+ * `metadata.requiresPerson`), or its permission is one of `PERSON_ONLY_PERMISSIONS`.
+ */
+export const isPersonOnly = (request: PermissionRequest): boolean =>
+  request.requiresPerson === true ||
+  request.metadata?.requiresPerson === true ||
+  PERSON_ONLY_PERMISSIONS.has(request.permission)
+
+/**
+ * Whether `rule` may approve a person-only check of `permission`: it names that very permission (a wildcard in the
+ * permission field, `*` included, does not) and is not one of the built-in defaults.
+ */
+export const mayApprovePersonOnly = (rule: Rule, permission: string): boolean =>
+  rule.permission === permission && !/[*?]/.test(rule.permission) && rule.source !== DEFAULTS_SOURCE
 
 /** A check's verdict: the action, the rule that decided, and whether a remembered approval upgraded it. */
 export interface Verdict {
@@ -80,16 +104,51 @@ const bashChecks = (parser: Parser, line: string, cwd: string, context: CheckCon
   for (const { target, reason } of analysis.unknownWrites) {
     checks.push({ permission: "external_directory", pattern: target, always: [target], unparsable: reason })
   }
+  const redirected = new Set<string>()
+  for (const { write, created, by } of analysis.throughCreated) {
+    const path = tidy(absolute(write))
+    if (redirected.has(path) || (created !== undefined && !goesThrough(path, absolute(created)))) continue
+    redirected.add(path)
+    const reason =
+      created === undefined
+        ? `${by} in the same line may create links at paths not known statically, and this write could go through one`
+        : `it goes through ${tidy(absolute(created))}, which ${by} in the same line may create or replace (a link could point anywhere)`
+    checks.push({ permission: "external_directory", pattern: path, always: [path], unparsable: reason })
+  }
   return checks
+}
+
+/** Drops `.` segments (never `..`: it must be resolved through links). */
+const tidy = (path: string): string => path.replace(/\/\.(?=\/|$)/g, "") || "/"
+
+/**
+ * Whether `write` goes through `created` at run time: some leading part of it, as written (a later `..` applies
+ * after the link is followed), is the same real path as `created`.
+ */
+const goesThrough = (write: string, created: string): boolean => {
+  const target = realPath(created)
+  let prefix = ""
+  for (const part of write.split("/")) {
+    if (part === "" || part === ".") continue
+    prefix = `${prefix}/${part}`
+    if (part !== ".." && realPath(prefix) === target) return true
+  }
+  return false
 }
 
 /**
  * The checks of an ask. `bash` patterns are command lines, analysed with `parser` (the bash tool passes the raw
  * line; `metadata.workdir` or `metadata.cwd`, when a string, is where it runs, else the project directory). Written
  * paths are resolved through symlinks (the real path of the deepest existing ancestor). Other permissions check
- * each pattern as given, with the request's `always` (default: the pattern).
+ * each pattern as given, with the request's `always` (default: the pattern). Every check of a person-only ask
+ * (`isPersonOnly`) is marked `personOnly`.
  */
 export const checksOf = (request: PermissionAsk, context: CheckContext, parser: Parser | undefined): Array<Check> => {
+  const checks = plainChecksOf(request, context, parser)
+  return isPersonOnly(request) ? checks.map((check) => ({ ...check, personOnly: true })) : checks
+}
+
+const plainChecksOf = (request: PermissionAsk, context: CheckContext, parser: Parser | undefined): Array<Check> => {
   const patterns = request.patterns.length === 0 ? ["*"] : request.patterns
   if (request.permission === "bash" && parser) {
     const where = request.metadata?.workdir ?? request.metadata?.cwd
@@ -124,14 +183,26 @@ const approved = (check: Check, approvals: Ruleset, home: string, exactOnly: boo
  * approval matches (approvals never override `deny`).
  *
  * Fail-closed contract for what cannot be known statically:
- * - an unknown check (`unparsable`) is allowed only by a rule whose pattern is that exact line or, when no rule of
- *   its permission denies anything and none asks for a specific pattern, by the `*` rule; never by a prefix rule.
+ * - an unknown check (`unparsable`) is allowed only by a rule whose pattern is that exact line (naming its
+ *   permission, when a rule of it denies something) or, when no rule of its permission denies anything and none
+ *   asks for a specific pattern, by the `*` rule; never by a prefix rule.
  *   When some rule of its permission denies, it is an ask with `requiresPerson` (an exact remembered approval,
  *   given by a person, still allows it);
  * - a command with a run-time tail (`prefix`) that a deny rule could match once completed is an ask with
  *   `requiresPerson`; one that an ask rule could match is an ask.
+ *
+ * A `personOnly` check is decided without the allow rules that may not approve it (see `mayApprovePersonOnly`:
+ * wildcard permissions, built-in defaults); deny and ask rules of every kind still count. What is left to ask is
+ * an ask with `requiresPerson`; a remembered approval (given by a person) still allows it.
  */
 export const verdictOf = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
+  if (!check.personOnly) return decideCheck(check, ruleset, approvals, home)
+  const explicit = ruleset.filter((rule) => rule.action !== "allow" || mayApprovePersonOnly(rule, check.permission))
+  const verdict = decideCheck(check, explicit, approvals, home)
+  return verdict.action === "ask" ? { ...verdict, requiresPerson: true } : verdict
+}
+
+const decideCheck = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
   const rule = evaluate(check.permission, check.pattern, ruleset, { home })
   const relevant = ruleset.filter((candidate) => wildcardMatch(candidate.permission, check.permission))
   const ask = (decider: Rule, requiresPerson: boolean): Verdict => {
@@ -141,8 +212,11 @@ export const verdictOf = (check: Check, ruleset: Ruleset, approvals: Ruleset, ho
   }
   if (rule.action === "deny") return { check, action: "deny", rule, by: "rule" }
   if (check.unparsable !== undefined) {
-    if (rule.action === "allow" && rule.pattern === check.pattern) return { check, action: "allow", rule, by: "rule" }
     const deny = relevant.findLast((candidate) => candidate.action === "deny")
+    // Under a deny rule only a rule naming this very permission may allow the exact line (a person wrote it).
+    const exact = rule.action === "allow" && rule.pattern === check.pattern
+    if (exact && (!deny || mayApprovePersonOnly(rule, check.permission)))
+      return { check, action: "allow", rule, by: "rule" }
     if (deny) return ask(deny, true)
     const narrow = relevant.findLast((candidate) => candidate.action === "ask" && candidate.pattern !== "*")
     if (narrow) return ask(narrow, false)

@@ -51,11 +51,50 @@ export const describeAsk = (ask: PendingAsk): string => {
     if (check.unparsable) lines.push(`    why: cannot be known statically (${check.unparsable}); asked as a whole`)
     else if (check.rule) lines.push(`    why: ${describeRule(check.rule)}`)
     if (check.requiresPerson) {
-      lines.push("    a deny rule could apply to what really runs, so only a person may approve this (--yes does not)")
+      lines.push(
+        check.unparsable
+          ? "    a deny rule could apply to what really runs, so only a person may approve this (--yes does not)"
+          : "    only a person may approve this: --yes, wildcard rules, built-in defaults and plugins do not"
+      )
     }
   }
   const always = ask.always ?? []
   if (always.length > 0) lines.push(`  always would allow from now on: ${always.join(", ")}`)
   lines.push("  answer: [o]nce, [a]lways, or [r]eject (optionally with a message for the model)")
   return `${lines.join("\n")}\n`
+}
+
+/** Where a person-only ask was refused without a person: a `--yes` reply, or no terminal to ask one. */
+export type PersonOnlyRefusal = "yes" | "no-terminal"
+
+/**
+ * What the model reads when an ask only a person may approve was refused without one: why only a person may, and
+ * what to do instead. An ask whose person-only checks are all commands Lathe cannot know statically says so (and
+ * how to make the command knowable); any other says which rules could allow it.
+ */
+export const personOnlyMessage = (ask: PendingAsk, refusal: PersonOnlyRefusal): string => {
+  const checks = checksIn(ask).filter((check) => check.requiresPerson)
+  const unknown = checks.length > 0 && checks.every((check) => check.unparsable !== undefined)
+  if (unknown) {
+    const why = checks[0]?.unparsable
+    return (
+      `Lathe cannot tell statically what this command does${why ? ` (${why})` : ""}, and the permission rules deny ` +
+      `some commands, so only a person may approve it, ${refusal === "yes" ? "not --yes" : "and there is no terminal to ask one"}. ` +
+      "Rewrite it with literal command names and paths (no variables, substitutions, eval, sh -c or inline " +
+      "interpreter code in their place), or ask the user to run it."
+    )
+  }
+  const pattern = ask.patterns[0] ?? "*"
+  const instead =
+    ask.permission === "sandbox_escape"
+      ? "Change the command so it writes only inside the project and the folders the sandbox leaves writable (and " +
+        "needs no network), or tell the user what you need: they can run it themselves, "
+      : "Choose another way, or tell the user what you need: they can do it themselves, "
+  return (
+    `Only a person may approve this ${ask.permission} request, ` +
+    `${refusal === "yes" ? "not --yes" : "and there is no terminal to ask one"}; wildcard rules, built-in defaults ` +
+    `and plugins cannot approve it either. Do not retry it as it is. ${instead}approve it at a terminal, or allow ` +
+    `it with a rule naming this permission in their config, e.g. "permission": {"${ask.permission}": ` +
+    `{${JSON.stringify(pattern)}: "allow"}}.`
+  )
 }

@@ -20,6 +20,7 @@ import { APPROVAL_SOURCE, approvalsPath, readApprovals, writeApprovals } from ".
 import { type AuditEntry, appendAudit, auditPath } from "./audit.js"
 import { loadBashParser } from "./bash.js"
 import { type Check, checksOf, type Verdict, verdictOf } from "./checks.js"
+import { personOnlyMessage } from "./describe.js"
 
 interface Waiting {
   readonly info: PendingAsk
@@ -33,16 +34,6 @@ const severity = (verdict: Verdict): number =>
 /** The strictest of several verdicts on one check (a subagent under its parents' rules). */
 const strictest = (verdicts: ReadonlyArray<Verdict>): Verdict =>
   verdicts.reduce((worst, next) => (severity(next) > severity(worst) ? next : worst))
-
-/** What the model reads when `--yes` met an ask only a person may approve. */
-const needsPerson = (open: ReadonlyArray<Verdict>): string => {
-  const why = open.find((verdict) => verdict.requiresPerson)?.check.unparsable
-  return (
-    `Lathe cannot tell statically what this command does${why ? ` (${why})` : ""}, and the permission rules deny ` +
-    "some commands, so only a person may approve it, not --yes. Rewrite it with literal command names and paths " +
-    "(no variables, substitutions, eval, sh -c or inline interpreter code in their place), or ask the user to run it."
-  )
-}
 
 const newID = () => `per_${process.getBuiltinModule("node:crypto").randomBytes(8).toString("hex")}`
 
@@ -133,7 +124,7 @@ const make = Effect.gen(function* () {
     const { request, open } = waiting
     // A blanket --yes never approves an ask marked as needing a person: it is rejected, and the model told why.
     if (answer.type !== "reject" && answer.by === "yes" && open.some((verdict) => verdict.requiresPerson)) {
-      const message = needsPerson(open)
+      const message = personOnlyMessage(waiting.info, "yes")
       yield* audit(request, open, { requestID: id, decision: "reject", by: "yes", reason: message })
       yield* publishReply(waiting, "reject", message)
       const patterns = [...waiting.info.patterns]
@@ -219,7 +210,12 @@ const make = Effect.gen(function* () {
       },
       { status: "ask" }
     )
-    if (hook.status !== "ask") {
+    const personOnly = open.some((verdict) => verdict.requiresPerson)
+    if (hook.status === "allow" && personOnly) {
+      // A hook may deny a person-only ask, never approve it: the person is asked all the same.
+      const reason = "a permission.ask plugin hook allowed it, but only a person may approve it, so the person is asked"
+      yield* audit(request, open, { decision: "ask", by: "hook", reason })
+    } else if (hook.status !== "ask") {
       const reason = hook.message ?? `decided by a permission.ask plugin hook`
       yield* audit(request, open, { decision: hook.status, by: "hook", reason })
       if (hook.status === "allow") return
@@ -240,9 +236,10 @@ const make = Effect.gen(function* () {
       permission: request.permission,
       patterns,
       always: [...new Set(open.flatMap((verdict) => verdict.check.always))],
+      ...(personOnly ? { requiresPerson: true } : {}),
       metadata: {
         ...metadata,
-        ...(open.some((verdict) => verdict.requiresPerson) ? { requiresPerson: true } : {}),
+        ...(personOnly ? { requiresPerson: true } : {}),
         checks: open.map(({ check, rule, requiresPerson }) => ({
           permission: check.permission,
           pattern: check.pattern,

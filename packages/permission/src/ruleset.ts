@@ -24,6 +24,9 @@ export const fromConfig = (config: PermissionConfig | undefined, source = "confi
 /** Concatenates rulesets; later rulesets win under last-match-wins (defaults → agent → user → session). */
 export const merge = (...rulesets: ReadonlyArray<Ruleset>): Array<Rule> => rulesets.flat()
 
+/** The `source` of the built-in default rules: they never approve an ask only a person may approve. */
+export const DEFAULTS_SOURCE = "defaults"
+
 /** Where `defaults` takes its paths from. */
 export interface DefaultsOptions {
   /** The tool-output truncation directory (core's `truncationDir(data)`): reading it is never an external ask. */
@@ -31,8 +34,9 @@ export interface DefaultsOptions {
 }
 
 /**
- * The defaults the agents build on: everything allowed, except doom loops and directories outside the project
- * (asked), `question` and `plan_enter` (denied), and `.env` files (asked, `.env.example` allowed).
+ * The defaults the agents build on: everything allowed, except doom loops, directories outside the project and
+ * reruns outside the sandbox (asked), `question` and `plan_enter` (denied), and `.env` files (asked,
+ * `.env.example` allowed). A person-only ask (`sandbox_escape`, …) is never allowed by a default.
  */
 export const defaults = (options: DefaultsOptions = {}): Array<Rule> => {
   const truncation = options.truncationDir ? { [`${options.truncationDir}/*`]: "allow" as const } : {}
@@ -40,11 +44,12 @@ export const defaults = (options: DefaultsOptions = {}): Array<Rule> => {
     {
       "*": "allow",
       doom_loop: "ask",
+      sandbox_escape: "ask",
       external_directory: { "*": "ask", ...truncation },
       question: "deny",
       plan_enter: "deny",
       read: { "*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow" }
     },
-    "defaults"
+    DEFAULTS_SOURCE
   )
 }

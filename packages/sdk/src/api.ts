@@ -22,8 +22,11 @@ import {
 export const errorStatus = {
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
+  unsupported_media_type: 415,
+  misdirected: 421,
   server_error: 500,
   unavailable: 503
 } as const
@@ -55,8 +58,9 @@ export const Unavailable = errorBody("unavailable")
 export type Unavailable = typeof Unavailable.Type
 
 /**
- * The bearer token check. A server started with a token answers 401 to every request without
- * `Authorization: Bearer <token>`; without a token configured the check lets everything through (loopback only).
+ * The bearer token check. `lathe serve` always has a token (its own, printed at start, unless given one) and answers
+ * 401 to every request without `Authorization: Bearer <token>`; only a loopback server started with `--no-auth`
+ * lets everything through.
  * Clients send the header themselves (`createLatheClient({ token })`); this middleware needs no client part.
  */
 export class Authorization extends HttpApiMiddleware.Service<Authorization>()("@lathe/sdk/Authorization", {
@@ -385,7 +389,8 @@ export class LatheApi extends HttpApi.make("lathe")
       title: "Lathe server API",
       version: "1",
       description:
-        "Drive the Lathe coding agent over HTTP. With a token configured, every request needs " +
-        "`Authorization: Bearer <token>`."
+        "Drive the Lathe coding agent over HTTP. Every request needs `Authorization: Bearer <token>` (the token " +
+        "`lathe serve` printed at start), a `Host` naming the server, and no `Origin` but one it accepts " +
+        "(`--cors`); a request body must be `Content-Type: application/json`."
     })
   ) {}

@@ -87,6 +87,12 @@ export const apiReference = (): string => {
     "fails when it is stale). The same document is served at `GET /openapi.json`. Types are written TypeScript-style;",
     "`?` marks an optional field. Every error body is `{ error: { code, message } }`. See [server.md](server.md) for",
     "auth, events and examples.",
+    "",
+    "Before any route, every request passes the server's walls, in this order: `Host` must name the server",
+    "(`localhost`, `127.0.0.1`, `[::1]`, its `--hostname` or an `--allow-host` name), else 421 `misdirected`; an",
+    "`Origin` must be one given with `--cors`, else 403 `forbidden`; `Authorization: Bearer <token>` must carry the",
+    "server's token, else 401 `unauthorized`; a request body must be `Content-Type: application/json`, else 415",
+    "`unsupported_media_type`.",
     ""
   ]
   for (const [path, item] of Object.entries(doc.paths)) {

@@ -20,13 +20,14 @@ export const bearerOf = (header: string | null | undefined): string | undefined 
 export const unauthorizedBody = (given: boolean) =>
   apiError.unauthorized(
     given
-      ? "The bearer token is wrong: send `Authorization: Bearer <token>` with the token the server was started with (--token or LATHE_SERVER_TOKEN)."
-      : "This server needs a token: send `Authorization: Bearer <token>` (the --token or LATHE_SERVER_TOKEN it was started with)."
+      ? "The bearer token is wrong: send `Authorization: Bearer <token>` with the token `lathe serve` printed at start (or the --token / LATHE_SERVER_TOKEN it was given)."
+      : "This server needs a token: send `Authorization: Bearer <token>` with the token `lathe serve` printed at start (or the --token / LATHE_SERVER_TOKEN it was given)."
   )
 
 /**
  * The API's `Authorization` middleware: with a token, a request without the right bearer token fails with 401;
- * without one (a loopback-only server) everything passes.
+ * without one (a loopback server started with no auth) everything passes. The server's guard checks the same token
+ * before any route; this keeps the API definition's security honest on its own.
  */
 export const authorizationLayer = (token: string | undefined) =>
   Layer.succeed(

@@ -1,7 +1,7 @@
 /**
  * @lathe/server: the Lathe server behind `lathe serve`. It implements the HTTP + SSE API of `@lathe/sdk` (`LatheApi`)
- * over Lathe's sessions, with one app per directory built by the host (the CLI), bearer-token auth, event replay
- * after a reconnect, and a bounded drain on shutdown.
+ * over Lathe's sessions, with one app per directory built by the host (the CLI), a bearer token always (Host, Origin
+ * and content-type checked before it), event replay after a reconnect, and a bounded drain on shutdown.
  */
 export {
   type AppFactory,

@@ -43,9 +43,6 @@ export const toWebRequest = (req: IncomingMessage, res: ServerResponse, origin: 
   }
   const method = req.method ?? "GET"
   const hasBody = method !== "GET" && method !== "HEAD"
-  // JSON in and out: a body sent without a content type (or as text/plain, fetch's default for a string) is JSON.
-  const type = headers.get("content-type")
-  if (hasBody && (type === null || type.startsWith("text/plain"))) headers.set("content-type", "application/json")
   return new Request(new URL(req.url ?? "/", origin), {
     method,
     headers,
@@ -101,7 +98,7 @@ export const writeWebResponse = async (response: Response, res: ServerResponse):
   }
 }
 
-/** Sends a JSON body with a status (for answers the adapter gives itself: 401, 404, 503). */
+/** Sends a JSON body with a status (for answers the adapter gives itself: 401, 403, 404, 415, 421). */
 export const writeJson = (res: ServerResponse, status: number, body: unknown): void => {
   const text = JSON.stringify(body)
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })

@@ -1,14 +1,15 @@
+import { randomBytes } from "node:crypto"
 import { realpath } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { SessionStore } from "@lathe/core"
 import type { Workspaces } from "@lathe/workspace"
 import { Effect } from "effect"
-import { bearerOf, tokenMatches, unauthorizedBody } from "./auth.js"
 import { runIn, ServerContext } from "./context.js"
 import { type AppFactory, Directories } from "./directories.js"
 import { apiError } from "./errors.js"
 import { EventLog } from "./event-log.js"
+import { makeGuard, notFoundBody } from "./guard.js"
 import { isApiRoute, toWebRequest, writeJson, writeWebResponse } from "./node-adapter.js"
 import { type SessionRunner, Turns } from "./turns.js"
 import { makeWebHandler } from "./web-app.js"
@@ -21,10 +22,16 @@ export interface ServeOptions {
   readonly directory?: string
   /** Default 4096; 0 picks a free port (read it from `port` or `url`). */
   readonly port?: number
-  /** Default `127.0.0.1`. A hostname other than loopback needs a token. */
+  /** Default `127.0.0.1`. */
   readonly hostname?: string
-  /** With a token, every request needs `Authorization: Bearer <token>`. */
+  /** The token every request needs (`Authorization: Bearer <token>`); default: a new random one (see `token`). */
   readonly token?: string
+  /** Take requests without a token: only on a loopback hostname (any program on this machine can then drive it). */
+  readonly noAuth?: boolean
+  /** More names a request's `Host` may carry besides loopback names and `hostname` (a reverse proxy's name). */
+  readonly allowedHosts?: ReadonlyArray<string>
+  /** Origins (`https://app.example`) whose web pages may call the API; any other `Origin` gets 403. */
+  readonly corsOrigins?: ReadonlyArray<string>
   /** Reported by `GET /health`. */
   readonly version?: string
   /** Name new sessions with the hidden `title` agent (one more model call per session). Default false. */
@@ -51,6 +58,8 @@ export interface LatheServer {
   readonly url: string
   readonly hostname: string
   readonly port: number
+  /** The bearer token requests need (the one given, or the one generated); `undefined` with `noAuth`. */
+  readonly token: string | undefined
   /**
    * Drains and stops: new sessions and prompts get 503, running turns are aborted (recorded as aborted; the sessions
    * stay resumable), stores are flushed, event streams end, apps are disposed, the port is closed. Bounded by
@@ -59,7 +68,7 @@ export interface LatheServer {
   readonly close: (timeoutMs?: number) => Promise<boolean>
 }
 
-/** The server cannot start as asked (a non-loopback hostname without a token, a port in use). */
+/** The server cannot start as asked (`noAuth` on a non-loopback hostname, a port in use). */
 export class ServeError extends Error {
   readonly _tag = "ServeError"
 }
@@ -75,12 +84,17 @@ export const isLoopback = (hostname: string): boolean => LOOPBACK.has(hostname) 
  */
 export const serve = async (options: ServeOptions): Promise<LatheServer> => {
   const hostname = options.hostname ?? "127.0.0.1"
-  const token = options.token === "" ? undefined : options.token
-  if (!isLoopback(hostname) && token === undefined)
+  if (options.noAuth === true && !isLoopback(hostname))
     throw new ServeError(
-      `Refusing to listen on ${hostname} without a token: anyone who can reach it could run commands here. ` +
-        "Give one with --token <secret> (or LATHE_SERVER_TOKEN), or listen on 127.0.0.1."
+      `Refusing to listen on ${hostname} without a token (--no-auth): anyone who can reach it could run commands ` +
+        "here. Drop --no-auth (a token is made for you), or listen on 127.0.0.1."
     )
+  const token =
+    options.noAuth === true
+      ? undefined
+      : options.token === undefined || options.token === ""
+        ? randomBytes(32).toString("base64url")
+        : options.token
   const report = options.report ?? (() => {})
   const log = new EventLog(options.eventBuffer)
   const directories = new Directories(options.app, log)
@@ -96,19 +110,22 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
   await web.handler(new Request("http://localhost/", { method: "OPTIONS" })).catch(() => undefined)
 
   let origin = "http://localhost"
+  let port = options.port ?? 4096
+  const guard = makeGuard(
+    { token, hostname, allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] },
+    () => port
+  )
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", origin)
     const method = req.method ?? "GET"
-    if (!isApiRoute(method, url.pathname)) {
-      const given = bearerOf(req.headers.authorization)
-      if (token !== undefined && (given === undefined || !tokenMatches(token, given)))
-        return writeJson(res, 401, unauthorizedBody(given !== undefined))
-      return writeJson(
-        res,
-        404,
-        apiError.notFound(`No route ${method} ${url.pathname}. The API is described at GET /openapi.json.`)
-      )
+    const verdict = guard({ method, headers: req.headers })
+    if (verdict.kind === "refuse") return writeJson(res, verdict.status, verdict.body)
+    if (verdict.kind === "preflight") {
+      res.writeHead(204, verdict.headers)
+      return res.end()
     }
+    for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value)
+    if (!isApiRoute(method, url.pathname)) return writeJson(res, 404, notFoundBody(method, url.pathname))
     web
       .handler(toWebRequest(req, res, origin))
       .then((response) => writeWebResponse(response, res))
@@ -129,7 +146,7 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
     )
     server.listen(options.port ?? 4096, hostname, () => resolve())
   })
-  const { port } = server.address() as AddressInfo
+  port = (server.address() as AddressInfo).port
   const host = hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname
   origin = `http://${host}:${port}`
 
@@ -178,5 +195,5 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
     })
     return closing
   }
-  return { url: origin, hostname, port, close }
+  return { url: origin, hostname, port, token, close }
 }

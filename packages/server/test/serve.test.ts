@@ -67,8 +67,10 @@ describe("serve", () => {
   it("answers a body it cannot decode with 400 in the error shape, and no token with 401", async () => {
     const server = await start()
     try {
-      const post = (body: string, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) =>
-        fetch(`${server.url}/sessions/ses_x/prompt`, { method: "POST", body, headers })
+      const post = (
+        body: string,
+        headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }
+      ) => fetch(`${server.url}/sessions/ses_x/prompt`, { method: "POST", body, headers })
       const bad = await post("{")
       expect(bad.status).toBe(400)
       expect(await bad.json()).toMatchObject({
@@ -87,7 +89,7 @@ describe("serve", () => {
 
   it("answers new work with 503 while it drains", async () => {
     const server = await start()
-    const auth = { authorization: `Bearer ${TOKEN}` }
+    const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }
     const created = await fetch(`${server.url}/sessions`, { method: "POST", body: "{}", headers: auth })
     const { id } = (await created.json()) as { id: string }
     const closing = server.close(5_000)
@@ -105,8 +107,8 @@ describe("serve", () => {
 
   it("refuses to listen beyond loopback without a token", async () => {
     expect(isLoopback("127.0.0.1") && isLoopback("::1") && !isLoopback("0.0.0.0")).toBe(true)
-    await expect(serve({ app: () => Layer.empty as never, hostname: "0.0.0.0", port: 0 })).rejects.toBeInstanceOf(
-      ServeError
-    )
+    await expect(
+      serve({ app: () => Layer.empty as never, hostname: "0.0.0.0", port: 0, noAuth: true })
+    ).rejects.toBeInstanceOf(ServeError)
   })
 })

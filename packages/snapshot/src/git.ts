@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { SnapshotError } from "@lathe/core"
+import { GIT_SAFE_OPTIONS, gitSafeEnv, SnapshotError } from "@lathe/core"
 import { Duration, Effect } from "effect"
 
 /** What one git call returns once it has exited (a non-zero exit is a result, not a failure). */
@@ -27,9 +27,19 @@ export interface GitTarget {
   readonly binary: string
   /** The working directory of every call (the project root). */
   readonly cwd: string
-  /** Global options such as `--git-dir`, `--work-tree`, `-c key=value`. */
+  /** Global options such as `--git-dir`, `--work-tree`, `-c key=value` (see {@link hardenedTarget}). */
   readonly global: ReadonlyArray<string>
 }
+
+/**
+ * A target whose calls start with core's hardened options (`GIT_SAFE_OPTIONS`): no fsmonitor, hooks, pager,
+ * editor… whatever a config says. Every call's environment is `gitSafeEnv` too (see {@link runGit}).
+ */
+export const hardenedTarget = (binary: string, cwd: string, global: ReadonlyArray<string> = []): GitTarget => ({
+  binary,
+  cwd,
+  global: [...GIT_SAFE_OPTIONS, ...global]
+})
 
 /** Variables that would point git at another repository, index or object store than the ones we name. */
 const scrubbed = (env: NodeJS.ProcessEnv): Record<string, string> => {
@@ -64,7 +74,7 @@ export const runGit = (
   const run = Effect.callback<GitResult, SnapshotError>((resume) => {
     const child = spawn(target.binary, [...target.global, ...call.args], {
       cwd: target.cwd,
-      env: { ...scrubbed(process.env), ...call.env },
+      env: { ...gitSafeEnv(scrubbed(process.env)), ...call.env },
       stdio: ["pipe", "pipe", "pipe"],
       windowsHide: true
     })

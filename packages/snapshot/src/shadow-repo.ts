@@ -1,8 +1,8 @@
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
-import { SnapshotError } from "@lathe/core"
+import { prepareSafeGit, SnapshotError } from "@lathe/core"
 import { Effect } from "effect"
-import { type GitTarget, git, runGit } from "./git.js"
+import { type GitTarget, git, hardenedTarget, runGit } from "./git.js"
 
 /** The user's own repository, read (never written) to seed the first snapshot. */
 export interface UserRepo {
@@ -59,7 +59,7 @@ const exists = (path: string) =>
  * refresh, no lock). A folder outside git, or inside a repository whose top is elsewhere, gives `undefined`.
  */
 export const findUserRepo = Effect.fn("SnapshotGit.findUserRepo")(function* (binary: string, root: string) {
-  const target: GitTarget = { binary, cwd: root, global: [] }
+  const target = hardenedTarget(binary, root)
   const result = yield* runGit(target, "track", {
     args: ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
     timeout: "10 seconds"
@@ -86,13 +86,33 @@ export const describeShadow = (options: {
     gitDir,
     user: options.user,
     excluded: excluded ? [inside.split(sep).join("/")] : [],
-    target: {
-      binary: options.binary,
-      cwd: options.root,
-      global: [...settings.flatMap((s) => ["-c", s]), "--git-dir", gitDir, "--work-tree", options.root]
-    }
+    target: hardenedTarget(options.binary, options.root, [
+      ...settings.flatMap((s) => ["-c", s]),
+      "--git-dir",
+      gitDir,
+      "--work-tree",
+      options.root
+    ])
   }
 }
+
+/**
+ * The shadow with every program driver the config it reads names switched off (`filter.<driver>.clean`, …: the
+ * work tree's `.gitattributes` picks drivers by name, and a snapshot stores the bytes on disk, never a filter's
+ * output). Reads the shadow's config the way its calls do (its own, then the person's global and system files;
+ * never the project's `.git/config`). Call once the shadow exists.
+ */
+export const hardenShadow = Effect.fn("SnapshotGit.hardenShadow")(function* (shadow: Shadow) {
+  const safe = yield* Effect.tryPromise({
+    try: () => prepareSafeGit(shadow.root, { binary: shadow.target.binary, global: ["--git-dir", shadow.gitDir] }),
+    catch: (error) => fail("track", error instanceof Error ? error.message : String(error))
+  })
+  // The driver overrides go after the fixed options and the shadow's own settings: the last `-c` of a key wins.
+  return {
+    ...shadow,
+    target: { ...shadow.target, global: [...shadow.target.global, ...safe.options] }
+  } satisfies Shadow
+})
 
 /** Escapes a literal path for a gitignore line anchored at the top. */
 const ignoreLine = (path: string) => `/${path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`).replace(/ $/, "\\ ")}/`
@@ -131,7 +151,7 @@ export const ensureShadow = Effect.fn("SnapshotGit.ensureShadow")(function* (sha
     await rm(shadow.gitDir, { recursive: true, force: true })
     await mkdir(shadow.gitDir, { recursive: true })
   })
-  const bare: GitTarget = { binary: shadow.target.binary, cwd: shadow.gitDir, global: [] }
+  const bare = hardenedTarget(shadow.target.binary, shadow.gitDir)
   yield* git(bare, "track", { args: ["init", "--quiet", "--bare", shadow.gitDir] })
   for (const setting of settings) {
     const [key, value] = setting.split("=") as [string, string]

@@ -5,9 +5,17 @@ import { Effect, Layer, Ref, Result, Scope, Semaphore } from "effect"
 import { applyFiles, checkPaths } from "./apply.js"
 import { changes, checkHash, fullDiff, unified } from "./diff.js"
 import { gcDue, prune } from "./gc.js"
-import { git, isTimeout } from "./git.js"
+import { git, hardenedTarget, isTimeout } from "./git.js"
 import { type LockOptions, withLock } from "./lock.js"
-import { describeShadow, dropIndex, ensureShadow, findUserRepo, refreshExcludes, seedIndex } from "./shadow-repo.js"
+import {
+  describeShadow,
+  dropIndex,
+  ensureShadow,
+  findUserRepo,
+  hardenShadow,
+  refreshExcludes,
+  seedIndex
+} from "./shadow-repo.js"
 import { defaultLimits, type Limits, writeTree } from "./track.js"
 
 /** How the git-backed layer runs; every field has a production default. */
@@ -26,7 +34,7 @@ const list = (paths: ReadonlyArray<string>, max = 10) =>
 /** Why snapshots cannot run for this project, or `undefined` when they can. */
 const whyOff = Effect.fnUntraced(function* (binary: string, root: string, home: string, setting: unknown) {
   if (setting === false) return "`snapshot: false` in config"
-  const version = yield* Effect.result(git({ binary, cwd: root, global: [] }, "track", { args: ["--version"] }))
+  const version = yield* Effect.result(git(hardenedTarget(binary, root), "track", { args: ["--version"] }))
   if (Result.isFailure(version)) return version.failure.message
   const info = yield* Effect.promise(() => stat(root).catch(() => undefined))
   if (!info?.isDirectory()) return `the project root ${root} is not a directory`
@@ -56,12 +64,17 @@ const make = (options: SnapshotGitOptions) =>
       maxSnapshotSize: (setting || undefined)?.max_snapshot_size ?? defaultLimits.maxSnapshotSize
     }
     const user = yield* Effect.orElseSucceed(findUserRepo(binary, paths.root), () => undefined)
-    const shadow = describeShadow({ binary, root: paths.root, data: paths.data, projectID: paths.projectID, user })
+    const described = describeShadow({ binary, root: paths.root, data: paths.data, projectID: paths.projectID, user })
     const semaphore = yield* Semaphore.make(1)
     const locked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      semaphore.withPermit(withLock(shadow.gitDir, effect, options.lock))
-    const ready = yield* Effect.result(locked(Effect.andThen(ensureShadow(shadow), refreshExcludes(shadow))))
+      semaphore.withPermit(withLock(described.gitDir, effect, options.lock))
+    const ready = yield* Effect.result(
+      locked(
+        Effect.andThen(ensureShadow(described), Effect.andThen(refreshExcludes(described), hardenShadow(described)))
+      )
+    )
     if (Result.isFailure(ready)) return yield* off(ready.failure.message)
+    const shadow = ready.success
 
     const scope = yield* Effect.scope
     const lastSkipped = yield* Ref.make("")

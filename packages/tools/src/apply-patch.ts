@@ -3,7 +3,7 @@ import { Tool } from "@lathe/core"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { type PatchChunk, parsePatch } from "./patch-parse.js"
-import { checkExternal, displayPath, resolvePath } from "./paths.js"
+import { checkExternal, checkProtected, displayPath, resolvePath } from "./paths.js"
 import { normaliseLine } from "./similarity.js"
 import type { ToolState } from "./state.js"
 import { formatText, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
@@ -125,6 +125,11 @@ export const createApplyPatchTool = (state: ToolState) =>
       const diff = changes.map((c) => unifiedDiff(c.label, c.before ?? "", c.after ?? "")).join("\n")
       const patterns = [...new Set(changes.map((c) => c.label))]
       await ctx.ask({ permission: "edit", patterns, always: patterns, metadata: { diff, files: patterns } })
+      for (const change of changes)
+        await checkProtected(ctx, change.path, change.real, {
+          filepath: change.path,
+          diff: unifiedDiff(change.label, change.before ?? "", change.after ?? "")
+        })
 
       const done: Array<Change> = []
       try {

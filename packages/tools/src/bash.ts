@@ -1,10 +1,18 @@
 import { stat } from "node:fs/promises"
-import { type ConfigInfo, PermissionDenied, PermissionRejected, Tool } from "@lathe/core"
+import {
+  type ConfigInfo,
+  PermissionDenied,
+  PermissionRejected,
+  type SecretSources,
+  secretValues,
+  Tool
+} from "@lathe/core"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, resolvePath } from "./paths.js"
-import { detectSandbox, type SandboxDetector, type SandboxSettings, sandboxArgv, sandboxBlock } from "./sandbox.js"
-import { blockText, chooseSandbox, describeSandbox, sandboxPlan } from "./sandbox-plan.js"
+import { detectSandbox, type SandboxDetector, type SandboxSettings, sandboxBlock } from "./sandbox.js"
+import { blockText, chooseSandbox, describeSandbox } from "./sandbox-plan.js"
+import { prepareSandboxedRun } from "./sandbox-run.js"
 import { commandEnv, runShell, type ShellResult } from "./shell.js"
 
 /** Default command timeout: 2 minutes. */
@@ -45,7 +53,7 @@ export interface BashOptions {
   readonly detect?: SandboxDetector
   /** Variable names that pass to commands even though they look like secrets (`shell.env.inherit`). */
   readonly inherit?: ReadonlyArray<string>
-  /** Secret values Lathe holds (provider API keys); a variable carrying one is dropped whatever its name. */
+  /** Secret values Lathe holds (see `secretValues`); a variable carrying one is dropped whatever its name. */
   readonly secrets?: ReadonlyArray<string>
   /** The environment commands start from (default: this process's), before secrets are dropped. */
   readonly baseEnv?: NodeJS.ProcessEnv
@@ -59,15 +67,15 @@ export interface BashOptions {
 
 /**
  * Bash options from the merged config: its `sandbox` (default `workspace-write`, network closed), the names in
- * `shell.env.inherit`, and every provider API key the config holds (`apiKey`, `options.apiKey`) as a secret value.
+ * `shell.env.inherit`, and the secret values to keep out of commands: `secrets` when given (the plugin passes its
+ * context's, which include what the config's `{env:NAME}` placeholders resolved to), else `secretValues` of the config
+ * alone (provider keys and headers, the store URL, MCP servers' env and headers).
  */
 export const bashOptionsFromConfig = (
-  config: Pick<ConfigInfo, "sandbox" | "shell" | "provider">,
-  notice?: (message: string) => void
+  config: Pick<ConfigInfo, "sandbox" | "shell" | "provider"> & SecretSources,
+  notice?: (message: string) => void,
+  secrets: ReadonlyArray<string> = secretValues({ info: config })
 ): BashOptions => {
-  const secrets = Object.values(config.provider ?? {}).flatMap((provider) =>
-    [provider.apiKey, provider.options?.apiKey].filter((key): key is string => typeof key === "string" && key !== "")
-  )
   const sandbox = config.sandbox ?? {}
   return {
     sandbox: {
@@ -153,13 +161,26 @@ export const createBashTool = (options: BashOptions = {}) => {
       let escaped = false
       if (choice.state !== "on") result = await run()
       else {
-        const plan = sandboxPlan(settings, {
-          root: ctx.root,
-          cwd: real,
-          tempDir: options.tempDir,
-          truncationDir: options.truncationDir
-        })
-        result = await run((argv) => sandboxArgv(choice.kind, choice.program, plan, argv))
+        const runSandboxed = async () => {
+          const sandboxed = prepareSandboxedRun(settings, choice, {
+            root: ctx.root,
+            cwd: real,
+            tempDir: options.tempDir,
+            truncationDir: options.truncationDir,
+            env
+          })
+          try {
+            return { plan: sandboxed.plan, result: await run(sandboxed.wrap) }
+          } finally {
+            notes.push(...(await sandboxed.after()))
+          }
+        }
+        let sandboxed = await runSandboxed()
+        // bwrap failed to set up (a path it mounts over vanished meanwhile, e.g. a socket): the command never ran.
+        if (sandboxed.result.exitCode === 1 && /^bwrap: /.test(sandboxed.result.output))
+          sandboxed = await runSandboxed()
+        const plan = sandboxed.plan
+        result = sandboxed.result
         const block = result.aborted ? undefined : sandboxBlock(result, plan)
         if (block) {
           const why =
@@ -169,6 +190,7 @@ export const createBashTool = (options: BashOptions = {}) => {
             await ctx.ask({
               permission: "sandbox_escape",
               patterns: [args.command],
+              requiresPerson: true,
               metadata: {
                 command: args.command,
                 description: args.description,

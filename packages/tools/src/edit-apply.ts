@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises"
 import type { ToolContext, ToolResult } from "@lathe/core"
 import { applyReplacements, findMatches, type MatcherName, type NearCandidate } from "./edit-match.js"
-import { checkExternal, displayPath, errorCode, resolvePath } from "./paths.js"
+import { checkExternal, checkProtected, displayPath, errorCode, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, formatText, normaliseNewlines, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
 
@@ -129,6 +129,7 @@ export const editFile = async (
   const content = formatText(format, text)
   const diff = unifiedDiff(label, raw ?? "", content)
   await ctx.ask({ permission: "edit", patterns: [label], always: [label], metadata: { filepath: path, diff } })
+  await checkProtected(ctx, path, real, { filepath: path, diff })
   await writeFileAtomic(real, content)
   const written = await stat(real)
   state.recordRead(ctx.sessionID, real, written)

@@ -18,11 +18,12 @@ import { createReadTool } from "./read.js"
 import type { RipgrepOption } from "./ripgrep.js"
 import { ToolState } from "./state.js"
 import { createTodoReadTool, createTodoWriteTool } from "./todo.js"
-import { createWebFetchTool } from "./webfetch.js"
+import { createWebFetchTool, type WebFetchOptions } from "./webfetch.js"
 import { createWriteTool } from "./write.js"
 
 export * from "./apply-patch.js"
 export * from "./bash.js"
+export * from "./command-runner.js"
 export * from "./edit.js"
 export type { EditSpec } from "./edit-apply.js"
 export { applyEdit } from "./edit-apply.js"
@@ -35,10 +36,13 @@ export * from "./question.js"
 export * from "./read.js"
 export type { RipgrepOption } from "./ripgrep.js"
 export * from "./sandbox.js"
+export { chooseSandbox, type SandboxChoice } from "./sandbox-plan.js"
+export * from "./sandbox-run.js"
 export { runShell, type ShellResult } from "./shell.js"
 export * from "./state.js"
 export * from "./todo.js"
 export * from "./webfetch.js"
+export { type HostLookup, PrivateDestinationError, privateAddressKind, type ResolvedAddress } from "./webfetch-net.js"
 export * from "./write.js"
 
 /** Options of {@link createTools}, also read from the plugin's config options (`{ "ripgrep": false }`). */
@@ -49,6 +53,8 @@ export interface ToolsOptions {
   readonly ripgrep?: RipgrepOption
   /** How bash runs commands (sandbox, environment); the plugin fills it from config. Default: no sandbox. */
   readonly bash?: BashOptions
+  /** Which private hosts webfetch may reach; the plugin fills it from config (`webfetch.allow_private_hosts`). */
+  readonly webfetch?: WebFetchOptions
 }
 
 /** Builds every built-in tool over one shared state, in the order the model sees them. */
@@ -65,7 +71,7 @@ export const createTools = (options: ToolsOptions = {}): ReadonlyArray<AnyTool> 
     createMultiEditTool(state),
     createWriteTool(state),
     createApplyPatchTool(state),
-    createWebFetchTool(),
+    createWebFetchTool(options.webfetch),
     createQuestionTool(),
     createTodoWriteTool(state),
     createTodoReadTool(state)
@@ -110,7 +116,8 @@ export default definePlugin({
   setup: async (ctx) => ({
     tools: createTools({
       ripgrep: ctx.options.ripgrep === false ? false : "auto",
-      bash: bashOptionsFromConfig(ctx.config, (message) => ctx.log.warn(message))
+      bash: bashOptionsFromConfig(ctx.config, (message) => ctx.log.warn(message), ctx.secrets),
+      webfetch: { allowPrivateHosts: ctx.config.webfetch?.allow_private_hosts }
     })
   })
 })

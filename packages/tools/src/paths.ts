@@ -1,7 +1,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
-import type { ToolContext } from "@lathe/core"
+import { protectedPathOf, type ToolContext } from "@lathe/core"
 
 /** Most symlinks followed while resolving one path, as Linux's `MAXSYMLINKS`; past it the path is taken as is. */
 const MAX_LINKS = 40
@@ -107,6 +107,39 @@ export const checkExternal = async (
     metadata: { path, realPath: real, directory: dir }
   })
   return real
+}
+
+/**
+ * Asks `protected_path` when a tool is about to change a protected path (`protectedPathOf` of `@lathe/core`: git's
+ * control files, Lathe's and other agents' project config), judged on its real location (symlinks resolved, so a link
+ * to `.git/config` is caught) and on the path as given (a link named `lathe.json` is what Lathe loads). The pattern is
+ * the path relative to the project; only a person may approve (`requiresPerson`). Rejects when refused.
+ */
+export const checkProtected = async (
+  ctx: Pick<ToolContext, "root" | "ask">,
+  path: string,
+  real: string,
+  metadata: Readonly<Record<string, unknown>> = {}
+): Promise<void> => {
+  const realRoot = await realPathOf(ctx.root)
+  const byReal = protectedPathOf(realRoot, real)
+  const entry = byReal ?? protectedPathOf(resolve(ctx.root), path)
+  if (!entry) return
+  const pattern = byReal ? displayPath(realRoot, real) : displayPath(resolve(ctx.root), path)
+  await ctx.ask({
+    permission: "protected_path",
+    patterns: [pattern],
+    always: [pattern],
+    requiresPerson: true,
+    metadata: {
+      ...metadata,
+      path,
+      realPath: real,
+      protected: entry.path,
+      what: entry.what,
+      reason: `${pattern} is ${entry.what}. Only the user can approve changing it.`
+    }
+  })
 }
 
 /** The `code` of a failed fs call (e.g. `ENOENT`), if it has one. */

@@ -1,6 +1,5 @@
 import { mkdirSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { dataDir, truncationDir } from "@lathe/core"
 import type { SandboxBlock, SandboxDetector, SandboxPlan, SandboxSettings } from "./sandbox.js"
 
@@ -8,7 +7,13 @@ import type { SandboxBlock, SandboxDetector, SandboxPlan, SandboxSettings } from
 export type SandboxChoice =
   | { readonly state: "off" }
   | { readonly state: "missing"; readonly reason: string }
-  | { readonly state: "on"; readonly kind: "bubblewrap" | "seatbelt"; readonly program: string }
+  | {
+      readonly state: "on"
+      readonly kind: "bubblewrap" | "seatbelt"
+      readonly program: string
+      /** bubblewrap takes `--disable-userns` (0.8.0+). */
+      readonly disableUserns?: boolean
+    }
 
 /**
  * Decides the sandbox for a call. `required` turns "no sandbox" (a machine without one, or `mode: "off"`, e.g. a
@@ -30,7 +35,12 @@ export const chooseSandbox = async (settings: SandboxSettings, detect: SandboxDe
     if (settings.required) throw refuse(`no sandbox is available on this machine: ${reason}`)
     return { state: "missing", reason }
   }
-  return { state: "on", kind: availability.kind, program: availability.path }
+  return {
+    state: "on",
+    kind: availability.kind,
+    program: availability.path,
+    ...(availability.disableUserns === false ? { disableUserns: false } : {})
+  }
 }
 
 const real = (path: string): string | undefined => {
@@ -42,16 +52,10 @@ const real = (path: string): string | undefined => {
 }
 
 /**
- * Kept read-only inside a writable project (when they exist): what would let a sandboxed command run code outside
- * the sandbox later (git hooks, `core.hooksPath` in git's config) or widen what Lathe allows (its project config).
- */
-const PROTECTED: ReadonlyArray<string> = [".git/hooks", ".git/config", ".lathe", "lathe.json", "lathe.jsonc"]
-
-/**
  * The folders a sandboxed command may write and where it runs. `workspace-write`: the project root, the OS temp dir
  * and Lathe's truncation dir (created when missing); `read-only`: the OS temp dir only, with the project kept
- * read-only even when it lies inside the temp dir. In `workspace-write` the {@link PROTECTED} paths stay read-only.
- * Missing paths are left out (bwrap cannot bind them).
+ * read-only even when it lies inside the temp dir. Missing paths are left out (bwrap cannot bind them). The protected
+ * paths inside a writable project and the hidden sockets are added by `prepareSandboxedRun`.
  */
 export const sandboxPlan = (
   settings: SandboxSettings,
@@ -78,7 +82,7 @@ export const sandboxPlan = (
   const existing = (paths: ReadonlyArray<string>) => [
     ...new Set(paths.map(real).filter((path): path is string => path !== undefined))
   ]
-  const readOnly = existing(mode === "read-only" ? [where.root] : PROTECTED.map((path) => join(where.root, path)))
+  const readOnly = existing(mode === "read-only" ? [where.root] : [])
   return { mode, network: settings.network === true, writable: existing(candidates), readOnly, cwd: where.cwd }
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { accessSync, constants } from "node:fs"
+import { accessSync, constants, readFileSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { bwrapArgs } from "./sandbox-bwrap.js"
 import { seatbeltArgs } from "./sandbox-seatbelt.js"
@@ -29,6 +29,8 @@ export interface SandboxAvailability {
   readonly version?: string
   /** Why there is no sandbox, with what to do about it. */
   readonly reason?: string
+  /** bubblewrap: whether it takes `--disable-userns` (0.8.0+); older ones run without it. */
+  readonly disableUserns?: boolean
 }
 
 /** Finds the sandbox of this machine; injectable so tests can simulate a machine without one. */
@@ -44,6 +46,19 @@ export interface SandboxPlan {
   readonly readOnly: ReadonlyArray<string>
   /** The command's working directory, kept inside the sandbox. */
   readonly cwd: string
+  /** Folders bound onto themselves: writable inside, but a command cannot move, remove or replace them (`.git`). */
+  readonly pinned?: ReadonlyArray<string>
+  /**
+   * Protected paths that do not exist yet: the command must not create them. Seatbelt denies it; bubblewrap cannot
+   * bind a missing path, so `prepareSandboxedRun`'s `after` removes what the command created.
+   */
+  readonly absent?: ReadonlyArray<string>
+  /** Sockets hidden from the command (bwrap binds an empty device over each), so it reaches no server outside. */
+  readonly hiddenSockets?: ReadonlyArray<string>
+  /** Folders of sockets hidden under an empty tmpfs (`/run/user`, `$XDG_RUNTIME_DIR`, `/tmp/tmux-*`, …). */
+  readonly hiddenFolders?: ReadonlyArray<string>
+  /** Keep the command from creating user namespaces (bwrap `--disable-userns`, bubblewrap 0.8.0+); default true. */
+  readonly disableUserns?: boolean
 }
 
 /** The first executable called `name` on `path` (a PATH string), if any. */
@@ -76,6 +91,28 @@ const probe = (file: string, args: ReadonlyArray<string>): Promise<{ code: numbe
     child.on("close", (code) => resolve({ code, output: output.trim() }))
   })
 
+/** Reads a one-line sysctl under /proc/sys; undefined when absent. */
+const sysctl = (name: string): string | undefined => {
+  try {
+    return readFileSync(join("/proc/sys", name), "utf8").trim()
+  } catch {
+    return undefined
+  }
+}
+
+/** Why this machine refuses the user namespace the sandbox needs, from the sysctls that commonly say so. */
+const usernsHint = (): string => {
+  if (sysctl("user/max_user_namespaces") === "0") return "user namespaces are turned off (user.max_user_namespaces = 0)"
+  if (sysctl("kernel/unprivileged_userns_clone") === "0")
+    return "unprivileged user namespaces are turned off (kernel.unprivileged_userns_clone = 0)"
+  if (sysctl("kernel/apparmor_restrict_unprivileged_userns") === "1")
+    return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1); add an AppArmor profile for bwrap"
+  return (
+    "the sandbox needs a user namespace, which may be blocked here (a container's seccomp profile, " +
+    "a disabled kernel setting or a security module)"
+  )
+}
+
 const detectBubblewrap = async (path: string | undefined): Promise<SandboxAvailability> => {
   const bwrap = findOnPath("bwrap", path)
   if (!bwrap)
@@ -85,17 +122,23 @@ const detectBubblewrap = async (path: string | undefined): Promise<SandboxAvaila
         "bubblewrap (bwrap) is not installed or not on PATH; install the bubblewrap package (apt install bubblewrap)"
     }
   const shell = findOnPath("true", path) ?? "/bin/true"
+  // The probe uses the very arguments commands get: a user namespace, no capabilities, no nested namespaces.
   const plan: SandboxPlan = { mode: "read-only", network: false, writable: [], readOnly: [], cwd: "/" }
-  const [run, version] = await Promise.all([probe(bwrap, bwrapArgs(plan, [shell, []])), probe(bwrap, ["--version"])])
+  const [full, version] = await Promise.all([probe(bwrap, bwrapArgs(plan, [shell, []])), probe(bwrap, ["--version"])])
+  let run = full
+  let disableUserns = true
+  if (run.code !== 0 && /disable-userns/.test(run.output)) {
+    // bubblewrap before 0.8.0: everything but --disable-userns.
+    disableUserns = false
+    run = await probe(bwrap, bwrapArgs({ ...plan, disableUserns }, [shell, []]))
+  }
   if (run.code !== 0)
     return {
       kind: "none",
       path: bwrap,
-      reason:
-        `${bwrap} cannot create a sandbox here (${run.output.split("\n")[0] || `exit code ${run.code}`}); ` +
-        "unprivileged user namespaces may be disabled (kernel.unprivileged_userns_clone, AppArmor) or blocked in a container"
+      reason: `${bwrap} cannot create a sandbox here (${run.output.split("\n")[0] || `exit code ${run.code}`}); ${usernsHint()}`
     }
-  return { kind: "bubblewrap", path: bwrap, ...(version.code === 0 ? { version: version.output } : {}) }
+  return { kind: "bubblewrap", path: bwrap, disableUserns, ...(version.code === 0 ? { version: version.output } : {}) }
 }
 
 const detectSeatbelt = async (): Promise<SandboxAvailability> => {
@@ -143,13 +186,13 @@ export const sandboxArgv = (
 /** What the sandbox blocked, judged from a failed command's output. */
 export type SandboxBlock = "write" | "network"
 
-const READ_ONLY = /read-only file system|EROFS/i
+const READ_ONLY = /read-only file system|EROFS|device or resource busy|EBUSY/i
 const NO_NETWORK =
   /network is unreachable|ENETUNREACH|could not resolve host|temporary failure in name resolution|name or service not known|EAI_AGAIN|getaddrinfo|connection refused|ECONNREFUSED/i
 
 /**
  * Whether a command that ran in the sandbox failed because of it: a non-zero exit whose output shows a write to a
- * read-only file system, or (network closed) an unreachable network, a failed name lookup or a refused connection
+ * read-only file system (or a move or removal of a protected path, which the sandbox pins: busy), or (network closed) an unreachable network, a failed name lookup or a refused connection
  * (inside the sandbox nothing listens that the command did not start itself).
  */
 export const sandboxBlock = (

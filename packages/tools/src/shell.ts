@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
+import { scrubEnv } from "@lathe/core"
 
 /** Output kept in memory per command; beyond it the rest is dropped (and said so). */
 export const MAX_CAPTURE_BYTES = 32 * 1024 * 1024
@@ -38,32 +39,19 @@ const killGroup = (child: ChildProcess, signal: NodeJS.Signals): void => {
   }
 }
 
-/** Provider keys dropped from every command's environment (their names also match {@link SECRET_NAME}). */
-export const PROVIDER_KEY_NAMES: ReadonlyArray<string> = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LATHE_API_KEY"]
-/** Variable names treated as secrets: any containing KEY, SECRET, TOKEN or PASSWORD, in any case. */
-export const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD/i
+/** Provider keys and the secret-name rule, from `@lathe/core` (kept here for existing importers). */
+export { PROVIDER_KEY_NAMES, SECRET_NAME } from "@lathe/core"
 
 /**
- * The environment a command gets: `base` without the provider keys, without every variable whose name looks like a
- * secret ({@link SECRET_NAME}) and without every variable whose value is one of `secrets` (the API keys Lathe holds),
- * except the names listed in `inherit`, which pass as they are. `dropped` names what was removed (names only).
+ * The environment a command gets: `base` scrubbed by `@lathe/core`'s `scrubEnv`: without provider keys, without every
+ * variable whose name looks like a secret (`isSecretName`: KEY, SECRET, TOKEN, PASSWORD, PAT, AUTH, DSN, …), whose
+ * value holds a URL with a password, or whose value carries one of `secrets` (the credentials Lathe holds, see
+ * `secretValues`), except the names listed in `inherit`, which pass as they are. `dropped` names what was removed.
  */
 export const commandEnv = (
   base: NodeJS.ProcessEnv,
   options: { readonly inherit?: ReadonlyArray<string>; readonly secrets?: ReadonlyArray<string> } = {}
-): { readonly env: Record<string, string>; readonly dropped: ReadonlyArray<string> } => {
-  const inherit = new Set(options.inherit ?? [])
-  const secrets = new Set((options.secrets ?? []).filter((value) => value !== ""))
-  const env: Record<string, string> = {}
-  const dropped: Array<string> = []
-  for (const [name, value] of Object.entries(base)) {
-    if (value === undefined) continue
-    const secret = PROVIDER_KEY_NAMES.includes(name) || SECRET_NAME.test(name) || secrets.has(value)
-    if (secret && !inherit.has(name)) dropped.push(name)
-    else env[name] = value
-  }
-  return { env, dropped }
-}
+): { readonly env: Record<string, string>; readonly dropped: ReadonlyArray<string> } => scrubEnv(base, options)
 
 /**
  * Runs `command` in a new process group with stdin closed (reads see EOF at once). `onOutput` gets each

@@ -1,6 +1,7 @@
 import { Tool } from "@lathe/core"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
+import { guardedFetch, type HostLookup, systemLookup } from "./webfetch-net.js"
 
 /** Responses larger than this are refused. */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024
@@ -68,8 +69,22 @@ const ACCEPT: Readonly<Record<WebFetchInput["format"], string>> = {
   html: "text/html;q=1.0, application/xhtml+xml;q=0.9, */*;q=0.1"
 }
 
-/** Builds the `webfetch` tool: asks `webfetch` with the URL, fetches it (5 MB cap), converts HTML as asked. */
-export const createWebFetchTool = () =>
+/** Options of {@link createWebFetchTool}. */
+export interface WebFetchOptions {
+  /**
+   * Hosts (`host` or `host:port`) the person allows although they are on this machine or a private network: the
+   * config's `webfetch.allow_private_hosts`. Everything else that is not a public address is refused.
+   */
+  readonly allowPrivateHosts?: ReadonlyArray<string> | undefined
+  /** How host names are resolved (default: the system resolver); tests inject one. */
+  readonly lookup?: HostLookup | undefined
+}
+
+/**
+ * Builds the `webfetch` tool: asks `webfetch` with the URL, fetches it (5 MB cap) from public addresses only (each
+ * redirect hop checked, the checked address pinned), converts HTML as asked.
+ */
+export const createWebFetchTool = (options: WebFetchOptions = {}) =>
   Tool.define("webfetch", {
     description: loadDescription("webfetch"),
     parameters: WebFetchInput,
@@ -89,11 +104,12 @@ export const createWebFetchTool = () =>
       let response: Response
       let body: Buffer
       try {
-        response = await fetch(url, {
+        ;({ response } = await guardedFetch(url, {
+          lookup: options.lookup ?? systemLookup,
+          allowed: options.allowPrivateHosts ?? [],
           signal: AbortSignal.any([ctx.abort, timeout]),
-          headers: { "User-Agent": "Lathe (terminal coding agent)", Accept: ACCEPT[args.format] },
-          redirect: "follow"
-        })
+          headers: { "user-agent": "Lathe (terminal coding agent)", accept: ACCEPT[args.format] }
+        }))
         if (!response.ok)
           throw new Error(`Fetching ${url.href} failed with HTTP ${response.status} ${response.statusText}.`)
         body = await readCapped(response, MAX_RESPONSE_BYTES, url.href)

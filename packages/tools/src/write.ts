@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises"
 import { Tool } from "@lathe/core"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
-import { checkExternal, displayPath, errorCode, resolvePath } from "./paths.js"
+import { checkExternal, checkProtected, displayPath, errorCode, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, unifiedDiff, writeFileAtomic } from "./text-file.js"
 
@@ -48,6 +48,7 @@ export const createWriteTool = (state: ToolState) =>
       const before = info ? await readFile(real, "utf8") : ""
       const diff = unifiedDiff(label, before, args.content)
       await ctx.ask({ permission: "edit", patterns: [label], always: [label], metadata: { filepath: path, diff } })
+      await checkProtected(ctx, path, real, { filepath: path, diff })
       await writeFileAtomic(real, args.content)
       state.recordRead(ctx.sessionID, real, await stat(real))
       const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length

@@ -23,6 +23,8 @@ const setup = async (root: string, input: ConfigTestInput) => {
     options: {},
     log: { info: () => {}, warn: (message) => warnings.push(message), error: () => {} },
     tools: { set: () => {} },
+    run: async () => Promise.reject(new Error("no programs run in this test")),
+    secrets: [],
     client: {
       sessions: {
         list: async () => [],

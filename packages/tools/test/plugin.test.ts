@@ -14,6 +14,8 @@ const pluginContext = (root: string, options: Record<string, unknown> = {}): Plu
   options,
   log: { info: () => {}, warn: () => {}, error: () => {} },
   tools: { set: () => {} },
+  run: async () => Promise.reject(new Error("no programs run in this test")),
+  secrets: [],
   client: {
     sessions: {
       list: async () => [],

@@ -66,6 +66,10 @@ describe("sandbox programs' arguments", () => {
       "--ro-bind",
       '/tmp/quo"te/ro',
       '/tmp/quo"te/ro',
+      "--unshare-user",
+      "--disable-userns",
+      "--cap-drop",
+      "ALL",
       "--unshare-pid",
       "--unshare-net",
       "--die-with-parent",
@@ -78,6 +82,40 @@ describe("sandbox programs' arguments", () => {
       "echo hi"
     ])
     expect(bwrapArgs({ ...plan, network: true }, argv)).not.toContain("--unshare-net")
+    expect(bwrapArgs({ ...plan, disableUserns: false }, argv)).not.toContain("--disable-userns")
+  })
+
+  it("bwrap: mounts go shallowest first, so a pinned .git, protected files and hidden sockets cover their folders", () => {
+    const args = bwrapArgs(
+      {
+        ...plan,
+        writable: ["/work/p", "/tmp"],
+        readOnly: ["/work/p/.git/config"],
+        pinned: ["/work/p/.git"],
+        hiddenFolders: ["/run/user", "/tmp/tmux-0"],
+        hiddenSockets: ["/tmp/agent.sock"]
+      },
+      argv
+    )
+    const mounts = args.slice(7, args.indexOf("--unshare-user"))
+    expect(mounts).toEqual([
+      ...["--bind", "/tmp", "/tmp"],
+      ...["--bind", "/work/p", "/work/p"],
+      ...["--tmpfs", "/run/user"],
+      ...["--tmpfs", "/tmp/tmux-0"],
+      ...["--ro-bind", "/dev/null", "/tmp/agent.sock"],
+      ...["--bind", "/work/p/.git", "/work/p/.git"],
+      ...["--ro-bind", "/work/p/.git/config", "/work/p/.git/config"]
+    ])
+  })
+
+  it("the Seatbelt profile also denies protected paths that do not exist yet and moving pinned folders", () => {
+    const profile = seatbeltProfile({ ...plan, absent: ["/work/p/lathe.jsonc"], pinned: ["/work/p/.git"] })
+    expect(profile).toContain('(deny file-write* (subpath (param "ABSENT_0")))')
+    expect(profile).toContain('(deny file-write* (literal (param "PINNED_0")))')
+    const args = seatbeltArgs({ ...plan, absent: ["/work/p/lathe.jsonc"], pinned: ["/work/p/.git"] }, argv)
+    expect(args).toContain("ABSENT_0=/work/p/lathe.jsonc")
+    expect(args).toContain("PINNED_0=/work/p/.git")
   })
 })
 
@@ -86,6 +124,7 @@ describe("sandboxBlock: did the sandbox make the command fail?", () => {
   it.each([
     ["touch: cannot touch '/etc/x': Read-only file system", "write"],
     ["npm ERR! code EROFS", "write"],
+    ["mv: cannot move '.git' to 'old': Device or resource busy", "write"],
     ["curl: (6) Could not resolve host: example.com", "network"],
     ["bash: connect: Connection refused", "network"],
     ["ping: connect: Network is unreachable", "network"],

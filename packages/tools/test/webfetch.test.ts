@@ -1,10 +1,12 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { createWebFetchTool } from "../src/webfetch.js"
 import { harness, run, runError } from "./helpers.js"
 
-const tool = createWebFetchTool()
+// The test server is on 127.0.0.1, which webfetch refuses unless the person allows it (see webfetch-private.test.ts).
+const tool = createWebFetchTool({ allowPrivateHosts: ["127.0.0.1"] })
 let server: Server
 let base = ""
 let requests = 0
@@ -21,6 +23,9 @@ beforeAll(async () => {
     } else if (req.url === "/plain") {
       res.writeHead(200, { "content-type": "text/plain" })
       res.end("just text")
+    } else if (req.url === "/gzip") {
+      res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" })
+      res.end(gzipSync("compressed text"))
     } else if (req.url === "/big") {
       res.writeHead(200, { "content-type": "text/plain" })
       const chunk = "x".repeat(1024 * 1024)
@@ -58,6 +63,7 @@ describe("webfetch", () => {
     const html = await run(tool, { url: `${base}/page`, format: "html" }, h.ctx())
     expect(html.output.startsWith("<html><head>")).toBe(true)
     expect((await run(tool, { url: `${base}/plain` }, h.ctx())).output).toBe("just text")
+    expect((await run(tool, { url: `${base}/gzip` }, h.ctx())).output).toBe("compressed text")
   })
 
   it("refuses other schemes, bad URLs, HTTP errors, bodies over 5 MB and slow servers", async () => {

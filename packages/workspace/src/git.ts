@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { GIT_SAFE_TRANSPORT, prepareSafeGit } from "@lathe/core"
 import { Effect } from "effect"
 import { WorkspaceGitError, WorkspaceInvalid } from "./errors.js"
 
@@ -54,21 +55,52 @@ const environment = (extra: Readonly<Record<string, string>>): Record<string, st
   }
 }
 
+/** Commands that reach the remote: they run git's own upload-pack whatever `remote.<name>.uploadpack` says. */
+const REMOTE_COMMANDS = new Set(["clone", "fetch", "ls-remote"])
+
 /**
- * Runs `git <safeOptions> <args>` in `cwd`. Fails only when git cannot be started or dies from a signal; an
- * interrupted call kills the process.
+ * Runs `git <core's hardened options> <safeOptions> <args>` in `cwd`: the checkout's config is read first (key names
+ * only), so no program it names runs (core's `prepareSafeGit`; an agent can write a checkout's `.git/config`). Fails
+ * only when git cannot be started, dies from a signal, or the config cannot be made safe; an interrupted call kills
+ * the process.
  */
 export const runGit = (
   cwd: string,
   args: ReadonlyArray<string>,
   options: { readonly env?: Readonly<Record<string, string>>; readonly input?: Uint8Array } = {}
 ): Effect.Effect<GitOutput, WorkspaceGitError> =>
+  Effect.flatMap(
+    Effect.tryPromise({
+      try: () => prepareSafeGit(cwd, { env: environment(options.env ?? {}) }),
+      catch: (error) =>
+        new WorkspaceGitError({
+          operation: args[0] ?? "git",
+          message: error instanceof Error ? error.message : String(error)
+        })
+    }),
+    (safe) =>
+      spawnGit(
+        cwd,
+        args[0] ?? "git",
+        [...safe.options, ...safeOptions, ...withTransport(args)],
+        safe.env,
+        options.input
+      )
+  )
+
+/** `args` with {@link GIT_SAFE_TRANSPORT} after the subcommand when it reaches a remote. */
+const withTransport = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
+  REMOTE_COMMANDS.has(args[0] ?? "") ? [args[0] ?? "", ...GIT_SAFE_TRANSPORT, ...args.slice(1)] : args
+
+const spawnGit = (
+  cwd: string,
+  operation: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  input: Uint8Array | undefined
+): Effect.Effect<GitOutput, WorkspaceGitError> =>
   Effect.callback<GitOutput, WorkspaceGitError>((resume) => {
-    const child = spawn("git", [...safeOptions, ...args], {
-      cwd,
-      env: environment(options.env ?? {}),
-      stdio: ["pipe", "pipe", "pipe"]
-    })
+    const child = spawn("git", [...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
     const out: Array<Buffer> = []
     const err: Array<Buffer> = []
     child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
@@ -78,7 +110,7 @@ export const runGit = (
       resume(
         Effect.fail(
           new WorkspaceGitError({
-            operation: args[0] ?? "git",
+            operation,
             message:
               error.code === "ENOENT"
                 ? "git was not found on PATH. Install it (Debian: apt-get install git) to use workspaces."
@@ -92,14 +124,14 @@ export const runGit = (
         code === null
           ? Effect.fail(
               new WorkspaceGitError({
-                operation: args[0] ?? "git",
+                operation,
                 message: `git was killed by ${signal ?? "a signal"}.`
               })
             )
           : Effect.succeed({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") })
       )
     )
-    child.stdin.end(options.input ?? "")
+    child.stdin.end(input ?? "")
     return Effect.sync(() => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
     })

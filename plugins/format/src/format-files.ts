@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process"
 import { readFile, stat } from "node:fs/promises"
 import { isAbsolute, relative, resolve, sep } from "node:path"
+import type { PluginContext } from "@lathe/core"
 import { configuredFormatters, type Formatter, type FormatterName, findBinary, formatterFor } from "./formatters.js"
 
 /** What one formatter did to the files of one tool call. */
@@ -14,12 +14,18 @@ export interface FormatOutcome {
 
 /** How {@link formatFiles} runs. */
 export interface FormatFilesOptions {
-  /** The project root: where config is detected, `node_modules/.bin` is looked in, and formatters run. */
+  /** The project root: where config is detected, `node_modules/.bin` is looked in (trusted), and formatters run. */
   readonly root: string
   /** Relative paths in the list resolve against this directory. */
   readonly directory: string
-  /** The environment the formatters see; its PATH is searched for their binaries. */
+  /** The environment whose PATH is searched for the formatters' binaries. */
   readonly env: Readonly<Record<string, string | undefined>>
+  /** Runs a formatter: the plugin context's `run` (the sandbox, no secrets in its environment). */
+  readonly run: PluginContext["run"]
+  /** Whether the project is trusted; until it is, its `node_modules/.bin` is never run (see `findBinary`). */
+  readonly trusted: boolean
+  /** Executables the person named for formatters (the `bin` option), by binary name. */
+  readonly bins?: Readonly<Record<string, string>>
   /** Each formatter run is killed after this long. */
   readonly timeoutMs: number
   /** Formatters never to run. */
@@ -45,49 +51,26 @@ const reason = (text: string): string => {
   return (flagged ?? lines[0] ?? "no output").slice(0, 300)
 }
 
-/**
- * Runs `bin args` in the root; resolves with an error text when it fails or outlives `timeoutMs`, never rejects.
- * It runs in its own process group, so the time limit kills whatever it started too (a shell wrapper's children).
- */
-const run = (bin: string, args: ReadonlyArray<string>, options: FormatFilesOptions): Promise<string | undefined> =>
-  new Promise((resolvePromise) => {
-    let output = ""
-    let settled = false
-    const done = (error: string | undefined) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resolvePromise(error)
-    }
-    const child = spawn(bin, args, {
-      cwd: options.root,
-      env: { ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
-    const timer = setTimeout(() => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
-      } catch {
-        child.kill("SIGKILL")
-      }
-      child.stdout.destroy()
-      child.stderr.destroy()
-      done(`it did not finish within ${options.timeoutMs} ms and was stopped`)
-    }, options.timeoutMs)
-    const collect = (chunk: Buffer) => {
-      if (output.length < 16_384) output += chunk.toString("utf8")
-    }
-    child.stdout.on("data", collect)
-    child.stderr.on("data", collect)
-    child.on("error", (error) => done(error.message))
-    child.on("close", (code, signal) => {
-      done(code === 0 ? undefined : `${signal ? `killed by ${signal}` : `exit code ${code}`}: ${reason(output)}`)
-    })
-  })
+/** Runs `bin args` in the root through `options.run`; resolves with an error text when it fails, never rejects. */
+const run = async (
+  bin: string,
+  args: ReadonlyArray<string>,
+  options: FormatFilesOptions
+): Promise<string | undefined> => {
+  try {
+    const result = await options.run(bin, args, { cwd: options.root, timeoutMs: options.timeoutMs })
+    if (result.timedOut) return `it did not finish within ${options.timeoutMs} ms and was stopped`
+    if (result.exitCode === 0) return undefined
+    const how = result.exitCode === null ? `killed by ${result.signal ?? "a signal"}` : `exit code ${result.exitCode}`
+    return `${how}: ${reason(`${result.stderr}\n${result.stdout}`)}`
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error)
+  }
+}
 
 /**
- * Formats the given files (absolute, or relative to `directory`) in place with the project's own formatters:
+ * Formats the given files (absolute, or relative to `directory`) in place with the project's formatters, each run
+ * through `run` (in the host's sandbox, with no secret in its environment):
  * each existing file inside the root goes to the first configured formatter for its extension, one run per
  * formatter, runs in parallel. Files outside the root, missing files, files no formatter takes and formatters whose
  * binary is missing are skipped without a word. Never rejects: a failed run is an outcome with `error`.
@@ -113,7 +96,10 @@ export const formatFiles = async (
   }
   const outcomes = await Promise.all(
     [...groups].map(async ([formatter, files]): Promise<FormatOutcome | undefined> => {
-      const bin = await findBinary(root, formatter.bin, options.env)
+      const bin = await findBinary(root, formatter.bin, options.env, {
+        trusted: options.trusted,
+        ...(options.bins ? { bins: options.bins } : {})
+      })
       if (bin === undefined) return undefined
       const labels = files.map((path) => relative(root, path).split(sep).join("/"))
       const before = await Promise.all(files.map(contents))

@@ -1,6 +1,6 @@
 import { constants } from "node:fs"
 import { access, readdir, readFile, stat } from "node:fs/promises"
-import { delimiter, extname, join } from "node:path"
+import { delimiter, extname, isAbsolute, join, relative, resolve } from "node:path"
 import { z } from "zod"
 
 /** The formatters the plugin knows, in the order it prefers them when several could format a file. */
@@ -12,7 +12,7 @@ export type FormatterName = (typeof FORMATTER_NAMES)[number]
 /** How to run one formatter. */
 export interface Formatter {
   readonly name: FormatterName
-  /** The executable, looked up in the project's `node_modules/.bin`, then on PATH. */
+  /** The executable: named in the plugin's options, else the trusted project's `node_modules/.bin`, else PATH. */
   readonly bin: string
   /** The file extensions it formats (lower case, with the dot). */
   readonly extensions: ReadonlySet<string>
@@ -102,16 +102,40 @@ const isExecutable = async (path: string): Promise<boolean> => {
   }
 }
 
+/** Where {@link findBinary} may look. */
+export interface BinarySearch {
+  /**
+   * Whether the project is trusted: only then is its own `node_modules/.bin` searched. An untrusted project's PATH
+   * entries that point into it (or are relative, like `.` or `node_modules/.bin`) are skipped too.
+   */
+  readonly trusted: boolean
+  /** Executables the person named in their config, by formatter binary name; they win over every search. */
+  readonly bins?: Readonly<Record<string, string>>
+}
+
+const isInside = (root: string, path: string): boolean => {
+  const rel = relative(root, path)
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))
+}
+
 /**
- * Where `bin` lives: the project's own `node_modules/.bin/<bin>` first, then the first directory of `PATH` (from
- * `env`) holding an executable of that name; `undefined` when neither has it.
+ * Where `bin` lives: the executable the person named for it (`bins`), else the project's own
+ * `node_modules/.bin/<bin>` when the project is trusted, else the first directory of `PATH` (from `env`) holding an
+ * executable of that name, leaving out, in an untrusted project, relative entries and entries inside the project (a
+ * cloned repository must not choose the program Lathe runs); `undefined` when none has it.
  */
 export const findBinary = async (
   root: string,
   bin: string,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  search: BinarySearch = { trusted: true }
 ): Promise<string | undefined> => {
-  const dirs = [join(root, "node_modules", ".bin"), ...(env.PATH ?? "").split(delimiter).filter((dir) => dir !== "")]
+  const named = search.bins?.[bin]
+  if (named !== undefined) return (await isExecutable(named)) ? named : undefined
+  const onPath = (env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => dir !== "" && (search.trusted || (isAbsolute(dir) && !isInside(resolve(root), resolve(dir)))))
+  const dirs = [...(search.trusted ? [join(root, "node_modules", ".bin")] : []), ...onPath]
   for (const dir of dirs) {
     const candidate = join(dir, bin)
     if (await isExecutable(candidate)) return candidate

@@ -1,6 +1,8 @@
 /**
  * @lathe/format: after a successful `write`, `edit`, `multiedit` or `apply_patch` call, runs the project's own
- * formatter (biome, prettier, ruff, gofmt, rustfmt) on the files it touched and tells the model what changed.
+ * formatter (biome, prettier, ruff, gofmt, rustfmt) on the files it touched and tells the model what changed. Each
+ * formatter runs through the plugin context's `run` (bash's sandbox, no secrets in its environment); an untrusted
+ * project's `node_modules/.bin` is never run, only formatters on the person's PATH or named in the `bin` option.
  *
  * ```json
  * { "plugin": [["@lathe/format", { "timeoutMs": 10000, "disabled": ["prettier"] }]] }
@@ -8,12 +10,13 @@
  */
 import { definePlugin, type Plugin } from "@lathe/core"
 import { z } from "zod"
-import { type FormatOutcome, formatFiles } from "./format-files.js"
-import { FORMATTER_NAMES } from "./formatters.js"
+import { type FormatFilesOptions, type FormatOutcome, formatFiles } from "./format-files.js"
+import { FORMATTER_NAMES, FORMATTERS, type FormatterName } from "./formatters.js"
 import { FILE_TOOLS, touchedPaths } from "./touched.js"
 
 export { type FormatFilesOptions, type FormatOutcome, formatFiles } from "./format-files.js"
 export {
+  type BinarySearch,
   configuredFormatters,
   FORMATTER_NAMES,
   FORMATTERS,
@@ -30,7 +33,12 @@ export const FormatOptions = z
     /** Each formatter run is stopped after this many milliseconds (default 10,000). */
     timeoutMs: z.number().int().positive().max(120_000).default(10_000),
     /** Formatters never to run, even when the project configures them. */
-    disabled: z.array(z.enum(FORMATTER_NAMES)).default([])
+    disabled: z.array(z.enum(FORMATTER_NAMES)).default([]),
+    /**
+     * The executable to run for a formatter, by name (`{ "prettier": "/opt/prettier/bin/prettier" }`): used in every
+     * project, trusted or not, in place of the search (an untrusted project's `node_modules/.bin` is never searched).
+     */
+    bin: z.partialRecord(z.enum(FORMATTER_NAMES), z.string().min(1)).default({})
   })
   .strict()
 
@@ -42,7 +50,10 @@ export interface FormattedMetadata {
 
 /** Dependencies of the plugin, injectable for tests. */
 export interface FormatPluginDependencies {
-  /** The environment formatters run with, and whose PATH is searched (default `process.env`). */
+  /**
+   * The environment whose PATH is searched for formatters (default `process.env`). Formatters themselves run through
+   * the context's `run`, with Lathe's environment minus its secrets.
+   */
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
@@ -72,10 +83,16 @@ export const createFormatPlugin = (dependencies: FormatPluginDependencies = {}):
           `@lathe/format: invalid options: ${z.prettifyError(parsed.error)}\n` +
             `Expected e.g. ["@lathe/format", { "timeoutMs": 10000, "disabled": ["prettier"] }] in lathe.json.`
         )
-      const options = {
+      const bins = Object.fromEntries(
+        Object.entries(parsed.data.bin).map(([name, path]) => [FORMATTERS[name as FormatterName].bin, path])
+      )
+      const options: FormatFilesOptions = {
         root: ctx.root,
         directory: ctx.directory,
         env: dependencies.env ?? process.env,
+        run: ctx.run,
+        trusted: ctx.trusted,
+        bins,
         timeoutMs: parsed.data.timeoutMs,
         disabled: new Set(parsed.data.disabled)
       }
@@ -102,5 +119,5 @@ export const createFormatPlugin = (dependencies: FormatPluginDependencies = {}):
     }
   })
 
-/** The plugin, running formatters with `process.env`. */
+/** The plugin, searching `process.env`'s PATH. */
 export default createFormatPlugin()

@@ -7,8 +7,10 @@ import {
   createSession,
   type MessageWithParts,
   type PluginContext,
+  runUnsandboxed,
   SessionPrompt,
   SessionStore,
+  scrubEnv,
   Tool,
   type ToolPart
 } from "@lathe/core"
@@ -68,11 +70,18 @@ export const runTurn = (text: string) =>
     return { messages, tools }
   })
 
-/** A plugin context for calling a plugin's setup and hooks directly, without the host. */
-export const pluginContext = (root: string, options: Readonly<Record<string, unknown>> = {}): PluginContext => ({
+/**
+ * A plugin context for calling a plugin's setup and hooks directly, without the host. Its `run` is core's unsandboxed
+ * runner (the host's default) over `env`: Lathe's environment as the test sets it, with the secrets removed.
+ */
+export const pluginContext = (
+  root: string,
+  options: Readonly<Record<string, unknown>> = {},
+  host: { readonly trusted?: boolean; readonly env?: Readonly<Record<string, string | undefined>> } = {}
+): PluginContext => ({
   directory: root,
   root,
-  trusted: true,
+  trusted: host.trusted ?? true,
   configDir: root,
   home: root,
   projectID: "test",
@@ -80,6 +89,15 @@ export const pluginContext = (root: string, options: Readonly<Record<string, unk
   options,
   log: { info: () => {}, warn: () => {}, error: () => {} },
   tools: { set: () => {} },
+  run: (file, args, runOptions = {}) =>
+    Effect.runPromise(
+      runUnsandboxed(file, args, {
+        ...runOptions,
+        cwd: runOptions.cwd ?? root,
+        env: scrubEnv(host.env ?? process.env).env
+      })
+    ),
+  secrets: [],
   client: {
     sessions: {
       list: async () => [],

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { prepareSafeGit, type SafeGit } from "@lathe/core"
 
 /** A file git reports as changed, staged, unmerged or untracked. */
 export interface DirtyFile {
@@ -76,11 +77,19 @@ export const parseStatus = (output: string): GitStatus => {
 
 /**
  * Runs `git status` in `root` and parses it; `undefined` when `root` is not inside a git work tree, git is not
- * installed, or it does not answer within `timeoutMs` (then git and whatever it started, such as an fsmonitor hook,
- * are killed as a process group). Never rejects. Takes no optional locks, so it never blocks a git command the
- * person runs at the same time.
+ * installed, the repository's config cannot be made safe, or it does not answer within `timeoutMs` (then git is
+ * killed as a process group). Never rejects. Hardened as every Lathe git call (`prepareSafeGit` from core): no
+ * program the repository's config names runs (fsmonitor, filters, hooks…), and submodules are not looked into. Takes
+ * no optional locks, so it never blocks a git command the person runs at the same time.
  */
-export const readGitStatus = (root: string, timeoutMs: number): Promise<GitStatus | undefined> =>
+export const readGitStatus = async (root: string, timeoutMs: number): Promise<GitStatus | undefined> => {
+  const started = Date.now()
+  const safe = await prepareSafeGit(root, { timeoutMs }).catch(() => undefined)
+  if (safe === undefined) return undefined
+  return runStatus(root, safe, Math.max(1, timeoutMs - (Date.now() - started)))
+}
+
+const runStatus = (root: string, safe: SafeGit, timeoutMs: number): Promise<GitStatus | undefined> =>
   new Promise((resolve) => {
     const chunks: Array<Buffer> = []
     let settled = false
@@ -92,8 +101,17 @@ export const readGitStatus = (root: string, timeoutMs: number): Promise<GitStatu
     }
     const child = spawn(
       "git",
-      ["--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"],
-      { cwd: root, stdio: ["ignore", "pipe", "ignore"], detached: true, env: { ...process.env, LC_ALL: "C" } }
+      [
+        ...safe.options,
+        "--no-optional-locks",
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        "--untracked-files=normal",
+        "--ignore-submodules=all"
+      ],
+      { cwd: root, stdio: ["ignore", "pipe", "ignore"], detached: true, env: { ...safe.env, LC_ALL: "C" } }
     )
     const timer = setTimeout(() => {
       try {

@@ -1,5 +1,6 @@
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { execFileSync } from "node:child_process"
+import { readdirSync, rmSync, writeFileSync } from "node:fs"
+import { delimiter, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ascendingId, createSession, type MessageWithParts, SessionPrompt, SessionStore } from "@lathe/core"
 import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
@@ -107,11 +108,43 @@ describe("system.transform", () => {
 
   it("gives up on a git that hangs, within its time limit, and adds nothing", async () => {
     const root = repo()
-    const hook = join(tempDir(), "fsmonitor-hook")
-    writeFileSync(hook, "#!/bin/sh\nsleep 5\n", { mode: 0o755 })
-    git(root, "config", "core.fsmonitor", hook) // git status runs this hook and waits for it
-    const started = Date.now()
-    assert.deepStrictEqual(await added(await createGitContextPlugin({ timeoutMs: 300 }).setup(pluginContext(root))), [])
-    assert.isBelow(Date.now() - started, 3_000)
+    // A git whose status hangs (a slow disk, a huge tree); the real git otherwise.
+    const bin = tempDir()
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim()
+    writeFileSync(join(bin, "git"), `#!/bin/sh\ncase " $* " in *" status "*) sleep 5 ;; esac\nexec '${real}' "$@"\n`, {
+      mode: 0o755
+    })
+    const path = process.env.PATH
+    process.env.PATH = `${bin}${delimiter}${path ?? ""}`
+    try {
+      const started = Date.now()
+      assert.deepStrictEqual(
+        await added(await createGitContextPlugin({ timeoutMs: 300 }).setup(pluginContext(root))),
+        []
+      )
+      assert.isBelow(Date.now() - started, 3_000)
+    } finally {
+      process.env.PATH = path
+    }
+  })
+
+  it("never runs the programs a cloned repository's .git/config names (fsmonitor, a clean filter)", async () => {
+    const root = repo()
+    const marks = tempDir()
+    const plant = () => {
+      git(root, "config", "core.fsmonitor", `touch ${marks}/fsmonitor; false`)
+      git(root, "config", "filter.evil.clean", `touch ${marks}/clean; cat`)
+      write(root, { ".gitattributes": "*.txt filter=evil\n", "planted.txt": "x\n" })
+    }
+    plant()
+    // Without Lathe: the person's own `git status` runs both.
+    execFileSync("git", ["status", "--porcelain"], { cwd: root })
+    assert.sameMembers(readdirSync(marks), ["fsmonitor"])
+    execFileSync("git", ["add", "planted.txt"], { cwd: root })
+    assert.sameMembers(readdirSync(marks), ["fsmonitor", "clean"])
+    for (const mark of readdirSync(marks)) rmSync(join(marks, mark))
+    const [block] = await added(await createGitContextPlugin().setup(pluginContext(root)))
+    assert.include(block, "planted.txt")
+    assert.deepStrictEqual(readdirSync(marks), [])
   })
 })

@@ -67,6 +67,8 @@ export const pluginContext = (root: string): PluginContext => ({
   options: {},
   log: { info: () => {}, warn: () => {}, error: () => {} },
   tools: { set: () => {} },
+  run: async () => Promise.reject(new Error("the git-context plugin runs no program through ctx.run")),
+  secrets: [],
   client: {
     sessions: {
       list: async () => [],

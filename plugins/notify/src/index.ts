@@ -6,7 +6,7 @@
  * { "plugin": [["@lathe/notify", { "style": "osc9" }]] }
  * ```
  */
-import { definePlugin, type LatheEvent, type Plugin } from "@lathe/core"
+import { definePlugin, type LatheEvent, type Plugin, scrubEnv } from "@lathe/core"
 import { z } from "zod"
 import { type NotifySpawn, spawnCommand } from "./command.js"
 import { encode, NOTIFY_EVENTS, summarize } from "./notification.js"
@@ -38,6 +38,8 @@ export interface NotifyDependencies {
   readonly isTTY: boolean
   /** Runs the `command` option (default {@link spawnCommand}, the real thing). */
   readonly spawn?: NotifySpawn
+  /** The environment the command starts from, before Lathe's secrets are removed (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
 
 /**
@@ -60,6 +62,8 @@ export const createNotifyPlugin = (dependencies: NotifyDependencies): Plugin =>
       if (!dependencies.isTTY && !options.force) return {}
       const wanted = new Set<string>(options.events ?? NOTIFY_EVENTS)
       const spawn = dependencies.spawn ?? spawnCommand
+      // The command is the person's own, so it runs outside the sandbox (it talks to the desktop), but without secrets.
+      const env = scrubEnv(dependencies.env ?? process.env, { secrets: ctx.secrets }).env
       /** Sessions whose turn just failed: the idle that ends the turn is not announced again. */
       const failed = new Set<string>()
 
@@ -90,7 +94,7 @@ export const createNotifyPlugin = (dependencies: NotifyDependencies): Plugin =>
           if (options.command) {
             const [file, ...args] = options.command
             if (file === undefined) return
-            await spawn(file, [...args, summary]).catch((error: unknown) =>
+            await spawn(file, [...args, summary], env).catch((error: unknown) =>
               ctx.log.warn(`notification command failed: ${error instanceof Error ? error.message : String(error)}`)
             )
           } else {

@@ -124,6 +124,36 @@ describe("@lathe/notify through the host", () => {
     }).pipe(Effect.provide(testLayer({ root, plugins: [entry] })))
   })
 
+  it.live("the command's environment has none of Lathe's secrets (by name, by URL password, by held value)", () => {
+    const root = tempRoot()
+    const file = join(root, "env.txt")
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      EDITOR: "vi",
+      GH_PAT: "ghp_notify0123456789",
+      DATABASE_URL: "postgres://u:pw-notify-0123@h/db",
+      COPIED: "sk-held-in-config-0123"
+    }
+    const plugin = createNotifyPlugin({ write: () => undefined, isTTY: true, env })
+    const entry = { plugin, options: { command: ["sh", "-c", `env > '${file}'`], events: ["session.idle"] } }
+    return Effect.gen(function* () {
+      yield* (yield* Bus).publish({ type: "session.idle", sessionID: "s1" })
+      yield* settle(() => existsSync(file))
+      const seen = readFileSync(file, "utf8")
+      for (const value of ["ghp_notify0123456789", "pw-notify-0123", "sk-held-in-config-0123"])
+        assert.notInclude(seen, value)
+      assert.include(seen, "EDITOR=vi")
+    }).pipe(
+      Effect.provide(
+        testLayer({
+          root,
+          plugins: [entry],
+          config: { provider: { local: { type: "openai-compatible", apiKey: "sk-held-in-config-0123" } } }
+        })
+      )
+    )
+  })
+
   it.live("refuses bad options at load, naming the option", () =>
     Effect.gen(function* () {
       const plugins = yield* Plugins

@@ -7,7 +7,8 @@ const usage = `Usage: lathe config [--json]
 
 Shows the merged configuration of this directory's project: which files were read (global, project,
 $LATHE_CONFIG, environment), whether the project is trusted, and any notice. Exits 1 with the file, line
-and column of the first problem when a config file is invalid.
+and column of the first problem when a config file is invalid. $LATHE_CONFIG is an absolute path or one
+relative to your home directory (never to the working directory).
 
 Options:
   --json   Print the merged config and its sources as JSON

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process"
 import { constants } from "node:fs"
 import { access } from "node:fs/promises"
 import { parseArgs } from "node:util"
-import type { ConfigShape } from "@lathe/core"
+import { type ConfigShape, scrubEnv, secretValues } from "@lathe/core"
 import { detectSandbox, findOnPath } from "@lathe/tools"
 import { loadConfig } from "../app.js"
 import type { CliIO, Command } from "../io.js"
@@ -11,7 +11,8 @@ import { storeCheck } from "../store.js"
 const usage = `Usage: lathe doctor [--json]
 
 Checks what Lathe needs on this machine and how this project is set up: the Node version, git,
-ripgrep, the sandbox bash runs in (and why there is none), the session store (and whether a
+ripgrep, the sandbox bash runs in (and why there is none), which secrets Lathe's environment
+holds (commands outside a sandbox can read them from Lathe's process), the session store (and whether a
 Postgres store is reachable), the config files read and whether the project is trusted. Exits 1
 when something Lathe needs is missing or a config file is invalid.
 
@@ -70,7 +71,14 @@ const ripgrepCheck = async (io: CliIO): Promise<Check> => {
     : { name: "ripgrep", ok: true, detail: "not found: glob and grep use the slower built-in walker" }
 }
 
-const sandboxCheck = async (config: ConfigShape, io: CliIO): Promise<Check> => {
+/** The sandbox check, and whether bash commands run outside any sandbox (off by config, or none on this machine). */
+const sandboxCheck = async (config: ConfigShape, io: CliIO): Promise<Check & { readonly unsandboxed: boolean }> => {
+  const check = await sandboxLine(config, io)
+  const mode = config.info.sandbox?.mode ?? "workspace-write"
+  return { ...check, unsandboxed: check.ok && (mode === "off" || check.detail.startsWith("none:")) }
+}
+
+const sandboxLine = async (config: ConfigShape, io: CliIO): Promise<Check> => {
   const settings = config.info.sandbox ?? {}
   const mode = settings.mode ?? "workspace-write"
   const required = settings.required === true
@@ -91,6 +99,37 @@ const sandboxCheck = async (config: ConfigShape, io: CliIO): Promise<Check> => {
   return { name: "sandbox", ok: true, detail: `${found.version ?? found.kind} (${found.path}), ${what}` }
 }
 
+/**
+ * The secrets in Lathe's own environment (names only). Commands never get them in their environment, but outside a
+ * sandbox a command can still read Lathe's initial environment from `/proc/<pid>/environ` (Linux; Node cannot make
+ * that file unreadable), so without a sandbox the check says so and what to do.
+ */
+const secretsCheck = (config: ConfigShape, io: CliIO, unsandboxed: boolean): Check => {
+  const secrets = secretValues(config, io.env)
+  const names = Object.keys(scrubEnv(io.env, { secrets }).env)
+  const held = Object.keys(io.env)
+    .filter((name) => io.env[name] !== undefined && !names.includes(name))
+    .sort()
+  if (held.length === 0)
+    return { name: "secrets", ok: true, detail: "none in Lathe's environment (keys come from the config files)" }
+  const list = held.join(", ")
+  if (!unsandboxed)
+    return {
+      name: "secrets",
+      ok: true,
+      detail: `${list} in Lathe's environment: kept out of every command's environment, and sandboxed commands cannot read Lathe's`
+    }
+  return {
+    name: "secrets",
+    ok: true,
+    detail:
+      `warning: ${list} in Lathe's environment. They are kept out of commands' environment, but without a sandbox ` +
+      `a command can read them from Lathe's process (${process.platform === "linux" ? "/proc/<pid>/environ" : "its environment"}). ` +
+      "Keep the sandbox on (install bubblewrap; do not set sandbox off), and put keys in the config file with " +
+      "{file:~/.config/lathe/<name>.key} instead of the environment."
+  }
+}
+
 /** `lathe doctor`: checks the machine and the project's setup. */
 export const doctorCommand: Command = async (args, io: CliIO) => {
   const { values } = parseArgs({
@@ -109,7 +148,9 @@ export const doctorCommand: Command = async (args, io: CliIO) => {
   if (!loaded.ok) checks.push({ name: "config", ok: false, detail: loaded.message })
   else {
     const { config, paths } = loaded.value
-    checks.push(await sandboxCheck(config, io))
+    const { unsandboxed, ...sandbox } = await sandboxCheck(config, io)
+    checks.push(sandbox)
+    checks.push(secretsCheck(config, io, unsandboxed))
     const trust = config.trusted
       ? "trusted"
       : "not trusted: its config may only narrow what Lathe does; `lathe trust` trusts it"

@@ -18,7 +18,8 @@ Options:
   -m, --model <p/m>    Use this model, as provider/model
   --attach <url>       Drive a running \`lathe serve\` at this address instead of an agent in this process;
                        -c and -s then mean the server's sessions
-  --token <token>      The server's bearer token (default: $LATHE_SERVER_TOKEN)
+  --token <token>      The server's bearer token (default: $LATHE_SERVER_TOKEN, else, for a server on this
+                       machine, the one it saved in the data dir)
   -h, --help           Show this help (lathe --help lists the other commands)
 
 Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
@@ -61,7 +62,10 @@ export const interactiveCommand: Command = async (args, io) => {
   let backend: BackendFactory | undefined
   if (values.attach !== undefined) {
     // Checked before the screen opens: an unreachable server or a refused token ends here, with what to do.
-    const attached = await attach(io, values.attach, values.token ?? io.env.LATHE_SERVER_TOKEN)
+    const { localServerToken } = await import("../server-token.js")
+    const token =
+      values.token || io.env.LATHE_SERVER_TOKEN || (await localServerToken(io.env, values.attach)) || undefined
+    const attached = await attach(io, values.attach, token)
     if (typeof attached === "string") {
       io.stderr(`lathe: ${attached}\n`)
       return 1

@@ -22,8 +22,10 @@ const usage = `Usage: lathe permissions explain <permission> <pattern> [--json]
 explain  Says how this project's rules decide a request, and which rule (and which file) decided it:
          the built-in defaults, then your global and project config (last match wins), then the
          approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
-         verdict per simple command, plus external_directory for writes outside the project. The allow
-         rules of an untrusted project's config that would have applied are listed as dropped.
+         verdict per simple command, plus external_directory for writes outside the project. An ask
+         only a person may approve (sandbox_escape, protected_path, an unknown command under deny rules)
+         says so: --yes, plugins, wildcard rules and the defaults do not approve it. The allow rules of
+         an untrusted project's config that would have applied are listed as dropped.
            lathe permissions explain bash "CI=true git push origin main"
            lathe permissions explain read .env
 audit    Prints the recorded permission decisions (newest last).
@@ -57,11 +59,15 @@ const explain = async (permission: string, pattern: string, json: boolean, io: C
     : verdicts.every((v) => v.action === "allow")
       ? "allow"
       : "ask"
+  const personOnly = overall === "ask" && verdicts.some((v) => v.requiresPerson)
   if (json) {
-    io.stdout(`${JSON.stringify({ permission, pattern, decision: overall, verdicts, dropped }, null, 2)}\n`)
+    const decision = { permission, pattern, decision: overall, ...(personOnly ? { requiresPerson: true } : {}) }
+    io.stdout(`${JSON.stringify({ ...decision, verdicts, dropped }, null, 2)}\n`)
     return 0
   }
-  const lines = [`${permission} ${JSON.stringify(pattern)}: ${overall}`]
+  const lines = [
+    `${permission} ${JSON.stringify(pattern)}: ${overall}${personOnly ? " (only a person may approve)" : ""}`
+  ]
   for (const verdict of verdicts) lines.push(...describeVerdict(verdict, verdicts.length > 1))
   if (dropped.length > 0) lines.push(...describeDropped(dropped, root))
   io.stdout(`${lines.join("\n")}\n`)
@@ -77,9 +83,19 @@ const describeVerdict = (verdict: Verdict, several: boolean): Array<string> => {
   return [
     ...head,
     `${indent}decided by: ${why}`,
-    ...(check.unparsable ? [`${indent}unparsable: ${check.unparsable}; only "*" or this exact line can allow it`] : [])
+    ...(check.unparsable ? [`${indent}unparsable: ${check.unparsable}; only "*" or this exact line can allow it`] : []),
+    ...(verdict.requiresPerson ? [`${indent}${personOnlyNote(check)}`] : [])
   ]
 }
+
+/** Why a verdict is an ask only a person may approve, and what could allow it instead. */
+const personOnlyNote = (check: Verdict["check"]): string =>
+  check.personOnly
+    ? `only a person may approve: --yes, plugins, wildcard rules ("*") and built-in defaults do not, and without a ` +
+      `terminal it is refused; a rule naming ${check.permission} (e.g. "${check.permission}": "allow") or an ` +
+      `"always" reply can allow it`
+    : "only a person may approve: a deny rule could apply to what really runs, so --yes does not, and without a " +
+      "terminal it is refused"
 
 /** The project's allow rules that were not applied because the project is not trusted. */
 const describeDropped = (dropped: ReadonlyArray<DroppedRule>, root: string): Array<string> => [

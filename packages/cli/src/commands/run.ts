@@ -17,7 +17,7 @@ import {
   SessionStore
 } from "@lathe/core"
 import { mcpConnections, resourceParts, runPrompt } from "@lathe/mcp/host"
-import { describeAsk } from "@lathe/permission"
+import { describeAsk, personOnlyMessage } from "@lathe/permission"
 import { Effect, Exit, Layer } from "effect"
 import { appLayer, cliLogger, failureText } from "../app.js"
 import type { CliIO, Command } from "../io.js"
@@ -42,7 +42,8 @@ Options:
                        rejected unless --yes is given
   --attach <url>       Drive a running server (lathe serve) instead of running the agent here; sessions run
                        in the server's directory, asks are answered here over HTTP
-  --token <token>      The server's bearer token (default: LATHE_SERVER_TOKEN)
+  --token <token>      The server's bearer token (default: LATHE_SERVER_TOKEN, else, for a server on this
+                       machine, the one it saved in the data dir)
   -h, --help           Show this help
 
 Exit codes: 0 done, 1 failed (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).
@@ -112,7 +113,9 @@ export const runCommand: Command = async (args, io: CliIO) => {
       return 2
     }
     const { runAttached } = await import("./run-attach.js")
-    const token = values.token ?? io.env.LATHE_SERVER_TOKEN
+    const { localServerToken } = await import("../server-token.js")
+    const token =
+      values.token || io.env.LATHE_SERVER_TOKEN || (await localServerToken(io.env, values.attach)) || undefined
     const code = await runAttached({ ...values, url: values.attach, token, message, yes: values.yes === true }, io, {
       render,
       signal: controller.signal
@@ -251,9 +254,9 @@ const parse = (args: ReadonlyArray<string>) =>
 
 /**
  * Answers one permission ask through `send` (the local engine, or a server over HTTP): `--yes` allows it, a terminal
- * asks the person, anything else rejects it. An ask marked `metadata.requiresPerson` (a command Lathe cannot know
- * statically while deny rules exist) is never allowed by `--yes`: a terminal asks the person; without one it is
- * rejected and the model is told why.
+ * asks the person, anything else rejects it. An ask marked `metadata.requiresPerson` (a rerun outside the sandbox, a
+ * command Lathe cannot know statically while deny rules exist, …) is never allowed by `--yes`: a terminal asks the
+ * person; without one it is rejected and the model is told why and what to do instead.
  */
 export const answerAsk = async (
   event: Extract<LatheEvent, { type: "permission.asked" }>,
@@ -278,13 +281,10 @@ export const answerAsk = async (
   }
   if ((!io.stdin || !io.stdinIsTTY) && needsPerson) {
     io.stderr(
-      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): Lathe cannot tell statically what ` +
-        "it runs and deny rules exist, so only a person may approve it (--yes does not), and there is no terminal.\n"
+      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): only a person may approve it ` +
+        "(--yes does not), and there is no terminal.\n"
     )
-    const why =
-      "Lathe cannot tell statically what this command runs, and deny rules exist, so only a person may approve " +
-      "it; there is no terminal to ask one. Rewrite it with literal command names and paths (no variables, " +
-      "substitutions, eval, sh -c or inline interpreter code in their place), or ask the user to run it."
+    const why = personOnlyMessage(ask, "no-terminal")
     await reply({ type: "reject", message: why, ...(yes ? { by: "yes" as const } : {}) })
     return "rejected-no-terminal"
   }

@@ -1,21 +1,31 @@
 import { parseArgs } from "node:util"
 import { directoryApps, sharedStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
+import { removeServerToken, writeServerToken } from "../server-token.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { shardCount, storeUrl } from "./cluster-options.js"
 
-const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T] [--store URL [--cluster] [--shards N]]
+const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T | --no-auth] [--cors ORIGIN] [--allow-host NAME]
+                   [--store URL [--cluster] [--shards N]]
 
 Runs Lathe as a server: the HTTP + SSE API that editors, scripts and \`lathe run --attach\` drive (see
 GET /openapi.json). Sessions run in this directory unless one names another; each directory's config, trust,
 permission and sandbox rules apply as in \`lathe\` there. Permission asks and questions wait for a client to
 answer them over HTTP; the server never answers them itself. The first line on stdout is
-\`listening on http://HOST:PORT\`. SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.
+\`listening on http://HOST:PORT\`; then, when the server made its own token, \`token <token>\`, then how to attach.
+Every request needs \`Authorization: Bearer <token>\`; this machine's \`lathe --attach\` / \`lathe run --attach\` to a
+loopback address read it from the data dir (servers/<port>.token), so they need no --token. Requests must name this
+server in \`Host\` (localhost, 127.0.0.1, [::1], --hostname or --allow-host), web pages of other origins are refused
+unless allowed with --cors, and a request body must be \`Content-Type: application/json\`.
+SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.
 
 Options:
   --port <n>        The port (default 4096; 0 picks a free one)
-  --hostname <h>    The address to listen on (default 127.0.0.1); anything but loopback needs a token
-  --token <t>       Require \`Authorization: Bearer <t>\` on every request (default: $LATHE_SERVER_TOKEN)
+  --hostname <h>    The address to listen on (default 127.0.0.1)
+  --token <t>       The token every request needs (default: $LATHE_SERVER_TOKEN, else a new random one, printed)
+  --no-auth         No token (loopback only): any program on this machine can then drive the agent
+  --cors <origin>   Let web pages of this origin (e.g. https://app.example) call the API; repeatable
+  --allow-host <n>  Also answer to this Host name (a reverse proxy's); repeatable
   --store <url>     Keep sessions in this Postgres (default: $LATHE_STORE, else the config's store, else SQLite)
   --cluster         Run no session here: send them to the runners sharing --store (\`lathe runner\`)
   --shards <n>      With --cluster: the cluster's shard count (default: $LATHE_SHARDS, else 300)
@@ -31,6 +41,9 @@ const parse = (args: ReadonlyArray<string>) =>
       port: { type: "string" },
       hostname: { type: "string" },
       token: { type: "string" },
+      "no-auth": { type: "boolean" },
+      cors: { type: "string", multiple: true },
+      "allow-host": { type: "string", multiple: true },
       store: { type: "string" },
       cluster: { type: "boolean" },
       shards: { type: "string" },
@@ -60,7 +73,23 @@ export const serveCommand =
       io.stderr(`lathe serve: --port must be a whole number from 0 to 65535, not "${values.port}".\n`)
       return 2
     }
-    const token = values.token ?? io.env.LATHE_SERVER_TOKEN
+    const token = values.token || io.env.LATHE_SERVER_TOKEN || undefined
+    const noAuth = values["no-auth"] === true
+    if (noAuth && values.token !== undefined) {
+      io.stderr("lathe serve: --no-auth and --token contradict each other; give one.\n")
+      return 2
+    }
+    const corsOrigins: Array<string> = []
+    for (const origin of values.cors ?? []) {
+      const parsed = URL.canParse(origin) ? new URL(origin) : undefined
+      if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || `${parsed.origin}/` !== parsed.href) {
+        io.stderr(
+          `lathe serve: --cors takes an origin such as https://app.example:8080 (scheme, host, port), not "${origin}".\n`
+        )
+        return 2
+      }
+      corsOrigins.push(parsed.origin)
+    }
     let cluster: { readonly url: string; readonly shards: number } | undefined
     if (values.cluster || values.store !== undefined) {
       const store = storeUrl("serve", values.store, io)
@@ -100,7 +129,10 @@ export const serveCommand =
         directory: io.cwd,
         port,
         ...(values.hostname ? { hostname: values.hostname } : {}),
-        ...(token ? { token } : {}),
+        ...(token && !noAuth ? { token } : {}),
+        noAuth,
+        corsOrigins,
+        allowedHosts: values["allow-host"] ?? [],
         version,
         workspaces: workspaces.service,
         ...(cluster
@@ -117,8 +149,15 @@ export const serveCommand =
       io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
       return error instanceof ServeError && /without a token/.test(error.message) ? 2 : 1
     }
-    io.stdout(`listening on ${server.url}\n`)
-    return new Promise<number>((resolve) => {
+    const serverToken = server.token
+    let tokenFile: string | undefined
+    if (serverToken !== undefined)
+      tokenFile = await writeServerToken(io.env, server.port, serverToken).catch((error: unknown) => {
+        io.stderr(`lathe serve: could not save the token for local clients: ${String(error)}\n`)
+        return undefined
+      })
+    // The handler is in place before the first line goes out: a supervisor may stop the server as soon as it reads it.
+    const stopped = new Promise<number>((resolve) => {
       let stopping = false
       const remove = io.onInterrupt?.(() => {
         if (stopping) return
@@ -126,6 +165,8 @@ export const serveCommand =
         io.stderr("lathe serve: stopping: no new work, aborting running turns (at most 10 s)...\n")
         server.close(10_000).then(async (clean) => {
           remove?.()
+          if (serverToken !== undefined)
+            await removeServerToken(io.env, server.port, serverToken).catch(() => undefined)
           await workspaces.dispose().catch(() => undefined)
           await shared.dispose().catch(() => undefined)
           io.stderr(clean ? "lathe serve: stopped.\n" : "lathe serve: stopped without finishing the drain.\n")
@@ -135,4 +176,19 @@ export const serveCommand =
         })
       })
     })
+    // One write: scripts wait for the first line and read the next ones from the same chunk.
+    io.stdout(
+      `listening on ${server.url}\n` +
+        (serverToken !== undefined && serverToken !== token ? `token ${serverToken}\n` : "") +
+        `attach with: lathe --attach ${server.url}  or  lathe run --attach ${server.url} "<prompt>"` +
+        (tokenFile ? ` (this machine's lathe reads the token from ${tokenFile})` : "") +
+        (serverToken !== undefined ? "; other clients send `Authorization: Bearer <token>`" : "") +
+        "\n"
+    )
+    if (noAuth)
+      io.stderr(
+        "lathe serve: warning: --no-auth: any program on this machine (any user, any process) can drive the agent " +
+          "through this server. Web pages are still refused by the Host and Origin checks.\n"
+      )
+    return stopped
   }

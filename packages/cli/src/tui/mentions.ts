@@ -2,6 +2,7 @@ import { execFile } from "node:child_process"
 import type { Dirent } from "node:fs"
 import { readdir, realpath, stat } from "node:fs/promises"
 import { isAbsolute, relative, resolve, sep } from "node:path"
+import { prepareSafeGit } from "@lathe/core"
 
 /** At most this many files are listed for completion. */
 export const FILE_LIMIT = 50_000
@@ -19,15 +20,19 @@ export const mentionAt = (
   return { start, query: text.slice(start + 1, cursor) }
 }
 
-const gitFiles = (root: string): Promise<ReadonlyArray<string> | undefined> =>
-  new Promise((done) => {
+/** The files git lists, through core's hardened git (no program the repository's config names runs). */
+const gitFiles = async (root: string): Promise<ReadonlyArray<string> | undefined> => {
+  const safe = await prepareSafeGit(root).catch(() => undefined)
+  if (safe === undefined) return undefined
+  return new Promise((done) => {
     execFile(
       "git",
-      ["ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-      { cwd: root, maxBuffer: 256 * 1024 * 1024, timeout: 30_000, windowsHide: true },
+      [...safe.options, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+      { cwd: root, env: safe.env, maxBuffer: 256 * 1024 * 1024, timeout: 30_000, windowsHide: true },
       (error, stdout) => done(error ? undefined : [...new Set(stdout.split("\0").filter((p) => p !== ""))])
     )
   })
+}
 
 /** Breadth-first, sorted walk (shallow files first), skipping node_modules/.git/dist and not following symlinks. */
 const walkFiles = async (root: string): Promise<ReadonlyArray<string>> => {

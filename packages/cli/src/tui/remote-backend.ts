@@ -60,7 +60,7 @@ export const connectServer = async (url: string, token: string | undefined): Pro
     const status = (error as { readonly status?: unknown }).status
     if (status === 401)
       throw new AttachError(
-        `The server at ${url} needs a token: pass --token <token> or set LATHE_SERVER_TOKEN (the one \`lathe serve\` was started with).`
+        `The server at ${url} needs a token: pass --token <token> or set LATHE_SERVER_TOKEN (the token \`lathe serve\` printed at start, or the one it was given).`
       )
     throw new AttachError(error instanceof Error ? error.message : String(error))
   }
