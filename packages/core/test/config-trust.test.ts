@@ -48,11 +48,12 @@ describe("Config trust", () => {
           `Run \`lathe trust\` in ${t.root} to trust this folder.`
       ])
       assert.deepStrictEqual(config.info.permission, [
-        { permission: "read", pattern: "*.env", action: "deny", source: t.file },
-        { permission: "edit", pattern: "*", action: "ask", source: t.file }
+        // An untrusted project's rules only narrow (see `Rule.narrows`).
+        { permission: "read", pattern: "*.env", action: "deny", source: t.file, narrows: true },
+        { permission: "edit", pattern: "*", action: "ask", source: t.file, narrows: true }
       ])
       assert.deepStrictEqual(config.info.agent.build, {
-        permission: [{ permission: "bash", pattern: "*", action: "deny", source: t.file }]
+        permission: [{ permission: "bash", pattern: "*", action: "deny", source: t.file, narrows: true }]
       })
       assert.deepStrictEqual(config.info.plugin, [])
       assert.deepStrictEqual(config.info.provider, {})

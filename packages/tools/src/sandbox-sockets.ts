@@ -15,7 +15,11 @@ const SOCKET_FOLDER = /^(tmux-\d+|ssh-[\w.-]+|\.X11-unix|\.ICE-unix|\.font-unix|
 const FOLDER_VARIABLES = ["XDG_RUNTIME_DIR", "SCREENDIR"]
 /** Where, below the home folder, agents and container tools keep sockets. */
 const HOME_FOLDERS = [".ssh", ".gnupg", ".docker", ".colima", ".lima", ".rd", ".orbstack", ".local/share/containers"]
-/** Entries looked at per run at most, so a huge temp dir cannot slow every command. */
+/**
+ * Entries looked at per run at most in folders *below* the scanned ones (`/run/*`, `~/.ssh/*`), so a huge tree cannot
+ * slow every command. The scanned folders' own entries (the temp dir's, `/tmp`'s) are always all read: a budget there
+ * would leave a socket visible exactly when the temp dir is busiest (a CI run filled /tmp past it).
+ */
 const SCAN_BUDGET = 4000
 
 const realOf = (path: string): string | undefined => {
@@ -80,9 +84,9 @@ export const findSockets = (options: {
     if (value) for (const path of pathsIn(name, value)) hideSocket(path)
 
   let budget = SCAN_BUDGET
-  /** Looks `levels` deep below `dir` for sockets and socket folders. */
-  const scan = (dir: string, levels: number) => {
-    if (budget <= 0 || within(options.root, dir)) return
+  /** Looks `levels` deep below `dir` for sockets and socket folders; `nested` entries count against the budget. */
+  const scan = (dir: string, levels: number, nested = false) => {
+    if ((nested && budget <= 0) || within(options.root, dir)) return
     let entries: Array<Dirent>
     try {
       entries = readdirSync(dir, { withFileTypes: true })
@@ -90,12 +94,12 @@ export const findSockets = (options: {
       return
     }
     for (const entry of entries) {
-      if (--budget <= 0) return
+      if (nested && --budget <= 0) return
       const path = join(dir, entry.name)
       if (entry.isSocket()) hideSocket(path)
       else if (entry.isDirectory()) {
         if (SOCKET_FOLDER.test(entry.name)) hideFolder(path)
-        else if (levels > 1) scan(path, levels - 1)
+        else if (levels > 1) scan(path, levels - 1, true)
       }
     }
   }
