@@ -86,7 +86,8 @@ export const planAgent: AgentDefinition = {
   description: "Studies the code and writes a plan to .lathe/plans/ without changing the project.",
   mode: "primary",
   prompt: planPrompt,
-  permission: { edit: { "*": "deny", [PLAN_FILES]: "allow" }, bash: "ask" }
+  // `.lathe/plans` itself: `mkdir -p .lathe/plans` before the first plan (bash writes are bound by these rules too).
+  permission: { edit: { "*": "deny", ".lathe/plans": "allow", [PLAN_FILES]: "allow" }, bash: "ask" }
 }
 
 /** `explore` (subagent): read-only whitelist; read-only bash commands ask, everything else is refused. */

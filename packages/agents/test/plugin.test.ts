@@ -85,7 +85,7 @@ describe("the @lathe/agents plugin in the real host", () => {
       assert.deepStrictEqual(agents.get("summary")?.tools, { "*": false })
       assert.deepStrictEqual(
         agents.get("plan")?.permission.map((r) => `${r.permission} ${r.pattern} ${r.action}`),
-        ["edit * deny", `edit ${PLAN_FILES} allow`, "bash * ask"]
+        ["edit * deny", "edit .lathe/plans allow", `edit ${PLAN_FILES} allow`, "bash * ask"]
       )
     }).pipe(Effect.provide(testLayer({ root, plugins: [agentsPlugin] })))
   })
@@ -101,7 +101,7 @@ describe("the @lathe/agents plugin in the real host", () => {
         plugins.agents.map((agent) => agent.name),
         ["build", "plan", "explore", "general", "summary", "docs"]
       )
-      assert.deepStrictEqual(plugins.agents.find((agent) => agent.name === "plan")?.permission.length, 3)
+      assert.deepStrictEqual(plugins.agents.find((agent) => agent.name === "plan")?.permission.length, 4)
     }).pipe(Effect.provide(untrustedLayer(root)))
   })
 })

@@ -19,7 +19,13 @@ export const Rule = Schema.Struct({
    * stricter than what the other rules decide, wherever it stands in the ruleset. So a cloned repository's
    * `"rm *": "ask"` cannot turn the user's or an agent's `deny` into a question.
    */
-  narrows: Schema.optionalKey(Schema.Boolean)
+  narrows: Schema.optionalKey(Schema.Boolean),
+  /**
+   * A rule that decides only the asks its pattern matches (a plugin's default for its own tools, such as MCP's
+   * `mcp:may-write` ask): it never stands for what a command Lathe cannot analyse might run, so it cannot turn an
+   * unknown bash command or write into an ask. Rules a person writes are never scoped.
+   */
+  scoped: Schema.optionalKey(Schema.Boolean)
 })
 export type Rule = typeof Rule.Type
 

@@ -19,7 +19,8 @@ export interface ProtectedPath {
   readonly what: string
   /**
    * Folders under a `tree` entry that hold only data Lathe writes and never loads as config or code (the plan agent's
-   * `.lathe/plans`): the file tools write there without an ask. The sandbox still keeps them read-only for bash.
+   * `.lathe/plans`): the file tools write there without an ask, and the sandbox keeps the root's writable for bash
+   * (bound writable over the read-only tree; created when the tree exists and it does not).
    */
   readonly except?: ReadonlyArray<string>
 }

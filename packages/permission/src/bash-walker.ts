@@ -6,6 +6,7 @@ import { posix } from "node:path"
 import type { Node, Parser } from "web-tree-sitter"
 import type { SimpleCommand, ThroughCreated, UnknownWrite } from "./bash.js"
 import { builtinNode, storedCode } from "./bash-builtins.js"
+import { joinContinuations } from "./bash-continuations.js"
 import { alwaysPattern, basename, renderArgv, stripGitGlobals, unwrap } from "./bash-normalize.js"
 import { type ProgramContext, programOf, type Stdin } from "./bash-programs.js"
 import { type Arg, braceWords, hasBraces, lexWord, literal } from "./bash-word.js"
@@ -76,8 +77,9 @@ export class Walker {
     this.reasons.push(reason)
   }
 
-  line(text: string, depth: number) {
+  line(raw: string, depth: number) {
     if (depth > MAX_DEPTH) return this.unknown(`shell commands are nested more than ${MAX_DEPTH} levels deep`)
+    const text = joinContinuations(this.parser, raw)
     const tree = this.parser.parse(text)
     if (!tree) return this.unknown("the shell parser gave no result")
     try {

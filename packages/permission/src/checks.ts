@@ -1,9 +1,10 @@
-import { resolve } from "node:path"
+import { posix, resolve } from "node:path"
 import type { PermissionAction, PermissionAsk, PermissionRequest, Rule, Ruleset } from "@lathe/core"
 import type { Parser } from "web-tree-sitter"
 import { analyzeWith } from "./bash.js"
+import { withProgramBasenames, writtenRule } from "./program-paths.js"
 import { expandGlobWrite, inside, realPath } from "./real-path.js"
-import { DEFAULTS_SOURCE, evaluate, isImplicit } from "./ruleset.js"
+import { DEFAULTS_SOURCE, evaluate, implicitAsk, isImplicit } from "./ruleset.js"
 import { expandHome, wildcardMatch } from "./wildcard.js"
 
 /**
@@ -24,6 +25,11 @@ export interface Check {
   readonly prefix?: string
   /** The ask this check belongs to may only be approved by a person (see `isPersonOnly`). */
   readonly personOnly?: boolean
+  /**
+   * An `edit` check of a path a bash command writes (a redirection, `tee`, `cp`, `sed -i` …; the pattern is the path
+   * as the file tools name it): the edit rules bind this route too, but only where they deny (see `verdictOf`).
+   */
+  readonly writeRoute?: boolean
 }
 
 /**
@@ -85,9 +91,20 @@ const bashChecks = (parser: Parser, line: string, cwd: string, context: CheckCon
   }
   const root = realPath(context.root)
   const outside = (path: string) => {
+    const relative = posix.relative(root, path)
+    const pattern = inside(root, path) ? relative || "." : path
+    checks.push({ permission: "edit", pattern, always: [pattern], writeRoute: true })
     if (!inside(root, path))
       checks.push({ permission: "external_directory", pattern: path, always: [parentPattern(path)] })
   }
+  const unknownWrite = (permission: string, target: string, reason: string) =>
+    checks.push({
+      permission,
+      pattern: target,
+      always: [target],
+      unparsable: reason,
+      ...(permission === "edit" ? { writeRoute: true } : {})
+    })
   // Joined without normalising: `link/..` must be resolved through the link, not lexically.
   const absolute = (write: string) => {
     const path = expandHome(write, context.home)
@@ -98,11 +115,11 @@ const bashChecks = (parser: Parser, line: string, cwd: string, context: CheckCon
     const paths = expandGlobWrite(absolute(write))
     if (paths === undefined) {
       const reason = `the pattern ${write} matches too many files to check`
-      checks.push({ permission: "external_directory", pattern: write, always: [write], unparsable: reason })
+      for (const permission of ["external_directory", "edit"]) unknownWrite(permission, write, reason)
     } else for (const path of paths) outside(path)
   }
   for (const { target, reason } of analysis.unknownWrites) {
-    checks.push({ permission: "external_directory", pattern: target, always: [target], unparsable: reason })
+    for (const permission of ["external_directory", "edit"]) unknownWrite(permission, target, reason)
   }
   const redirected = new Set<string>()
   for (const { write, created, by } of analysis.throughCreated) {
@@ -113,7 +130,7 @@ const bashChecks = (parser: Parser, line: string, cwd: string, context: CheckCon
       created === undefined
         ? `${by} in the same line may create links at paths not known statically, and this write could go through one`
         : `it goes through ${tidy(absolute(created))}, which ${by} in the same line may create or replace (a link could point anywhere)`
-    checks.push({ permission: "external_directory", pattern: path, always: [path], unparsable: reason })
+    for (const permission of ["external_directory", "edit"]) unknownWrite(permission, path, reason)
   }
   return checks
 }
@@ -196,15 +213,60 @@ const approved = (check: Check, approvals: Ruleset, home: string, exactOnly: boo
  * an ask with `requiresPerson`; a remembered approval (given by a person) still allows it.
  */
 export const verdictOf = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
-  if (!check.personOnly) return decideCheck(check, ruleset, approvals, home)
+  if (check.writeRoute) return writeRouteVerdict(check, ruleset, approvals, home)
+  // `/bin/rm *` meets `rm -rf x` as `rm *` does: commands are checked with their program's basename.
+  const rules = check.permission === "bash" ? withProgramBasenames(ruleset) : ruleset
+  const verdict = check.personOnly
+    ? personOnlyVerdict(check, rules, approvals, home)
+    : decideCheck(check, rules, approvals, home)
+  return verdict.by === "rule" ? { ...verdict, rule: writtenRule(ruleset, verdict.rule) } : verdict
+}
+
+const personOnlyVerdict = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
   const explicit = ruleset.filter((rule) => rule.action !== "allow" || mayApprovePersonOnly(rule, check.permission))
   const verdict = decideCheck(check, explicit, approvals, home)
   return verdict.action === "ask" ? { ...verdict, requiresPerson: true } : verdict
 }
 
+/** What a bash write is allowed by when the edit rules do not deny it: they bind this route only where they deny. */
+export const WRITE_ROUTE_RULE: Rule = {
+  permission: "edit",
+  pattern: "*",
+  action: "allow",
+  source: "bash writes are decided by the bash rules; edit rules bind them only where they deny"
+}
+
+/**
+ * Decides a bash write as an `edit` check (the agent's `edit` rules bind every write route): a known path the edit
+ * rules deny is denied; any other known path is left to the bash rules (allowed here). A target that cannot be known
+ * statically is an ask only a person may approve unless the edit rules allow every path (an exact remembered approval
+ * still allows it).
+ */
+const writeRouteVerdict = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
+  if (check.unparsable === undefined) {
+    const rule = evaluate("edit", check.pattern, ruleset, { home })
+    if (rule.action === "deny") return { check, action: "deny", rule, by: "rule" }
+    return { check, action: "allow", rule: rule.action === "allow" ? rule : WRITE_ROUTE_RULE, by: "rule" }
+  }
+  const relevant = ruleset.filter((rule) => rule.scoped !== true && wildcardMatch(rule.permission, "edit"))
+  // The edit rules allow every path when the last catch-all allows and nothing after it (or narrowing) asks or denies.
+  const catchAll = relevant.findLastIndex((rule) => rule.pattern === "*" && rule.narrows !== true)
+  const binding =
+    relevant.findLast((rule) => rule.narrows === true && rule.action !== "allow") ??
+    relevant.slice(Math.max(catchAll, 0)).findLast((rule) => rule.narrows !== true && rule.action !== "allow") ??
+    (catchAll < 0 ? implicitAsk("edit") : undefined)
+  if (binding === undefined) return { check, action: "allow", rule: relevant[catchAll] ?? WRITE_ROUTE_RULE, by: "rule" }
+  const approval = approved(check, approvals, home, true)
+  if (approval) return { check, action: "allow", rule: approval, by: "approval" }
+  return { check, action: "ask", rule: binding, by: "rule", requiresPerson: true }
+}
+
 const decideCheck = (check: Check, ruleset: Ruleset, approvals: Ruleset, home: string): Verdict => {
   const rule = evaluate(check.permission, check.pattern, ruleset, { home })
-  const relevant = ruleset.filter((candidate) => wildcardMatch(candidate.permission, check.permission))
+  // A scoped rule (a plugin's default for its own patterns) never stands for what an unknown command might run.
+  const relevant = ruleset.filter(
+    (candidate) => candidate.scoped !== true && wildcardMatch(candidate.permission, check.permission)
+  )
   const ask = (decider: Rule, requiresPerson: boolean): Verdict => {
     const approval = approved(check, approvals, home, requiresPerson || check.unparsable !== undefined)
     if (approval) return { check, action: "allow", rule: approval, by: "approval" }

@@ -1,4 +1,5 @@
 import type { PendingAsk, Rule } from "@lathe/core"
+import { SESSION_ONLY_PERMISSIONS } from "./approvals.js"
 import { isImplicit } from "./ruleset.js"
 
 /** Says which rule decided, and where it came from, in a few words. */
@@ -59,7 +60,8 @@ export const describeAsk = (ask: PendingAsk): string => {
     }
   }
   const always = ask.always ?? []
-  if (always.length > 0) lines.push(`  always would allow from now on: ${always.join(", ")}`)
+  const until = SESSION_ONLY_PERMISSIONS.has(ask.permission) ? "for the rest of this session" : "from now on"
+  if (always.length > 0) lines.push(`  always would allow ${until}: ${always.join(", ")}`)
   lines.push("  answer: [o]nce, [a]lways, or [r]eject (optionally with a message for the model)")
   return `${lines.join("\n")}\n`
 }

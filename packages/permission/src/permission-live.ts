@@ -1,3 +1,4 @@
+import { statSync } from "node:fs"
 import {
   Bus,
   denied,
@@ -16,7 +17,15 @@ import {
 } from "@lathe/core"
 import { Clock, Deferred, Effect, Layer } from "effect"
 import type { Parser } from "web-tree-sitter"
-import { APPROVAL_SOURCE, approvalsPath, readApprovals, writeApprovals } from "./approvals.js"
+import {
+  APPROVAL_SOURCE,
+  type Approval,
+  approvalRules,
+  approvalsPath,
+  readApprovalList,
+  SESSION_ONLY_PERMISSIONS,
+  writeApprovals
+} from "./approvals.js"
 import { type AuditEntry, appendAudit, auditPath } from "./audit.js"
 import { loadBashParser } from "./bash.js"
 import { type Check, checksOf, type Verdict, verdictOf } from "./checks.js"
@@ -35,6 +44,18 @@ const severity = (verdict: Verdict): number =>
 const strictest = (verdicts: ReadonlyArray<Verdict>): Verdict =>
   verdicts.reduce((worst, next) => (severity(next) > severity(worst) ? next : worst))
 
+/**
+ * Changes whenever the approvals file is replaced (writes rename a new file over it) or removed. Synchronous (one
+ * stat, microseconds) so that an ask reaches `pending` without an extra trip through the event loop.
+ */
+const fileStamp = (path: string) =>
+  Effect.sync(() => {
+    const info = statSync(path, { throwIfNoEntry: false })
+    return info ? `${info.ino}:${info.mtimeMs}:${info.size}` : "missing"
+  })
+
+const approvalKey = (rule: Rule) => `${rule.permission}\u0000${rule.pattern}`
+
 const newID = () => `per_${process.getBuiltinModule("node:crypto").randomBytes(8).toString("hex")}`
 
 const cancelled = (request: PermissionAsk, patterns: ReadonlyArray<string>) =>
@@ -51,7 +72,27 @@ const make = Effect.gen(function* () {
   const file = approvalsPath(paths.data, paths.projectID)
   const trail = auditPath(paths.data)
   const context = { root: paths.root, directory: paths.directory, home: paths.home }
-  let approvals: Ruleset = yield* readApprovals(file)
+  // The project's stored approvals, re-read when the file changes (so `lathe permissions forget` and other sessions'
+  // "always" replies reach a running session), and the session-only ones (`doom_loop`), per session.
+  let stored: ReadonlyArray<Approval> = yield* readApprovalList(file)
+  let approvals: Ruleset = approvalRules(stored)
+  let stamp = yield* fileStamp(file)
+  const sessionApprovals = new Map<string, Ruleset>()
+  const approvalsFor = (sessionID: string) =>
+    Effect.gen(function* () {
+      const now = yield* fileStamp(file)
+      if (now !== stamp) {
+        // A file that became unreadable keeps what was loaded; it is re-read once it changes again.
+        const read = yield* Effect.result(readApprovalList(file))
+        if (read._tag === "Success") {
+          stored = read.success
+          approvals = approvalRules(stored)
+        } else yield* Effect.logWarning(`${read.failure.message} Using the approvals loaded before.`)
+        stamp = now
+      }
+      const session = sessionApprovals.get(sessionID)
+      return session ? [...approvals, ...session] : approvals
+    })
   const pending = new Map<string, Waiting>()
   const parser = yield* Effect.cached(Effect.promise((): Promise<Parser> => loadBashParser()))
 
@@ -87,9 +128,8 @@ const make = Effect.gen(function* () {
   /** Resolves asks whose every open check a remembered approval now covers. */
   const settleCovered = Effect.gen(function* () {
     for (const waiting of [...pending.values()]) {
-      const now = waiting.open.map((verdict) =>
-        verdictOf(verdict.check, waiting.request.ruleset, approvals, paths.home)
-      )
+      const approved = yield* approvalsFor(waiting.request.sessionID)
+      const now = waiting.open.map((verdict) => verdictOf(verdict.check, waiting.request.ruleset, approved, paths.home))
       if (!now.every((verdict) => verdict.action === "allow")) continue
       pending.delete(waiting.info.id)
       yield* audit(waiting.request, now, { requestID: waiting.info.id, reason: "covered by a new remembered approval" })
@@ -98,23 +138,35 @@ const make = Effect.gen(function* () {
     }
   })
 
-  const remember = (checks: ReadonlyArray<Check>) =>
+  /**
+   * Remembers an "always" reply: for the session only when its permission is session-only (`doom_loop`), else in
+   * the project's file, with the time and project folder. The file is re-read first, so an approval forgotten
+   * meanwhile is not written back.
+   */
+  const remember = (sessionID: string, checks: ReadonlyArray<Check>) =>
     Effect.gen(function* () {
-      const stored = yield* readApprovals(file).pipe(Effect.orElseSucceed(() => approvals))
-      const known = new Set([...approvals, ...stored].map((rule) => `${rule.permission}\u0000${rule.pattern}`))
-      const added: Array<Rule> = []
+      const time = yield* Clock.currentTimeMillis
+      const onDisk = yield* readApprovalList(file).pipe(Effect.orElseSucceed(() => stored))
+      const session = [...(sessionApprovals.get(sessionID) ?? [])]
+      const known = new Set([...approvalRules(onDisk), ...session].map(approvalKey))
+      const added: Array<Approval> = []
       for (const check of checks) {
         for (const pattern of check.always) {
-          const key = `${check.permission}\u0000${pattern}`
-          if (known.has(key)) continue
-          known.add(key)
-          added.push({ permission: check.permission, pattern, action: "allow", source: APPROVAL_SOURCE })
+          const rule: Rule = { permission: check.permission, pattern, action: "allow", source: APPROVAL_SOURCE }
+          if (known.has(approvalKey(rule))) continue
+          known.add(approvalKey(rule))
+          if (SESSION_ONLY_PERMISSIONS.has(rule.permission)) session.push(rule)
+          else added.push({ ...rule, time, project: paths.root })
         }
       }
-      approvals = dedupe([...stored, ...approvals, ...added])
-      yield* writeApprovals(file, approvals).pipe(
+      sessionApprovals.set(sessionID, session)
+      stored = [...onDisk, ...added]
+      approvals = approvalRules(stored)
+      if (added.length === 0) return
+      yield* writeApprovals(file, stored).pipe(
         Effect.catch((error) => Effect.logWarning(`${error.message} The approval holds for this run only.`))
       )
+      stamp = yield* fileStamp(file)
     })
 
   const reply = Effect.fn("PermissionNext.reply")(function* (id: string, answer: PermissionReply) {
@@ -162,7 +214,10 @@ const make = Effect.gen(function* () {
     yield* publishReply(waiting, answer.type)
     yield* Deferred.succeed(waiting.deferred, undefined)
     if (answer.type === "always") {
-      yield* remember(open.map((verdict) => verdict.check))
+      yield* remember(
+        request.sessionID,
+        open.map((verdict) => verdict.check)
+      )
       yield* settleCovered
     }
   })
@@ -184,7 +239,8 @@ const make = Effect.gen(function* () {
   const ask = Effect.fn("PermissionNext.ask")(function* (request: PermissionAsk) {
     const checks = checksOf(request, context, request.permission === "bash" ? yield* parser : undefined)
     const rulesets = [request.ruleset, ...(request.constraints ?? [])]
-    const verdicts = checks.map((check) => strictest(rulesets.map((rs) => verdictOf(check, rs, approvals, paths.home))))
+    const approved = yield* approvalsFor(request.sessionID)
+    const verdicts = checks.map((check) => strictest(rulesets.map((rs) => verdictOf(check, rs, approved, paths.home))))
     const deny = verdicts.find((verdict) => verdict.action === "deny")
     if (deny) {
       yield* audit(request, [deny])
@@ -281,19 +337,10 @@ const make = Effect.gen(function* () {
   })
 })
 
-const dedupe = (rules: ReadonlyArray<Rule>): Array<Rule> => {
-  const seen = new Set<string>()
-  return rules.filter((rule) => {
-    const key = `${rule.permission}\u0000${rule.pattern}\u0000${rule.action}`
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
-}
-
 /**
  * The real `PermissionNext`: rules, the `permission.ask` hook, remembered approvals (per project, in
- * `<data>/permission/<projectID>.json`), asks published on the Bus, and an audit line per decision in
+ * `<data>/permission/<projectID>.json`, except `doom_loop` ones, which last for the session), asks published on the
+ * Bus, and an audit line per decision in
  * `<data>/permission/audit.jsonl`. Fails to build with `ApprovalStoreError` when the approvals file is corrupt.
  */
 export const PermissionLive = Layer.effect(PermissionNext, make)

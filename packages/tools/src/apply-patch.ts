@@ -36,8 +36,7 @@ const seek = (lines: ReadonlyArray<string>, wanted: ReadonlyArray<string>, from:
 
 /** Applies an update's chunks to LF text, in order; throws a model-facing Error when a chunk does not fit. */
 const applyChunks = (text: string, chunks: ReadonlyArray<PatchChunk>, label: string): string => {
-  const trailing = text.endsWith("\n")
-  const lines = (trailing ? text.slice(0, -1) : text).split("\n")
+  const lines = (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n")
   if (text === "") lines.length = 0
   const edits: Array<{ at: number; remove: number; insert: ReadonlyArray<string> }> = []
   let cursor = 0
@@ -65,7 +64,8 @@ const applyChunks = (text: string, chunks: ReadonlyArray<PatchChunk>, label: str
     cursor = at + old.length
   }
   for (const edit of edits.reverse()) lines.splice(edit.at, edit.remove, ...edit.insert)
-  return lines.length === 0 ? "" : `${lines.join("\n")}${trailing || text === "" ? "\n" : ""}`
+  // As the reference implementation does, an updated file ends with a newline (it keeps or gains one).
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`
 }
 
 interface Change {
@@ -77,6 +77,8 @@ interface Change {
   /** Raw content after (undefined: the file is deleted). */
   readonly after: string | undefined
   readonly status: "A" | "M" | "D"
+  /** An added file (or a move's destination) replaced a file that was there. */
+  readonly overwrote?: boolean
 }
 
 const load = async (real: string): Promise<string | undefined> => {
@@ -102,8 +104,8 @@ export const createApplyPatchTool = (state: ToolState) =>
         const file = await target(hunk.path)
         const before = await load(file.real)
         if (hunk.type === "add") {
-          if (before !== undefined) throw new Error(`Cannot add ${file.label}: it already exists. Use *** Update File.`)
-          changes.push({ ...file, before, after: hunk.contents, status: "A" })
+          // An Add over an existing file overwrites it, as in the reference implementations; the snapshot undoes it.
+          changes.push({ ...file, before, after: hunk.contents, status: "A", overwrote: before !== undefined })
           continue
         }
         if (before === undefined) throw new Error(`Cannot ${hunk.type} ${file.label}: the file does not exist.`)
@@ -113,15 +115,20 @@ export const createApplyPatchTool = (state: ToolState) =>
         }
         const format = parseText(before)
         const after = formatText(format, applyChunks(format.text, hunk.chunks, file.label))
-        if (hunk.movePath === undefined) changes.push({ ...file, before, after, status: "M" })
+        const dest = hunk.movePath === undefined ? undefined : await target(hunk.movePath)
+        if (dest === undefined || dest.real === file.real) changes.push({ ...file, before, after, status: "M" })
         else {
-          const dest = await target(hunk.movePath)
-          if ((await load(dest.real)) !== undefined)
-            throw new Error(`Cannot move ${file.label} to ${dest.label}: the destination already exists.`)
+          // A move over an existing destination overwrites it, as in the reference implementations.
+          const existing = await load(dest.real)
           changes.push({ ...file, before, after: undefined, status: "D" })
-          changes.push({ ...dest, before: undefined, after, status: "A" })
+          changes.push({ ...dest, before: existing, after, status: "A", overwrote: existing !== undefined })
         }
       }
+      if (changes.every((c) => c.before === c.after))
+        throw new Error(
+          `The patch changes nothing: every file it names already has the content it describes, so nothing was ` +
+            `written. Read the files to see their current content.`
+        )
       const diff = changes.map((c) => unifiedDiff(c.label, c.before ?? "", c.after ?? "")).join("\n")
       const patterns = [...new Set(changes.map((c) => c.label))]
       await ctx.ask({ permission: "edit", patterns, always: patterns, metadata: { diff, files: patterns } })
@@ -149,11 +156,16 @@ export const createApplyPatchTool = (state: ToolState) =>
       }
       for (const change of changes)
         if (change.after !== undefined) state.recordRead(ctx.sessionID, change.real, await stat(change.real))
-      const summary = changes.map((c) => `${c.status} ${c.label}`).join("\n")
+      const summary = changes
+        .map((c) => `${c.status} ${c.label}${c.overwrote ? " (overwrote the existing file)" : ""}`)
+        .join("\n")
       return {
         title: `${changes.length} file${changes.length === 1 ? "" : "s"}`,
         output: `Applied the patch:\n${summary}`,
-        metadata: { diff, files: changes.map((c) => ({ path: c.path, status: c.status })) }
+        metadata: {
+          diff,
+          files: changes.map((c) => ({ path: c.path, status: c.status, ...(c.overwrote ? { overwrote: true } : {}) }))
+        }
       }
     }
   })

@@ -73,7 +73,8 @@ export interface EditFileResult extends ToolResult {
  * Applies `edits` in order to one file, all or nothing: every edit is applied in memory first (an edit sees
  * the result of the previous ones), then `edit` permission is asked with the diff, then the file is written
  * once, keeping its BOM and line endings. An empty `oldString` in the first edit creates the file (or fills
- * an empty one). `describe(i)` prefixes an error with which edit failed.
+ * an empty one). An edit whose `oldString` equals its `newString` (both empty included), or edits that leave the
+ * file as it was, are an error the model reads. `describe(i)` prefixes an error with which edit failed.
  */
 export const editFile = async (
   ctx: ToolContext,
@@ -97,6 +98,16 @@ export const editFile = async (
   let endLine = 0
   const matchers: Array<string> = []
   edits.forEach((edit, index) => {
+    if (normaliseNewlines(edit.oldString) === normaliseNewlines(edit.newString))
+      throw new Error(
+        describe(
+          index,
+          edit.oldString === ""
+            ? "No changes to apply: oldString and newString are both empty. Put the text to replace in oldString " +
+                "and its replacement in newString; to create an empty file, use the write tool."
+            : "No changes to apply: oldString and newString are identical."
+        )
+      )
     if (edit.oldString === "") {
       if (index > 0 || text !== "")
         throw new Error(
@@ -127,6 +138,11 @@ export const editFile = async (
     }
   })
   const content = formatText(format, text)
+  if (content === raw)
+    throw new Error(
+      `No changes to apply: the edit leaves ${label} exactly as it was (the text that matched already reads as ` +
+        `newString). Read the file to see its current content.`
+    )
   const diff = unifiedDiff(label, raw ?? "", content)
   await ctx.ask({ permission: "edit", patterns: [label], always: [label], metadata: { filepath: path, diff } })
   await checkProtected(ctx, path, real, { filepath: path, diff })

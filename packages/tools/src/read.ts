@@ -18,13 +18,33 @@ export const MAX_READ_BYTES = 50 * 1024
 /** Images larger than this are refused rather than attached. */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
-const IMAGES: Readonly<Record<string, string>> = {
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".webp": "image/webp",
-  ".bmp": "image/bmp"
+/** A file type recognised by its first bytes; `attach` says whether models take it as an image. */
+interface Sniffed {
+  readonly name: string
+  readonly mime: string
+  readonly attach: boolean
+}
+
+const ascii = (bytes: Uint8Array, at: number, text: string): boolean =>
+  [...text].every((char, i) => bytes[at + i] === char.charCodeAt(0))
+
+/**
+ * What the first bytes of a file say it is, by magic number, whatever its name: PNG, JPEG, GIF and WebP are
+ * attached as images (the types every image-taking model accepts); BMP, TIFF and PDF are recognised so the refusal
+ * can name them. Undefined for anything else.
+ */
+export const sniffFile = (head: Uint8Array): Sniffed | undefined => {
+  const at = (i: number, ...bytes: Array<number>) => bytes.every((byte, k) => head[i + k] === byte)
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return { name: "PNG", mime: "image/png", attach: true }
+  if (at(0, 0xff, 0xd8, 0xff)) return { name: "JPEG", mime: "image/jpeg", attach: true }
+  if (ascii(head, 0, "GIF87a") || ascii(head, 0, "GIF89a")) return { name: "GIF", mime: "image/gif", attach: true }
+  if (ascii(head, 0, "RIFF") && ascii(head, 8, "WEBP")) return { name: "WebP", mime: "image/webp", attach: true }
+  if (ascii(head, 0, "BM") && head.length >= 26 && at(6, 0, 0, 0, 0))
+    return { name: "BMP", mime: "image/bmp", attach: false }
+  if (at(0, 0x49, 0x49, 0x2a, 0x00) || at(0, 0x4d, 0x4d, 0x00, 0x2a))
+    return { name: "TIFF", mime: "image/tiff", attach: false }
+  if (ascii(head, 0, "%PDF-")) return { name: "PDF", mime: "application/pdf", attach: false }
+  return undefined
 }
 
 const BINARY = new Set(
@@ -54,13 +74,13 @@ const binaryBytes = (bytes: Uint8Array): boolean => {
   return bytes.length > 0 && control / bytes.length > 0.3
 }
 
-/** Whether the first 4 KB of the file at `path` look like binary data. */
-const looksBinary = async (path: string): Promise<boolean> => {
+/** The first 4 KB of the file at `path`. */
+const readHead = async (path: string): Promise<Buffer> => {
   const handle = await open(path, "r")
   try {
     const buffer = Buffer.alloc(4096)
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-    return binaryBytes(buffer.subarray(0, bytesRead))
+    return buffer.subarray(0, bytesRead)
   } finally {
     await handle.close()
   }
@@ -113,12 +133,16 @@ export const createReadTool = (state: ToolState) =>
       })
       if (info.isDirectory())
         throw new Error(`${label} is a directory, not a file. Use the list tool to see what it contains.`)
-      const extension = extname(real).toLowerCase()
-      const mime = IMAGES[extension]
-      if (mime) {
+      // A small regular file is read whole; anything else (large, or not a regular file) is streamed.
+      const whole = info.isFile() && info.size <= WHOLE_FILE_BYTES ? readFileSync(real) : undefined
+      const head = whole ? whole.subarray(0, 4096) : await readHead(real)
+      // What a file is comes from its bytes, not its name: a JPEG called image.bin is an image.
+      const sniffed = sniffFile(head)
+      if (sniffed?.attach) {
         if (info.size > MAX_IMAGE_BYTES)
           throw new Error(`${label} is an image of ${info.size} bytes; images over 5 MB are not attached.`)
-        const data = await readFile(real)
+        const data = whole ?? (await readFile(real))
+        const { mime } = sniffed
         state.recordRead(ctx.sessionID, real, info)
         return {
           title: label,
@@ -127,11 +151,12 @@ export const createReadTool = (state: ToolState) =>
           attachments: [{ mime, url: `data:${mime};base64,${data.toString("base64")}`, filename: basename(real) }]
         }
       }
-      // A small regular file is read whole; anything else (large, or not a regular file) is streamed.
-      if (BINARY.has(extension))
-        throw new Error(`Cannot read binary file: ${label}. The read tool only shows text files.`)
-      const whole = info.isFile() && info.size <= WHOLE_FILE_BYTES ? readFileSync(real) : undefined
-      if (whole ? binaryBytes(whole.subarray(0, 4096)) : await looksBinary(real))
+      if (sniffed)
+        throw new Error(
+          `Cannot read binary file: ${label} (a ${sniffed.name} file; only PNG, JPEG, GIF and WebP images are ` +
+            `attached). The read tool only shows text files.`
+        )
+      if (BINARY.has(extname(real).toLowerCase()) || binaryBytes(head))
         throw new Error(`Cannot read binary file: ${label}. The read tool only shows text files.`)
 
       const offset = args.offset ?? 1

@@ -1,6 +1,7 @@
 import {
   type Dirent,
   lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -26,7 +27,10 @@ interface Guarded {
 export interface ProtectedLayout {
   /** Existing protected files and folders (real paths), bound read-only. */
   readonly readOnly: ReadonlyArray<string>
-  /** Git folders bound onto themselves: writable, but never moved, removed or replaced. */
+  /**
+   * Folders bound onto themselves: writable, but never moved, removed or replaced. Git folders, and the data folders a
+   * protected tree leaves writable (`.lathe/plans` inside a read-only `.lathe`: the plan agent writes plans there).
+   */
   readonly pinned: ReadonlyArray<string>
   /** Protected paths that do not exist yet. */
   readonly absent: ReadonlyArray<string>
@@ -127,6 +131,8 @@ export const protectedLayout = (root: string, cwd: string): ProtectedLayout => {
     if (entry.path === ".git" && info.isDirectory()) pinned.push(path)
     else readOnly.add(path)
     guarded.push({ path, entry, before: { kind: "present", dev: info.dev, ino: info.ino } })
+    // Only the root's: that is where the plan agent writes (`.lathe/plans/*.md` relative to the root).
+    if (info.isDirectory() && dirname(path) === root) pinned.push(...dataFolders(path, entry))
   }
   /** Existing control files of a git folder outside the guarded tree (pointed to, or nested): read-only only. */
   const bindControl = (gitDir: string) => {
@@ -166,6 +172,52 @@ export const protectedLayout = (root: string, cwd: string): ProtectedLayout => {
   return { readOnly: [...readOnly], pinned, absent, guarded }
 }
 
+/**
+ * The data folders (`except`) of a protected tree that exists as a real folder, created when missing: each is bound
+ * writable over the read-only tree. One that is a symlink, or not a folder, is left read-only with the rest.
+ */
+const dataFolders = (tree: string, entry: ProtectedPath): Array<string> =>
+  (entry.except ?? []).flatMap((folder) => {
+    const path = join(dirname(tree), folder)
+    if (!lstat(path)) {
+      try {
+        mkdirSync(path)
+      } catch {
+        return []
+      }
+    }
+    const info = lstat(path)
+    return info?.isDirectory() && !info.isSymbolicLink() ? [path] : []
+  })
+
+/**
+ * Removes what a command created at a protected tree that was missing (`.lathe`), except its data folders (`except`,
+ * e.g. `.lathe/plans`) when they are real folders inside a real folder: `all` when the whole tree went, `some` when
+ * only what lay beside the data folders did, `none` when the command created nothing else.
+ */
+const pruneCreated = (tree: string, entry: ProtectedPath): "all" | "some" | "none" => {
+  const real = (path: string) => {
+    const info = lstat(path)
+    return info?.isDirectory() === true && !info.isSymbolicLink()
+  }
+  const keep = real(tree) ? (entry.except ?? []).map((folder) => join(dirname(tree), folder)).filter(real) : []
+  if (keep.length === 0) {
+    rmSync(tree, { recursive: true, force: true })
+    return "all"
+  }
+  const prune = (path: string): boolean => {
+    if (keep.includes(path)) return false
+    if (!keep.some((folder) => folder.startsWith(`${path}${sep}`)) || !real(path)) {
+      rmSync(path, { recursive: true, force: true })
+      return true
+    }
+    let removedAny = false
+    for (const name of readdirSync(path)) removedAny = prune(join(path, name)) || removedAny
+    return removedAny
+  }
+  return prune(tree) ? "some" : "none"
+}
+
 const removed = (rel: string, what: string, how: string): string =>
   `Lathe removed ${rel} after the command: the command ${how} it, and it is ${what}. Sandboxed commands may not ` +
   "create or replace protected paths; ask the user to make this change."
@@ -191,8 +243,13 @@ export const restoreProtected = (root: string, layout: ProtectedLayout): Array<s
     const before = item.before
     if (before.kind === "missing") {
       if (!now) continue
-      rmSync(item.path, { recursive: true, force: true })
-      notes.push(removed(rel, item.entry.what, "created"))
+      const pruned = pruneCreated(item.path, item.entry)
+      if (pruned === "all") notes.push(removed(rel, item.entry.what, "created"))
+      if (pruned === "some")
+        notes.push(
+          `Lathe removed what the command created in ${rel} (${item.entry.what}) except ` +
+            `${(item.entry.except ?? []).join(", ")}. Sandboxed commands may not create protected paths; ask the user.`
+        )
     } else if (before.kind === "link") {
       if (now?.isSymbolicLink() && readlinkSync(item.path) === before.target) continue
       if (now) rmSync(item.path, { recursive: true, force: true })

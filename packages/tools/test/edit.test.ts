@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { createEditTool } from "../src/edit.js"
 import { createMultiEditTool } from "../src/multiedit.js"
@@ -56,6 +56,54 @@ describe("edit", () => {
     expect((await runError(edit, { filePath: "a.txt", oldString: "x", newString: "x" }, h.ctx())).message).toBe(
       "No changes to apply: oldString and newString are identical."
     )
+  })
+
+  it("identical oldString and newString are an error, both empty included, and nothing is written", async () => {
+    const { edit, multiedit, h } = setup()
+    const both =
+      "No changes to apply: oldString and newString are both empty. Put the text to replace in oldString and its replacement in newString; to create an empty file, use the write tool."
+    expect(await runError(edit, { filePath: "new.txt", oldString: "", newString: "" }, h.ctx())).toEqual({
+      _tag: "ToolExecutionError",
+      message: both
+    })
+    expect(existsSync(h.path("new.txt"))).toBe(false)
+    const empty = h.write("empty.txt", "")
+    expect((await runError(edit, { filePath: "empty.txt", oldString: "", newString: "" }, h.ctx())).message).toBe(both)
+    const file = h.write("a.txt", "x\r\ny\r\n")
+    const crlf = await runError(edit, { filePath: "a.txt", oldString: "x\r\ny", newString: "x\ny" }, h.ctx())
+    expect(crlf.message).toBe("No changes to apply: oldString and newString are identical.")
+    const second = [
+      { oldString: "x", newString: "z" },
+      { oldString: "y", newString: "y" }
+    ]
+    expect((await runError(multiedit, { filePath: "a.txt", edits: second }, h.ctx())).message).toBe(
+      "Edit 2 of 2 failed: No changes to apply: oldString and newString are identical.\nNo edits were applied."
+    )
+    expect(readFileSync(file, "utf8")).toBe("x\r\ny\r\n")
+    expect(readFileSync(empty, "utf8")).toBe("")
+    expect(h.asks).toHaveLength(0)
+  })
+
+  it("edits that leave the file as it was are an error, not a success", async () => {
+    const { edit, multiedit, h } = setup()
+    const file = h.write("a.txt", "  spaced line\n")
+    const tolerant = await runError(
+      edit,
+      { filePath: "a.txt", oldString: "spaced line ", newString: "spaced line" },
+      h.ctx()
+    )
+    expect(tolerant.message).toBe(
+      "No changes to apply: the edit leaves a.txt exactly as it was (the text that matched already reads as newString). Read the file to see its current content."
+    )
+    const undo = [
+      { oldString: "spaced", newString: "SPACED" },
+      { oldString: "SPACED", newString: "spaced" }
+    ]
+    expect((await runError(multiedit, { filePath: "a.txt", edits: undo }, h.ctx())).message).toMatch(
+      /^No changes to apply/
+    )
+    expect(readFileSync(file, "utf8")).toBe("  spaced line\n")
+    expect(h.asks).toHaveLength(0)
   })
 
   it("a denied edit writes nothing", async () => {

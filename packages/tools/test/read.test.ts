@@ -5,6 +5,8 @@ import { createReadTool } from "../src/read.js"
 import { ToolState } from "../src/state.js"
 import { harness, run, runError, tempDir } from "./helpers.js"
 
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
+
 const setup = () => {
   const state = new ToolState()
   return { state, read: createReadTool(state), h: harness() }
@@ -79,9 +81,11 @@ describe("read", () => {
     expect((await runError(read, { filePath: "blob.dat2" }, h.ctx())).message).toBe(
       "Cannot read binary file: blob.dat2. The read tool only shows text files."
     )
-    h.write("pic.png", Buffer.from([0x89, 0x50, 0x4e, 0x47]))
+    h.write("pic.png", PNG)
     const out = await run(read, { filePath: "pic.png" }, h.ctx())
-    expect(out.attachments).toEqual([{ mime: "image/png", url: "data:image/png;base64,iVBORw==", filename: "pic.png" }])
+    expect(out.attachments).toEqual([
+      { mime: "image/png", url: `data:image/png;base64,${PNG.toString("base64")}`, filename: "pic.png" }
+    ])
   })
 
   it("fails past the end of the file", async () => {
@@ -152,5 +156,88 @@ describe("read", () => {
     expect(await runError(read, { filePath: "data.txt" }, h.ctx())).toMatchObject({
       message: "Cannot read binary file: data.txt. The read tool only shows text files."
     })
+  })
+})
+
+describe("read recognises images by their bytes, not their name", () => {
+  const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1])
+  const gif = Buffer.concat([Buffer.from("GIF89a"), Buffer.from([1, 0, 1, 0, 0x80, 0, 0])])
+  const webp = Buffer.concat([
+    Buffer.from("RIFF"),
+    Buffer.from([26, 0, 0, 0]),
+    Buffer.from("WEBPVP8 "),
+    Buffer.alloc(8)
+  ])
+  const bmp = Buffer.concat([
+    Buffer.from("BM"),
+    Buffer.from([58, 0, 0, 0, 0, 0, 0, 0, 54, 0, 0, 0, 40]),
+    Buffer.alloc(45)
+  ])
+  const tiff = Buffer.concat([Buffer.from("II*"), Buffer.alloc(13)])
+  const tiffBig = Buffer.concat([Buffer.from("MM"), Buffer.from([0, 0x2a]), Buffer.alloc(12)])
+
+  it("attaches PNG, JPEG, GIF and WebP whatever the file is called", async () => {
+    const { read, state, h } = setup()
+    const cases: Array<[string, Buffer, string]> = [
+      ["image.bin", jpeg, "image/jpeg"],
+      ["shot", PNG, "image/png"],
+      ["anim.txt", gif, "image/gif"],
+      ["photo.jpg.dat", webp, "image/webp"]
+    ]
+    for (const [name, bytes, mime] of cases) {
+      const file = h.write(name, bytes)
+      const out = await run(read, { filePath: name }, h.ctx())
+      expect(out.output, name).toBe(
+        `Image read successfully: ${name} (${mime}, ${bytes.length} bytes). It is attached.`
+      )
+      expect(out.attachments, name).toEqual([
+        { mime, url: `data:${mime};base64,${bytes.toString("base64")}`, filename: name }
+      ])
+      expect(state.lastRead("ses_test", file)).toBeDefined()
+    }
+  })
+
+  it("a file named like an image that holds text is read as text", async () => {
+    const { read, h } = setup()
+    h.write("logo.png", "not really a picture\n")
+    const out = await run(read, { filePath: "logo.png" }, h.ctx())
+    expect(out.output).toBe("     1\tnot really a picture\n\n(End of file: 1 lines.)")
+    expect(out.attachments).toBeUndefined()
+  })
+
+  it("BMP, TIFF and PDF are recognised but not attached: the binary message names the type", async () => {
+    const { read, h } = setup()
+    const cases: Array<[string, Buffer, string]> = [
+      ["a.bmp", bmp, "BMP"],
+      ["scan.png", tiff, "TIFF"],
+      ["big-endian", tiffBig, "TIFF"],
+      ["paper.txt", Buffer.from("%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n"), "PDF"]
+    ]
+    for (const [name, bytes, type] of cases) {
+      h.write(name, bytes)
+      expect(await runError(read, { filePath: name }, h.ctx()), name).toEqual({
+        _tag: "ToolExecutionError",
+        message: `Cannot read binary file: ${name} (a ${type} file; only PNG, JPEG, GIF and WebP images are attached). The read tool only shows text files.`
+      })
+    }
+  })
+
+  it("text that merely starts like a magic number stays text", async () => {
+    const { read, h } = setup()
+    h.write("cars.txt", "BMW and Audi\n")
+    h.write("notes.md", "RIFF in music\n")
+    expect((await run(read, { filePath: "cars.txt" }, h.ctx())).output).toContain("1\tBMW and Audi")
+    expect((await run(read, { filePath: "notes.md" }, h.ctx())).output).toContain("1\tRIFF in music")
+  })
+
+  it("an image past 5 MB is refused even under another name; a large one is sniffed from its head", async () => {
+    const { read, h } = setup()
+    h.write("huge.bin", Buffer.concat([jpeg, Buffer.alloc(5 * 1024 * 1024)]))
+    expect((await runError(read, { filePath: "huge.bin" }, h.ctx())).message).toBe(
+      `huge.bin is an image of ${jpeg.length + 5 * 1024 * 1024} bytes; images over 5 MB are not attached.`
+    )
+    const big = Buffer.concat([PNG, Buffer.alloc(200 * 1024, 7)])
+    h.write("big", big)
+    expect((await run(read, { filePath: "big" }, h.ctx())).attachments?.[0]?.mime).toBe("image/png")
   })
 })

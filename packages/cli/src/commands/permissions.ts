@@ -1,27 +1,30 @@
 import { parseArgs } from "node:util"
-import { Config, type DroppedRule, Paths, truncationDir } from "@lathe/core"
+import { Config, type DroppedRule, Paths, runRuleset } from "@lathe/core"
 import {
   approvalsPath,
   auditPath,
   checksOf,
-  defaults,
   describeRule,
   loadBashParser,
-  merge,
   readApprovals,
   readAudit,
   type Verdict,
   verdictOf
 } from "@lathe/permission"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
+import { runOnApp } from "../app.js"
 import type { CliIO, Command } from "../io.js"
+import { forgetCommand, listCommand } from "./permissions-approvals.js"
 
-const usage = `Usage: lathe permissions explain <permission> <pattern> [--json]
+const usage = `Usage: lathe permissions explain <permission> <pattern> [--agent <name>] [--json]
        lathe permissions audit [--session <id>] [--limit <n>] [--json]
+       lathe permissions approvals [--json]
+       lathe permissions forget <n>... | --all
 
-explain  Says how this project's rules decide a request, and which rule (and which file) decided it:
-         the built-in defaults, then your global and project config (last match wins), then the
-         approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
+explain  Says how this project's rules decide a request, and which rule (and which file) decided it,
+         from exactly the ruleset a run evaluates: the built-in and plugins' defaults, the agent's rules
+         (--agent, default: the default agent), then your global and project config (last match wins),
+         then the approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
          verdict per simple command, plus external_directory for writes outside the project. An ask
          only a person may approve (sandbox_escape, protected_path, an unknown command under deny rules)
          says so: --yes, plugins, wildcard rules and the defaults do not approve it. The allow rules of
@@ -29,15 +32,27 @@ explain  Says how this project's rules decide a request, and which rule (and whi
            lathe permissions explain bash "CI=true git push origin main"
            lathe permissions explain read .env
 audit    Prints the recorded permission decisions (newest last).
+approvals  Lists what "always" replies remembered, in every project, oldest first and numbered: permission,
+         pattern, project and when. An "always" on the repeated-call guard (doom_loop) lasts for its session
+         and is not stored.
+forget   Removes remembered approvals by their number in that list, or --all of them; Lathe asks again,
+         also in sessions already running.
 `
 
-const explainLayer = (io: CliIO) => Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
-
-const explain = async (permission: string, pattern: string, json: boolean, io: CliIO): Promise<number> => {
+const explain = async (
+  permission: string,
+  pattern: string,
+  options: { readonly json: boolean; readonly agent: string | undefined },
+  io: CliIO
+): Promise<number> => {
+  const json = options.json
+  // The services of a real run (defaults with every plugin's, agents, config with trust applied), MCP left unstarted.
   const program = Effect.gen(function* () {
     const config = yield* Config
     const paths = yield* Paths
-    const ruleset = merge(defaults({ truncationDir: truncationDir(paths.data) }), config.info.permission)
+    const { agentName, agent, ruleset } = yield* runRuleset(options.agent)
+    if (agent === undefined)
+      return yield* Effect.fail(new Error(`no agent is named "${agentName}"; \`lathe agents\` lists them`))
     const approvals = yield* readApprovals(approvalsPath(paths.data, paths.projectID))
     const parser = permission === "bash" ? yield* Effect.promise(() => loadBashParser()) : undefined
     const context = { root: paths.root, directory: paths.directory, home: paths.home }
@@ -45,15 +60,14 @@ const explain = async (permission: string, pattern: string, json: boolean, io: C
     const verdicts = checks.map((check) => verdictOf(check, ruleset, approvals, paths.home))
     const asked = new Set(["*", ...checks.map((check) => check.permission)])
     const dropped = config.dropped.filter((rule) => asked.has(rule.permission))
-    return { verdicts, dropped, root: paths.root }
-  }).pipe(Effect.provide(explainLayer(io)))
-  const result = await Effect.runPromise(Effect.result(program))
-  if (result._tag === "Failure") {
-    const error = result.failure
-    io.stderr(`lathe permissions: ${error.message}\n`)
+    return { verdicts, dropped, root: paths.root, agentName }
+  })
+  const result = await runOnApp(io, program, { mcp: false })
+  if (!result.ok) {
+    io.stderr(`lathe permissions: ${result.message}\n`)
     return 1
   }
-  const { verdicts, dropped, root } = result.success
+  const { verdicts, dropped, root, agentName } = result.value
   const overall = verdicts.some((v) => v.action === "deny")
     ? "deny"
     : verdicts.every((v) => v.action === "allow")
@@ -61,12 +75,19 @@ const explain = async (permission: string, pattern: string, json: boolean, io: C
       : "ask"
   const personOnly = overall === "ask" && verdicts.some((v) => v.requiresPerson)
   if (json) {
-    const decision = { permission, pattern, decision: overall, ...(personOnly ? { requiresPerson: true } : {}) }
+    const decision = {
+      permission,
+      pattern,
+      agent: agentName,
+      decision: overall,
+      ...(personOnly ? { requiresPerson: true } : {})
+    }
     io.stdout(`${JSON.stringify({ ...decision, verdicts, dropped }, null, 2)}\n`)
     return 0
   }
   const lines = [
-    `${permission} ${JSON.stringify(pattern)}: ${overall}${personOnly ? " (only a person may approve)" : ""}`
+    `${permission} ${JSON.stringify(pattern)}: ${overall}${personOnly ? " (only a person may approve)" : ""}` +
+      ` (agent ${agentName})`
   ]
   for (const verdict of verdicts) lines.push(...describeVerdict(verdict, verdicts.length > 1))
   if (dropped.length > 0) lines.push(...describeDropped(dropped, root))
@@ -135,7 +156,7 @@ const audit = async (values: { session?: string; limit?: string; json?: boolean 
   return 0
 }
 
-/** `lathe permissions`: explain how the rules decide a request, or show the audit trail. */
+/** `lathe permissions`: explain how the rules decide a request, show the audit trail, list or forget approvals. */
 export const permissionsCommand: Command = async (args, io) => {
   const parsed = (() => {
     try {
@@ -146,6 +167,8 @@ export const permissionsCommand: Command = async (args, io) => {
           json: { type: "boolean" },
           session: { type: "string" },
           limit: { type: "string" },
+          agent: { type: "string" },
+          all: { type: "boolean" },
           help: { type: "boolean", short: "h" }
         },
         strict: true
@@ -172,9 +195,11 @@ export const permissionsCommand: Command = async (args, io) => {
       )
       return 2
     }
-    return explain(permission, pattern, values.json ?? false, io)
+    return explain(permission, pattern, { json: values.json ?? false, agent: values.agent }, io)
   }
   if (sub === "audit") return audit(values, io)
-  io.stderr(`lathe permissions: unknown subcommand "${sub}"; use explain or audit.\n\n${usage}`)
+  if (sub === "approvals") return listCommand(values.json ?? false, io)
+  if (sub === "forget") return forgetCommand(rest, values.all ?? false, io, usage)
+  io.stderr(`lathe permissions: unknown subcommand "${sub}"; use explain, audit, approvals or forget.\n\n${usage}`)
   return 2
 }
