@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises"
 import { basename, join } from "node:path"
 import type { AgentDefinition, PluginContext } from "@lathe/core"
+import type { ClaudeModelResolver } from "./compat.js"
 import type { parseAgentFile } from "./markdown.js"
 
 /** A folder agent files are read from. */
@@ -17,8 +18,10 @@ export interface MarkdownAgent {
   readonly path: string
 }
 
-/** What the discovery needs from the plugin context. */
-export type DiscoveryContext = Pick<PluginContext, "root" | "configDir" | "trusted" | "log">
+/** What the discovery needs from the plugin context, and how to map Claude's model names (they inherit without it). */
+export type DiscoveryContext = Pick<PluginContext, "root" | "configDir" | "trusted" | "log"> & {
+  readonly claudeModel?: ClaudeModelResolver
+}
 
 /**
  * The folders agent files come from, lowest precedence first: the person's `~/.config/lathe/agents/`, then the
@@ -60,7 +63,8 @@ const markdownFiles = async (dir: string, log: DiscoveryContext["log"]): Promise
  * Reads every agent file, one definition per name (the later file wins, see {@link agentDirectories}; a later file
  * with `disable: true` removes the name's earlier definition). A file
  * that cannot be read or parsed is reported with `ctx.log.warn` (its path and the field at fault) and skipped; the
- * others still load. In an untrusted project the project folders are not read, and one warning says how to trust
+ * others still load. A file that loads with keys Lathe does not use, or a model it cannot honour, gets one warning
+ * naming them. In an untrusted project the project folders are not read, and one warning says how to trust
  * it when they hold agent files.
  */
 export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<ReadonlyArray<MarkdownAgent>> => {
@@ -81,13 +85,15 @@ export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<Readonl
         continue
       }
       parse ??= (await import("./markdown.js")).parseAgentFile
-      const parsed = parse(basename(path, ".md"), text)
+      const parsed = parse(basename(path, ".md"), text, ctx.claudeModel ? { claudeModel: ctx.claudeModel } : {})
       if (!parsed.ok) {
         ctx.log.warn(`Ignored agent file ${path}: ${parsed.error}. Fix the file; the other agents are loaded.`, {
           path
         })
         continue
       }
+      // One warning per file for all it had that Lathe ignored or read differently.
+      if (parsed.notices.length > 0) ctx.log.warn(`Agent file ${path}: ${parsed.notices.join("; ")}.`, { path })
       const name = basename(path, ".md")
       agents.delete(name) // a later file replaces (or, with `disable: true`, removes) an earlier one
       if (parsed.agent) agents.set(name, { definition: parsed.agent, path })

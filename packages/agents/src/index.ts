@@ -4,6 +4,7 @@
  * plugin without this entry's markdown parser loaded up front).
  */
 export * from "./builtin.js"
+export * from "./compat.js"
 export * from "./discover.js"
 export * from "./markdown.js"
 export { default } from "./plugin.js"

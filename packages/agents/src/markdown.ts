@@ -1,13 +1,21 @@
 import { AgentDefinition, PermissionConfig, parseOnce } from "@lathe/core"
 import { isMap, LineCounter, parseDocument } from "yaml"
 import { z } from "zod"
+import {
+  CLAUDE_MODEL_ALIASES,
+  type ClaudeModelResolver,
+  claudeTools,
+  mergePermission,
+  type ToolsAllowList
+} from "./compat.js"
 
 /**
- * The front matter of an agent file. Keys are snake_case like config's `agent.<name>`; `name` and `color` are
- * accepted (and ignored) so Claude Code agent files load unchanged, and `tools` may also be Claude's
- * comma-separated list of the only tools to offer (`tools: Read, Grep, Glob`).
+ * The front matter of an agent file. Keys are snake_case like config's `agent.<name>`. Claude Code's and OpenCode's
+ * files load as they are: `model` may be a Claude alias (`sonnet`, `opus`, `haiku`) or `inherit`, `tools` a list of
+ * the only tools to offer (`Read, Grep, Bash(git diff:*)`), `maxSteps` is OpenCode's `max_steps`; keys Lathe does
+ * not use (`color`, …) are ignored and named in the file's notice.
  */
-export const AgentFrontMatter = z.strictObject({
+export const AgentFrontMatter = z.object({
   description: z.string().optional(),
   mode: z.enum(["primary", "subagent", "all"]).optional(),
   hidden: z.boolean().optional(),
@@ -17,18 +25,28 @@ export const AgentFrontMatter = z.strictObject({
   temperature: z.number().optional(),
   top_p: z.number().optional(),
   max_steps: z.number().optional(),
-  tools: z.union([z.record(z.string(), z.boolean()), z.string()]).optional(),
+  maxSteps: z.number().optional(),
+  tools: z.union([z.record(z.string(), z.boolean()), z.string(), z.array(z.string())]).optional(),
   permission: PermissionConfig.optional(),
-  name: z.string().optional(),
-  color: z.string().optional()
+  /** Claude Code's name for the agent; Lathe names it after its file and says so when the two differ. */
+  name: z.string().optional()
 })
 /** The front matter of an agent file, as written. */
 export type AgentFrontMatter = z.input<typeof AgentFrontMatter>
 
-/** The outcome of parsing one agent file: the agent, nothing (a disabled file), or what is wrong with it. */
+/**
+ * The outcome of parsing one agent file: the agent, nothing (a disabled file), or what is wrong with it. `notices`
+ * say what of a loaded file was ignored or taken differently (unused keys, a model that inherits), for the person.
+ */
 export type ParsedAgentFile =
-  | { readonly ok: true; readonly agent: AgentDefinition | undefined }
+  | { readonly ok: true; readonly agent: AgentDefinition | undefined; readonly notices: ReadonlyArray<string> }
   | { readonly ok: false; readonly error: string }
+
+/** How to read the fields that depend on the person's setup. */
+export interface AgentFileOptions {
+  /** Maps Claude's model names to a configured provider's model; without it (or when it finds none) they inherit. */
+  readonly claudeModel?: ClaudeModelResolver
+}
 
 // AgentDefinition's camelCase fields as the author wrote them in front matter.
 const FIELD_NAMES: Readonly<Record<string, string>> = {
@@ -55,18 +73,43 @@ const split = (text: string): { frontMatter: string; body: string; offset: numbe
   }
 }
 
-/** Claude Code's `tools: Read, Grep` means "only these": everything else is switched off. */
-const toolsMap = (tools: Record<string, boolean> | string): Record<string, boolean> =>
-  typeof tools !== "string"
-    ? tools
-    : Object.fromEntries([
-        ["*", false],
-        ...tools
-          .split(",")
-          .map((tool) => tool.trim().toLowerCase())
-          .filter((tool) => tool !== "")
-          .map((tool) => [tool, true])
-      ])
+/** Splits Claude's `Read, Bash(git log --format=%h,%s)` on the commas outside parentheses. */
+const toolList = (text: string): Array<string> => {
+  const entries = [""]
+  let depth = 0
+  for (const char of text) {
+    if (char === "(") depth++
+    if (char === ")") depth = Math.max(0, depth - 1)
+    if (char === "," && depth === 0) entries.push("")
+    else entries[entries.length - 1] += char
+  }
+  return entries
+}
+
+/** OpenCode's `tools: { write: false }` as it is; Claude's list (a string or YAML list) as an allow-list. */
+const toolsOf = (tools: z.output<typeof AgentFrontMatter>["tools"]): ToolsAllowList | undefined =>
+  tools === undefined
+    ? undefined
+    : typeof tools === "string"
+      ? claudeTools(toolList(tools))
+      : Array.isArray(tools)
+        ? claudeTools(tools)
+        : { tools, permission: {}, notices: [] }
+
+const INHERITS = "the agent runs on the model of the turn that runs it"
+
+/** The agent's `provider/model`, or none (it inherits), with a notice when the file asked for something else. */
+const agentModel = (model: string | undefined, options: AgentFileOptions): { model?: string; notice?: string } => {
+  if (model === undefined || model === "inherit") return {}
+  if (model.includes("/")) return { model }
+  if (CLAUDE_MODEL_ALIASES.includes(model) || model.startsWith("claude-")) {
+    const mapped = options.claudeModel?.(model)
+    return mapped
+      ? { model: mapped }
+      : { notice: `model: "${model}" is a Claude model and no Anthropic provider is configured; ${INHERITS}` }
+  }
+  return { notice: `model: "${model}" is not "provider/model" or a Claude alias; ${INHERITS}` }
+}
 
 const describeIssues = (issues: ReadonlyArray<z.core.$ZodIssue>, names: Readonly<Record<string, string>>): string =>
   issues
@@ -82,7 +125,7 @@ const describeIssues = (issues: ReadonlyArray<z.core.$ZodIssue>, names: Readonly
  * name without `.md`). Never throws: a problem comes back as an error naming the field at fault, or the line of
  * the front matter that does not parse.
  */
-export const parseAgentFile = (name: string, text: string): ParsedAgentFile => {
+export const parseAgentFile = (name: string, text: string, options: AgentFileOptions = {}): ParsedAgentFile => {
   const parts = split(text)
   if (typeof parts === "string") return { ok: false, error: parts }
   const lines = new LineCounter()
@@ -94,10 +137,24 @@ export const parseAgentFile = (name: string, text: string): ParsedAgentFile => {
   }
   if (document.contents !== null && !isMap(document.contents))
     return { ok: false, error: "front matter: expected `key: value` lines (a YAML mapping)" }
-  const fields = AgentFrontMatter.safeParse(document.toJS() ?? {}, parseOnce)
+  const raw: Record<string, unknown> = document.toJS() ?? {}
+  const fields = AgentFrontMatter.safeParse(raw, parseOnce)
   if (!fields.success) return { ok: false, error: describeIssues(fields.error.issues, {}) }
   const f = fields.data
-  if (f.disable) return { ok: true, agent: undefined }
+  if (f.disable) return { ok: true, agent: undefined, notices: [] }
+  const notices: Array<string> = []
+  const unused = Object.keys(raw).filter((key) => !Object.hasOwn(AgentFrontMatter.shape, key))
+  if (unused.length > 0)
+    notices.push(`ignored ${unused.join(", ")} (Lathe does not use ${unused.length > 1 ? "them" : "it"})`)
+  if (f.name !== undefined && f.name !== name)
+    notices.push(`name: the agent is called "${name}" after its file, not "${f.name}"`)
+  const { model, notice } = agentModel(f.model, options)
+  if (notice) notices.push(notice)
+  const offered = toolsOf(f.tools)
+  if (offered) notices.push(...offered.notices)
+  const tools = offered?.tools
+  const permission = mergePermission(offered?.permission ?? {}, f.permission)
+  const maxSteps = f.max_steps ?? f.maxSteps
   const prompt = parts.body.trim()
   const definition = {
     name,
@@ -105,15 +162,22 @@ export const parseAgentFile = (name: string, text: string): ParsedAgentFile => {
     ...(f.mode !== undefined ? { mode: f.mode } : {}),
     ...(f.hidden !== undefined ? { hidden: f.hidden } : {}),
     ...(prompt !== "" ? { prompt } : {}),
-    ...(f.permission !== undefined ? { permission: f.permission } : {}),
-    // Claude Code's `model: inherit` is the default here: the session's model.
-    ...(f.model !== undefined && f.model !== "inherit" ? { model: f.model } : {}),
+    ...(permission !== undefined ? { permission } : {}),
+    // Claude Code's `model: inherit` is the default here: the model of the turn that runs the agent.
+    ...(model !== undefined ? { model } : {}),
     ...(f.temperature !== undefined ? { temperature: f.temperature } : {}),
     ...(f.top_p !== undefined ? { topP: f.top_p } : {}),
-    ...(f.max_steps !== undefined ? { maxSteps: f.max_steps } : {}),
-    ...(f.tools !== undefined ? { tools: toolsMap(f.tools) } : {})
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    ...(tools !== undefined ? { tools } : {})
   }
   const checked = AgentDefinition.safeParse(definition, parseOnce)
-  if (!checked.success) return { ok: false, error: describeIssues(checked.error.issues, FIELD_NAMES) }
-  return { ok: true, agent: definition }
+  if (!checked.success)
+    return {
+      ok: false,
+      error: describeIssues(checked.error.issues, {
+        ...FIELD_NAMES,
+        maxSteps: f.max_steps === undefined ? "maxSteps" : "max_steps"
+      })
+    }
+  return { ok: true, agent: definition, notices }
 }

@@ -4,6 +4,7 @@
  */
 import { definePlugin } from "@lathe/core"
 import { builtinAgents } from "./builtin.js"
+import { claudeModels } from "./compat.js"
 import { loadMarkdownAgents } from "./discover.js"
 import { createTaskTool } from "./task.js"
 
@@ -16,7 +17,9 @@ const agentsPlugin = definePlugin({
   name: "@lathe/agents",
   setup: async (ctx) => {
     const agents = new Map(builtinAgents.map((agent) => [agent.name, agent]))
-    for (const { definition, path } of await loadMarkdownAgents(ctx))
+    // Claude's model aliases go to the Anthropic provider the LLM service would use (config, else ANTHROPIC_API_KEY).
+    const claudeModel = claudeModels(ctx.config, process.env)
+    for (const { definition, path } of await loadMarkdownAgents({ ...ctx, claudeModel }))
       agents.set(definition.name, { ...definition, source: path })
     // The task tool lists the subagents it can start: these, plus subagents defined in lathe.json.
     const subagents = new Map<string, { name: string; description?: string }>()

@@ -88,6 +88,20 @@ describe("loadMarkdownAgents", () => {
     assert.match(warnings[2] ?? "", /^Ignored agent file .*folder\.md: it could not be read \(EISDIR/)
   })
 
+  it("loads a Claude Code file as it is, with one warning naming what it ignored; aliases use ctx.claudeModel", async () => {
+    const { ctx, root, write, warnings } = setup(true)
+    const path = write(
+      join(root, ".claude", "agents", "reviewer.md"),
+      "---\nname: reviewer\ndescription: Reviews\ntools: Read, Grep\nmodel: haiku\ncolor: blue\n---\nReview.\n"
+    )
+    const agents = await loadMarkdownAgents({ ...ctx, claudeModel: (alias) => `anthropic/claude-${alias}-4-5` })
+    assert.deepStrictEqual(
+      agents.map((a) => [a.definition.name, a.definition.model, a.definition.tools]),
+      [["reviewer", "anthropic/claude-haiku-4-5", { "*": false, read: true, grep: true }]]
+    )
+    assert.deepStrictEqual(warnings, [`Agent file ${path}: ignored color (Lathe does not use it).`])
+  })
+
   it("does not read project folders of an untrusted project, and says once how to trust it", async () => {
     const { ctx, root, configDir, write, warnings } = setup(false)
     write(join(configDir, "agents", "mine.md"), agent("global"))

@@ -67,17 +67,28 @@ const respond = (request: LLMRequest) => {
   return [chunks.toolCall(`c-${word}`, "lookup", { word }), chunks.finish({ input: 50, output: 5 }, "tool-calls")]
 }
 
-const turn = (prompt: string, abort?: AbortSignal) =>
+const turn = (prompt: string, abort?: AbortSignal, model?: string) =>
   Effect.gen(function* () {
     const session = yield* createSession()
     const result = yield* (yield* SessionPrompt).prompt({
       sessionID: session.id,
       parts: [{ type: "text", text: prompt }],
       title: false,
-      ...(abort ? { abort } : {})
+      ...(abort ? { abort } : {}),
+      ...(model ? { model } : {})
     })
     return { session, result }
   })
+
+/** `provider/model` of each recorded request, parent's and children's apart. */
+const modelsUsed = Effect.gen(function* () {
+  const requests = yield* (yield* ScriptedLLM).requests
+  const id = (r: LLMRequest) => `${r.model.providerID}/${r.model.modelID}`
+  return {
+    parent: [...new Set(requests.filter((r) => Object.hasOwn(r.tools, "task")).map(id))],
+    children: [...new Set(requests.filter((r) => !Object.hasOwn(r.tools, "task")).map(id))]
+  }
+})
 
 describe("the task tool", () => {
   it.live("two tasks in one step run in parallel child sessions; results, metadata and cost come back", () =>
@@ -273,6 +284,42 @@ describe("the task tool", () => {
             ],
             [chunks.toolCall("c1", "lookup", { word: "slow" }), chunks.finish(usage, "tool-calls")]
           ]
+        })
+      )
+    )
+  )
+
+  it.live("a subagent with no model of its own runs on the model of the turn that called it", () =>
+    Effect.gen(function* () {
+      yield* turn("research", undefined, "local/beta")
+      // Regression: every child request went to the configured default model, not the caller's -m.
+      assert.deepStrictEqual(yield* modelsUsed, { parent: ["local/beta"], children: ["local/beta"] })
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config: { ...config, model: "local/alpha" },
+          steps: Array(7).fill(respond)
+        })
+      )
+    )
+  )
+
+  it.live("a subagent with a model of its own keeps it, whatever model its caller runs on", () =>
+    Effect.gen(function* () {
+      yield* turn("research")
+      assert.deepStrictEqual(yield* modelsUsed, { parent: ["local/gamma"], children: ["local/pinned"] })
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: root(),
+          plugins: [plugin],
+          config: {
+            model: "local/alpha",
+            agent: { build: { model: "local/gamma" }, scout: { ...config.agent.scout, model: "local/pinned" } }
+          },
+          steps: Array(7).fill(respond)
         })
       )
     )

@@ -4,6 +4,7 @@ import {
   Config,
   type LatheEvent,
   LLM,
+  LOG_REPEATS_EVENT,
   Paths,
   PermissionDefaults,
   type Plugin,
@@ -22,7 +23,7 @@ import {
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
 import { sandboxedCommandRunner } from "@lathe/tools"
-import { type Cause, Effect, Exit, Layer, Logger, ManagedRuntime, type Scope } from "effect"
+import { type Cause, Effect, Exit, type Fiber, Layer, Logger, ManagedRuntime, References, type Scope } from "effect"
 import * as zod from "zod"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
@@ -103,13 +104,19 @@ const describeLogPart = (part: unknown): string =>
       ? String((part as { message: unknown }).message)
       : JSON.stringify(part)
 
+/** Whether a log line repeats an event the host also shows (see `LOG_REPEATS_EVENT`). */
+export const repeatsEvent = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
+  fiber.getRef(References.CurrentLogAnnotations)[LOG_REPEATS_EVENT] !== undefined
+
 /**
  * The CLI's logger: warnings and errors as `lathe: …` lines on stderr (never on stdout, which carries the answer or
- * the JSON events); everything with `LATHE_LOG=debug`.
+ * the JSON events); everything with `LATHE_LOG=debug`. With `showsEvents` (the command renders events, plugin
+ * failures among them) a line that repeats an event is left out, so each is reported once.
  */
-export const cliLogger = (io: CliIO) =>
+export const cliLogger = (io: CliIO, settings: { readonly showsEvents?: boolean } = {}) =>
   Logger.layer([
     Logger.make((options) => {
+      if (settings.showsEvents === true && repeatsEvent(options.fiber)) return
       const verbose = io.env.LATHE_LOG === "debug"
       if (!verbose && options.logLevel !== "Warn" && options.logLevel !== "Error" && options.logLevel !== "Fatal")
         return

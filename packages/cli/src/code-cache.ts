@@ -29,6 +29,7 @@ export const loadWithCodeCache = (
   } catch {
     // no cache yet
   }
+  silenceLoaderWarning()
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData }),
@@ -51,6 +52,25 @@ export const loadWithCodeCache = (
   ) => void
   withoutPositionsInProbes(() => wrapper(module.exports, createRequire(file), module, file, dirname(file)))
   return { exports: module.exports, keepCache }
+}
+
+let loaderWarningSilenced = false
+
+/**
+ * Keeps Node's one-time `ExperimentalWarning: vm.USE_MAIN_CONTEXT_DEFAULT_LOADER is an experimental feature` off the
+ * person's terminal. It fires at the bundle's first `import()` (a plugin file, ripgrep) because of the loader chosen
+ * above, the only one that works without `--experimental-vm-modules`; it says nothing a user can act on. Every other
+ * warning, experimental or not, passes through as before.
+ */
+const silenceLoaderWarning = (): void => {
+  if (loaderWarningSilenced) return
+  loaderWarningSilenced = true
+  const emit = process.emitWarning
+  process.emitWarning = ((warning: string | Error, ...rest: Array<never>) => {
+    const text = typeof warning === "string" ? warning : warning.message
+    if (text.startsWith("vm.USE_MAIN_CONTEXT_DEFAULT_LOADER")) return
+    return emit.call(process, warning, ...rest)
+  }) as typeof process.emitWarning
 }
 
 /**

@@ -21,16 +21,24 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     load: async () => (await import("./commands/run.js")).runCommand
   },
   undo: {
-    summary: "Put back the files the last step of the latest session changed",
+    summary: "Take back the last turn: its files and messages (--list, <n>, --step, --force)",
     load: async () => (await import("./commands/undo.js")).revertCommand("undo")
   },
   redo: {
-    summary: "Bring back what lathe undo took away",
+    summary: "Bring back what lathe undo took away (files and messages)",
     load: async () => (await import("./commands/undo.js")).revertCommand("redo")
   },
   session: {
-    summary: "List this project's sessions, for --session and --continue (lathe session list)",
+    summary: "List this project's sessions (session list), or print one: messages, calls, tokens (session show)",
     load: async () => (await import("./commands/session.js")).sessionCommand
+  },
+  export: {
+    summary: "Write a session as a Markdown transcript or a JSON document (lathe export <id> --format md|json)",
+    load: async () => (await import("./commands/export.js")).exportCommand
+  },
+  import: {
+    summary: "Read a session that lathe export --format json wrote back into the store",
+    load: async () => (await import("./commands/export.js")).importCommand
   },
   serve: {
     summary: "Run the headless server (HTTP + SSE API) for editors, scripts and attached clients",

@@ -89,7 +89,7 @@ describe("agents end to end", () => {
       "---\ndescription: Writes docs\nmode: subagent\n---\nYou write docs."
     )
     const withFile = await runLathe(["agents"], { cwd: project, env })
-    assert.match(withFile.stdout, /^docs +subagent +\/.*config\/lathe\/agents\/docs\.md\n +Writes docs/m)
+    assert.match(withFile.stdout, /^docs +subagent +inherits +\/.*config\/lathe\/agents\/docs\.md\n +Writes docs/m)
     const run = await runLathe(["run", "--format", "json", "@explore where is x defined?"], { cwd: project, env })
     assert.strictEqual(run.code, 0, run.stderr)
     const started = run.events.find((e) => e.type === "message.updated" && e.message.role === "user")

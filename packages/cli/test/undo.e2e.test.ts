@@ -11,7 +11,7 @@ afterEach(async () => {
   server = undefined
 })
 
-describe("lathe undo / lathe redo", () => {
+describe("lathe undo --step / lathe redo", () => {
   it("a step's file changes are recorded, undone, redone, and an undo is final after the next prompt", async () => {
     server = await startScriptedServer([
       { steps: [{ tool: "bash", input: { command: "echo new > b.txt && rm a.txt", description: "change files" } }] },
@@ -32,7 +32,7 @@ describe("lathe undo / lathe redo", () => {
     )
     assert.isFalse(existsSync(at("a.txt")))
 
-    const undo = await runLathe(["undo"], { cwd: box.project, env })
+    const undo = await runLathe(["undo", "--step"], { cwd: box.project, env })
     assert.strictEqual(undo.code, 0, undo.stderr)
     assert.include(undo.stdout, "Restored 2 files")
     assert.strictEqual(readFileSync(at("a.txt"), "utf8"), "original a\n")
@@ -48,8 +48,8 @@ describe("lathe undo / lathe redo", () => {
     assert.strictEqual(nothing.code, 1)
     assert.include(nothing.stderr, "nothing was undone")
 
-    // Undo again, then prompt: the undone step is gone from what the model sees.
-    assert.strictEqual((await runLathe(["undo"], { cwd: box.project, env })).code, 0)
+    // Undo again, then prompt: the undone step is gone from what the model sees (its turn's prompt stays).
+    assert.strictEqual((await runLathe(["undo", "--step"], { cwd: box.project, env })).code, 0)
     const next = await runLathe(["run", "--format", "json", "-c", "start over"], { cwd: box.project, env })
     assert.strictEqual(next.code, 0, next.stderr)
     const body = JSON.stringify(server.requests[2]?.body)
@@ -71,11 +71,11 @@ describe("lathe undo / lathe redo", () => {
     const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
     assert.strictEqual((await runLathe(["run", "--yes", "edit twice"], { cwd: box.project, env })).code, 0)
     assert.strictEqual(readFileSync(file, "utf8"), "three\n")
-    assert.strictEqual((await runLathe(["undo"], { cwd: box.project, env })).code, 0)
+    assert.strictEqual((await runLathe(["undo", "--step"], { cwd: box.project, env })).code, 0)
     assert.strictEqual(readFileSync(file, "utf8"), "two\n")
-    assert.strictEqual((await runLathe(["undo"], { cwd: box.project, env })).code, 0)
+    assert.strictEqual((await runLathe(["undo", "--step"], { cwd: box.project, env })).code, 0)
     assert.strictEqual(readFileSync(file, "utf8"), "one\n")
-    const third = await runLathe(["undo"], { cwd: box.project, env })
+    const third = await runLathe(["undo", "--step"], { cwd: box.project, env })
     assert.strictEqual(third.code, 1)
     assert.include(third.stderr, "Nothing to undo")
     assert.strictEqual((await runLathe(["redo"], { cwd: box.project, env })).code, 0)

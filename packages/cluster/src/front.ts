@@ -110,7 +110,7 @@ export const clusterFront =
       abort: (sessionID) =>
         tracker.running.has(sessionID) ? send(makeClient(sessionID).Abort(undefined)) : Promise.resolve(false),
       abortAll: async () => 0,
-      revert: (sessionID, verb) => send(makeClient(sessionID).Revert({ verb })),
+      revert: (sessionID, verb, options = {}) => send(makeClient(sessionID).Revert({ verb, ...options })),
       pending: () => ({ asks: [...tracker.asks.values()], questions: [...tracker.questions.values()] }),
       respond: async (response) => {
         const sessionID =

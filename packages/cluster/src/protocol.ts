@@ -48,9 +48,17 @@ export const Respond = Rpc.make("Respond", {
   success: Schema.Boolean
 })
 
-/** Undo the last step (`undo`) or bring back what undo hid (`redo`), in the work tree the runner holds. */
+/**
+ * Undo the last turn (`undo`; `step` only the last changing step, `turn` back to before that turn, `force` over
+ * files changed since) or bring back what undo hid (`redo`), in the work tree the runner holds.
+ */
 export const Revert = Rpc.make("Revert", {
-  payload: { verb: Schema.Literals(["undo", "redo"]) },
+  payload: {
+    verb: Schema.Literals(["undo", "redo"]),
+    step: Schema.optionalKey(Schema.Boolean),
+    turn: Schema.optionalKey(Schema.Number),
+    force: Schema.optionalKey(Schema.Boolean)
+  },
   success: Schema.Struct({ reverted: Schema.Boolean, message: Schema.String })
 })
 

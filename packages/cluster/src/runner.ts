@@ -14,11 +14,11 @@ import {
   type MessageWithParts,
   PermissionNext,
   Question,
+  redoSession,
   SessionPrompt,
   SessionStore,
   type UserMessage,
-  undoLastStep,
-  unrevertSession
+  undoSession
 } from "@lathe/core"
 import { type AppFactory, Directories, type DirectoryApp, type ServerServices } from "@lathe/server"
 import type { Workspaces } from "@lathe/workspace"
@@ -226,7 +226,9 @@ const sessionHandlers = (
             if (resident.running) return { reverted: false, message: `Session ${sessionID} is running a turn.` }
             const app = await appOf()
             const exit = await app.runtime.runPromiseExit(
-              payload.verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
+              payload.verb === "undo"
+                ? undoSession(sessionID, { step: payload.step, turn: payload.turn, force: payload.force })
+                : redoSession(sessionID, { force: payload.force })
             )
             if (Exit.isSuccess(exit)) return { reverted: true, message: `${payload.verb} done` }
             const error = exit.cause.reasons[0]

@@ -22,7 +22,7 @@ export interface AgentInfo {
   readonly model?: string
   readonly temperature?: number
   readonly topP?: number
-  /** A hard cap on model calls per turn. */
+  /** A hard cap on model calls per turn, overriding config `max_steps`; 0 = no cap. */
   readonly maxSteps?: number
   /** Tools switched on (`true`) or off (`false`) by id; wildcards allowed (`"mcp_*": false`). */
   readonly tools: Readonly<Record<string, boolean>>
@@ -41,7 +41,7 @@ export const AgentDefinition = z.strictObject({
   model: z.string().includes("/", { message: 'use "provider/model"' }).optional(),
   temperature: z.number().min(0).max(2).optional(),
   topP: z.number().min(0).max(1).optional(),
-  maxSteps: z.number().int().positive().optional(),
+  maxSteps: z.number().int().min(0).optional(),
   tools: z.record(z.string(), z.boolean()).optional(),
   /** Where the definition came from (a file path), shown by `lathe agents`; defaults to the plugin's name. */
   source: z.string().optional()

@@ -93,7 +93,8 @@ export const AgentConfig = z.strictObject({
   model: modelRef().optional(),
   temperature: z.number().optional(),
   top_p: z.number().optional(),
-  max_steps: positiveInt().optional(),
+  /** Model calls per turn for this agent, overriding the top-level `max_steps`; 0 = no cap. */
+  max_steps: nonNegativeInt().optional(),
   /** Tools on (`true`) or off (`false`) by id; wildcards allowed. */
   tools: z.record(z.string(), z.boolean(), says("an object of true/false")).optional(),
   permission: PermissionConfig.optional(),
@@ -244,6 +245,11 @@ export const ConfigFile = z.strictObject({
   plugin_timeout_ms: positiveInt().optional(),
   /** Globs or paths of extra rules files (relative to the project root); an untrusted project's stay inside it. */
   instructions: z.array(z.string(), says("an array of strings")).optional(),
+  /**
+   * The most model calls (steps) one turn may make (default 200; an agent's `max_steps` overrides it; 0 = no cap).
+   * The last one offers no tools and asks for a summary; the turn then ends with a `StepLimit` error.
+   */
+  max_steps: nonNegativeInt().optional(),
   tool_output: z.strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() }).optional(),
   doom_loop: z
     .strictObject({

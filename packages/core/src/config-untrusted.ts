@@ -150,6 +150,8 @@ export const untrustedConfig: UntrustedTable = {
   // Numbers the person may have tuned: a project's value would replace theirs (more output, a looser guard).
   tool_output: drop("sets how much tool output reaches the model, and what it costs you"),
   doom_loop: drop("can loosen or switch off the repeated-call guard"),
+  // Dropped, not narrowed: a file alone cannot tell a lower cap from a higher one than the person's own.
+  max_steps: drop("a higher cap (or 0, none) lets a turn go on, and cost, longer"),
   retry: keep("retries repeat the same request to your own provider; they reach nothing new"),
   compaction: drop("changes how your history is summarised and pruned"),
   snapshot: drop("undo snapshots are your safety net; a project may not turn them off or shrink them"),

@@ -54,3 +54,41 @@ export class DoomLoopGuard {
     return this.calls.slice(-n)
   }
 }
+
+/** What a stopped doom loop tells the person: the repeated call, the threshold, and what to do. */
+export interface DoomLoopReport {
+  readonly tool: string
+  readonly count: number
+  readonly threshold: number
+  /** The identical calls that made the run, oldest first (tool and canonical JSON input). */
+  readonly calls: ReadonlyArray<RecordedCall>
+  /** What the person can do next, in one or two sentences. */
+  readonly suggestion: string
+  /** The whole report as text: what happened, the repeated call, the suggestion. */
+  readonly message: string
+}
+
+/** Input longer than this is cut in the report's text (the `calls` field keeps it whole). */
+const SHOWN_INPUT = 300
+
+/**
+ * The report of a doom loop the person (or a run without a terminal) stopped: `count` identical calls of `tool`,
+ * reaching `threshold`, the last of which are `calls`.
+ */
+export const doomLoopReport = (
+  tool: string,
+  count: number,
+  threshold: number,
+  calls: ReadonlyArray<RecordedCall>
+): DoomLoopReport => {
+  const suggestion =
+    "Tell the model what it is missing or suggest another approach, then continue the session " +
+    `(lathe run -c "…"). If repeating the call was right, raise doom_loop.threshold (now ${threshold}) in lathe.json, ` +
+    `or add "${tool}" to doom_loop.ignored_tools.`
+  const input = calls.at(-1)?.input ?? ""
+  const shown = input.length > SHOWN_INPUT ? `${input.slice(0, SHOWN_INPUT)}…` : input
+  const message =
+    `Stopped a loop: the model called ${tool} ${count} times in a row with the same input (the doom-loop threshold ` +
+    `is ${threshold}), and going on was not allowed.\nRepeated call (×${count}): ${tool} ${shown}\n${suggestion}`
+  return { tool, count, threshold, calls, suggestion, message }
+}

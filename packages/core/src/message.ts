@@ -82,7 +82,13 @@ export const MessageError = Schema.Union([
     name: Schema.Literal("DoomLoopDetected"),
     message: Schema.String,
     tool: Schema.String,
-    count: Schema.Number
+    count: Schema.Number,
+    /** The doom-loop threshold in force (absent in sessions stored before it was recorded). */
+    threshold: Schema.optionalKey(Schema.Number),
+    /** The repeated calls, oldest first: tool and canonical JSON input. */
+    calls: Schema.optionalKey(Schema.Array(Schema.Struct({ tool: Schema.String, input: Schema.String }))),
+    /** What the person can do next. */
+    suggestion: Schema.optionalKey(Schema.String)
   }),
   Schema.Struct({ name: Schema.Literal("PermissionRejected"), message: Schema.String }),
   Schema.Struct({ name: Schema.Literal("StepLimit"), message: Schema.String, steps: Schema.Number }),

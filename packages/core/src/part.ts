@@ -125,6 +125,7 @@ export const StepFinishPart = Schema.Struct({
   ...base,
   type: Schema.Literal("step-finish"),
   reason: Schema.String,
+  /** The work tree's hash after the step, when the step took a snapshot (it ran a tool that may change files). */
   snapshot: Schema.optionalKey(Schema.String),
   tokens: Tokens,
   cost: Schema.Number

@@ -34,6 +34,13 @@ export interface PluginEntry {
 /** How long a hook may run before it is reported and skipped (config `plugin_timeout_ms`). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
 
+/**
+ * The log annotation on a warning that repeats a published event (its value is the event's type, e.g. `plugin.error`):
+ * a host that shows events (the CLI's run and interactive session) skips such lines, so each failure is reported once;
+ * a host that shows only its log (`lathe serve`, `lathe agents`) still prints them.
+ */
+export const LOG_REPEATS_EVENT = "lathe.repeats-event"
+
 /** A plugin that loaded, as `Plugins.list` reports it. */
 export interface LoadedPlugin {
   readonly name: string
@@ -142,11 +149,11 @@ const makePlugins = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       const text = `Plugin "${plugin}" failed in ${hook}: ${message(error)}`
       if (hook === "load") failed.push({ name: plugin, source: source ?? plugin, message: text })
-      yield* Effect.logWarning(text)
+      yield* Effect.logWarning(text).pipe(Effect.annotateLogs(LOG_REPEATS_EVENT, "plugin.error"))
       yield* bus.publish({ type: "plugin.error", plugin, hook, message: text })
     })
   for (const failure of importFailures) {
-    yield* Effect.logWarning(failure.message)
+    yield* Effect.logWarning(failure.message).pipe(Effect.annotateLogs(LOG_REPEATS_EVENT, "plugin.error"))
     yield* bus.publish({ type: "plugin.error", plugin: failure.name, hook: "load", message: failure.message })
   }
   /** A hook call with the time limit: a hook that hangs is reported and skipped. */

@@ -1,4 +1,5 @@
 import { Clock, Effect, Exit, type Semaphore } from "effect"
+import { doomLoopReport } from "./doom-loop.js"
 import type { Part, Tokens, ToolPart } from "./part.js"
 import type { PermissionError, PermissionRequest } from "./permission-next.js"
 import type { ProcessorInput, ProcessorServices } from "./processor.js"
@@ -105,15 +106,13 @@ export const runToolCall = (
         })
       )
       if (Exit.isFailure(decided)) {
-        const last = input.guard
-          .last(call.doomCount)
-          .map((recorded) => `${recorded.tool} ${recorded.input}`)
-          .join("\n")
-        const message =
+        const calls = input.guard.last(call.doomCount)
+        const report = doomLoopReport(part.tool, call.doomCount, input.guard.options.threshold, calls)
+        state.doom ??= new DoomLoopDetected({ ...report, calls: [...calls] })
+        return yield* fail(
           `Stopped: the ${part.tool} tool was called ${call.doomCount} times in a row with the same input, ` +
-          `and the user chose to stop the loop. Last calls:\n${last}`
-        state.doom ??= new DoomLoopDetected({ tool: part.tool, count: call.doomCount, message })
-        return yield* fail(message)
+            `and the user chose to stop the loop. Last calls:\n${calls.map((c) => `${c.tool} ${c.input}`).join("\n")}`
+        )
       }
     }
 

@@ -54,10 +54,19 @@ export interface ProcessorOutput {
   readonly toolsCompleted: boolean
 }
 
-/** The same tool with the same input was called too often in a row, and the person said stop. */
+/**
+ * The same tool with the same input was called `threshold` times or more in a row, and going on was not allowed (the
+ * person said stop, or no one could be asked). `message` is the whole report for the person (see `doomLoopReport`).
+ */
 export class DoomLoopDetected extends Schema.TaggedError<DoomLoopDetected>()("DoomLoopDetected", {
   tool: Schema.String,
   count: Schema.Number,
+  /** The doom-loop threshold in force (config `doom_loop.threshold`). */
+  threshold: Schema.Number,
+  /** The repeated calls, oldest first: tool and canonical JSON input. */
+  calls: Schema.Array(Schema.Struct({ tool: Schema.String, input: Schema.String })),
+  /** What the person can do next. */
+  suggestion: Schema.String,
   message: Schema.String
 }) {}
 
@@ -383,13 +392,18 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
   }
 
   let message: AssistantMessage = { ...assistant }
+  // The tree after the step (step-finish's `snapshot`): tracked again only when the step changed files.
+  let after = toolState.snapshot
   if (toolState.snapshot !== undefined) {
     const patch = yield* services.snapshot
       .patch(toolState.snapshot)
       .pipe(Effect.catch((error) => Effect.logWarning("snapshot patch failed", error).pipe(Effect.as(undefined))))
     if (patch && patch.files.length > 0) {
       yield* save({ id: ascendingId("part"), ...ids, type: "patch", hash: patch.hash, files: [...patch.files] })
-    }
+      after = yield* services.snapshot.track.pipe(
+        Effect.catch((error) => Effect.logWarning("snapshot after the step failed", error).pipe(Effect.as(undefined)))
+      )
+    } else if (!patch) after = undefined
   }
   if (finish) {
     const cost = stepCost(finish.tokens, input.model)
@@ -398,7 +412,7 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
       ...ids,
       type: "step-finish",
       reason: finish.reason,
-      ...(toolState.snapshot !== undefined ? { snapshot: toolState.snapshot } : {}),
+      ...(after !== undefined ? { snapshot: after } : {}),
       tokens: finish.tokens,
       cost
     })

@@ -158,7 +158,7 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
       `Provider "${providerID}" ${what} (${http})${where}: ${sentence(detail.text)} To fix it, ${hint}.`
     )
   }
-  if ([400, 413, 422].includes(f.status) && OVERFLOW_TEXT.test(`${detail.text} ${f.body ?? ""}`))
+  if ([400, 413, 422].includes(f.status) && OVERFLOW_TEXT.test(`${detail.text} ${f.body ?? ""} ${type}`))
     return make(
       { _tag: "ContextOverflow" },
       `The conversation is too long for ${ref}'s context window (${http}: ${detail.text}). Compact the ` +
@@ -172,11 +172,42 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
 }
 
 /**
+ * What an in-band error's type or code stands for, as the HTTP status its twin answers with, first match wins: a
+ * server (vLLM, llama.cpp, a gateway) that reports `too_many_requests` or `no_kv_space` inside a 200 stream says the
+ * same as a 429 or a 529 would, and is classified and retried alike.
+ */
+const IN_BAND_TYPES: ReadonlyArray<readonly [RegExp, number]> = [
+  [/insufficient_quota/i, 429],
+  [/rate_?limit|too_many_requests|throttl/i, 429],
+  [/overload|no_kv_space|kv_cache|capacity|server_busy/i, 529],
+  [/context_length|context_window|too_many_tokens|prompt_too_long/i, 413],
+  [/authentication|invalid_api_key|unauthori[sz]ed/i, 401],
+  [/permission_denied|forbidden/i, 403],
+  [/unavailable|bad_gateway|gateway_timeout/i, 503],
+  [/server_error|internal|api_error|timeout|timed_out/i, 500]
+]
+
+/** The same, for an in-band error that names no type: a few phrases of its message. */
+const IN_BAND_TEXT: ReadonlyArray<readonly [RegExp, number]> = [
+  [/too many requests|rate[ -]?limit/i, 429],
+  [/overloaded|no kv (cache )?space|out of kv/i, 529],
+  [OVERFLOW_TEXT, 413],
+  [/internal server error|service unavailable/i, 500]
+]
+
+/** The HTTP status an in-band error with no status of its own stands for, if its type, code or message says. */
+const inBandStatus = (type: string, message: string): number | undefined =>
+  (IN_BAND_TYPES.find(([pattern]) => pattern.test(type)) ??
+    IN_BAND_TEXT.find(([pattern]) => pattern.test(message)))?.[1]
+
+/**
  * Turns anything a provider call can throw or report into one `ProviderError` with a classified `reason`:
  * HTTP 429 → RateLimited (with the server's `retryAfterMs`) unless it says `insufficient_quota` (→ QuotaExceeded, not
  * retried), 529/"overloaded" → Overloaded, other 5xx →
  * ServerError, 401/403 → Auth, 400/413/422 saying the prompt is too long → ContextOverflow, other 4xx →
- * InvalidRequest, a refused, reset or cut connection → StreamCut (`unreachable` when no connection was made: refused,
+ * InvalidRequest; an error reported inside a started stream without a status is classified as its HTTP twin, by its
+ * type or code (`too_many_requests` → RateLimited, `no_kv_space` → Overloaded, `server_error` → ServerError, …); a
+ * refused, reset or cut connection → StreamCut (`unreachable` when no connection was made: refused,
  * or an unknown host), an aborted request → Aborted. Messages say what happened and how to fix it, not whether Lathe
  * retries: the retry status says that, and a final error says how many attempts were made. Total: never throws.
  */
@@ -220,7 +251,7 @@ export const toProviderError = (
     )
   if (StreamProviderError.isInstance(error)) {
     const type = `${error.type ?? ""} ${error.code ?? ""}`
-    const status = error.statusCode ?? (error.isRetryable ? 500 : 400)
+    const status = error.statusCode ?? inBandStatus(type, error.message) ?? (error.isRetryable ? 500 : 400)
     const failure = { status, url, headers: undefined, body: undefined, type, message: error.message, inBand: true }
     return done(fromStatus(failure, ref, providerID, options))
   }

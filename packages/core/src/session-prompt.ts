@@ -9,6 +9,7 @@ import type { AssistantMessage, MessageError, MessageWithParts, Session, UserMes
 import { emptyTokens, type Part } from "./part.js"
 import { Paths } from "./paths.js"
 import { PermissionDefaults, type Ruleset } from "./permission-next.js"
+import { assembleRuleset } from "./permission-ruleset.js"
 import { Plugins } from "./plugins.js"
 import { type DoomLoopDetected, Processor } from "./processor.js"
 import { Retry } from "./retry.js"
@@ -17,9 +18,11 @@ import { recoverSession } from "./session-recover.js"
 import { commitRevert } from "./session-revert.js"
 import { makeStepRunner, type StepRunner } from "./session-step.js"
 import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "./session-store.js"
+import { recordStepLimit, stepCap } from "./step-limit.js"
 import { SubagentFailed, type SubagentRequest, type SubagentResult, Subagents } from "./subagents.js"
 import { SystemPrompt } from "./system-prompt.js"
 import type { AnyTool } from "./tool.js"
+import { truncationDir } from "./truncate.js"
 import { addTokens, isOverflow } from "./usage.js"
 import { compilePattern } from "./wildcard.js"
 
@@ -40,15 +43,26 @@ export interface PromptInput {
    * every message of the session, or the history would be out of order.
    */
   readonly messageID?: string
-  /** The agent to answer (default: the session's, else the configured default, else `build`). */
+  /**
+   * The agent to answer. Default: the session's, while it can take a prompt; else the configured default, else
+   * `build` (with a `notice` when the session's agent had to be passed over).
+   */
   readonly agent?: string
-  /** `provider/model` for this turn (default: the agent's, else the configured model). */
+  /**
+   * `provider/model` for this turn. Default: the agent's own; for a subagent without one, its caller's
+   * (`inheritedModel`, else the session's own agent's, which a mention stands in for); else the configured model.
+   */
   readonly model?: string
+  /** `provider/model` of the turn that started this one (a subagent's caller), for an agent with no model of its own. */
+  readonly inheritedModel?: string
   /** Aborting ends the turn cleanly and records the aborted state. */
   readonly abort?: AbortSignal
   /** Name the session with the hidden `title` agent after its first message (default true). */
   readonly title?: boolean
-  /** Let an agent of mode `subagent` take the prompt (the task tool, or the person naming it with `@name`). */
+  /**
+   * Let an agent of mode `subagent` take the prompt (the task tool, or the person naming it with `@name`). It runs
+   * for this prompt only: the session keeps the agent it has.
+   */
   readonly allowSubagents?: boolean
   /** Rules appended after the agent's and the config's (the task tool denies recursion this way). */
   readonly extraRules?: Ruleset
@@ -101,7 +115,8 @@ export type PromptError =
 /**
  * The outer loop: stores the prompt, then repeats (assemble the system prompt and tools for the agent, call
  * the model, let the Processor consume the step) until the model stops calling tools, a permission is
- * rejected, an error is not retryable, the turn is aborted, or the agent's step limit is reached;
+ * rejected, an error is not retryable, the turn is aborted, or the step cap is reached (config `max_steps`,
+ * default 200: the last step offers no tools, and the turn ends with a `StepLimit` error);
  * compacts history when the context fills up.
  */
 export class SessionPrompt extends Context.Service<
@@ -169,7 +184,15 @@ export const messageError = (
     }
     case "DoomLoopDetected": {
       const e = error as DoomLoopDetected
-      return { name: "DoomLoopDetected", message: e.message, tool: e.tool, count: e.count }
+      return {
+        name: "DoomLoopDetected",
+        message: e.message,
+        tool: e.tool,
+        count: e.count,
+        threshold: e.threshold,
+        calls: e.calls,
+        suggestion: e.suggestion
+      }
     }
     case "ProviderNotConfigured":
     case "ModelNotFound":
@@ -200,12 +223,20 @@ const makeSessionPrompt = Effect.gen(function* () {
     paths
   })
   const running = new Map<string, AbortController>()
+  /** The `provider/model` of each running turn, by session: what a subagent it starts inherits. */
+  const turnModels = new Map<string, string>()
 
   /** The session, agents, agent and model a prompt runs with (the agent and model checked). */
   const resolve = Effect.fnUntraced(function* (input: PromptInput) {
     const session = yield* store.getSession(input.sessionID)
     const agents = resolveAgents(plugins.agents, config.info.agent)
-    const agentName = input.agent ?? session.agent ?? config.info.default_agent ?? "build"
+    const fallback = config.info.default_agent ?? "build"
+    const primary = (a: AgentInfo | undefined): a is AgentInfo => a !== undefined && !a.hidden && a.mode !== "subagent"
+    // The session's agent, unless it can no longer take a prompt (removed from config, or a subagent stored by a
+    // mention before mentions ran for one prompt only): then the default answers, and the person is told.
+    const stored = session.agent === undefined ? undefined : agents.get(session.agent)
+    const sessionAgent = primary(stored) ? stored.name : fallback
+    const agentName = input.agent ?? sessionAgent
     const agent = agents.get(agentName)
     const usable = (a: AgentInfo) => !a.hidden && (input.allowSubagents ? a.mode !== "primary" : a.mode !== "subagent")
     if (!agent || !usable(agent)) {
@@ -215,7 +246,19 @@ const makeSessionPrompt = Effect.gen(function* () {
         message: `No agent "${agentName}" can take a prompt. Available agents: ${names.sort().join(", ")}.`
       })
     }
-    const model = yield* llm.resolve(input.model ?? agent.model)
+    if (input.agent === undefined && session.agent !== undefined && session.agent !== agentName)
+      yield* bus.publish({
+        type: "notice",
+        level: "warn",
+        message:
+          `Session ${session.id}'s agent "${session.agent}" cannot take a prompt ` +
+          `(${stored === undefined ? "no agent has that name now" : "it is a subagent"}); the "${agentName}" agent ` +
+          `answers instead.`
+      })
+    // A subagent with no model of its own runs on its caller's: the turn that started it, else (a mention) the
+    // model the session's own agent would have used.
+    const inherited = input.allowSubagents ? (input.inheritedModel ?? agents.get(sessionAgent)?.model) : undefined
+    const model = yield* llm.resolve(input.model ?? agent.model ?? inherited)
     return { session, agents, agent, model }
   })
 
@@ -238,8 +281,10 @@ const makeSessionPrompt = Effect.gen(function* () {
     input.abort?.addEventListener("abort", onAbort, { once: true })
     if (input.abort?.aborted) controller.abort()
     running.set(session.id, controller)
+    turnModels.set(session.id, `${model.providerID}/${model.modelID}`)
     const release = Effect.sync(() => {
       running.delete(session.id)
+      turnModels.delete(session.id)
       input.abort?.removeEventListener("abort", onAbort)
     })
 
@@ -335,7 +380,9 @@ const makeSessionPrompt = Effect.gen(function* () {
       history.length === 0 && firstText && session.title === DEFAULT_SESSION_TITLE
         ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title }
         : {}
-    const updated = { ...session, ...titled, agent: agent.name, time: { ...session.time, updated: now } }
+    // A subagent's prompt (a mention; a task's child session was made with its agent) leaves the session's agent.
+    const kept = input.allowSubagents ? {} : { agent: agent.name }
+    const updated = { ...session, ...titled, ...kept, time: { ...session.time, updated: now } }
     yield* store.putSession(updated)
     yield* bus.publish({ type: "session.updated", session: updated })
     if (history.length === 0 && firstText && input.title !== false) {
@@ -356,13 +403,21 @@ const makeSessionPrompt = Effect.gen(function* () {
       threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
       ignoredTools: config.info.doom_loop?.ignored_tools ?? defaultDoomLoop.ignoredTools
     })
-    const ruleset: Ruleset = [...defaults, ...agent.permission, ...config.info.permission, ...(input.extraRules ?? [])]
+    const ruleset: Ruleset = assembleRuleset({
+      defaults,
+      agent: agent.permission,
+      config: config.info.permission,
+      truncationDir: truncationDir(paths.data),
+      extraRules: input.extraRules
+    })
     // The tools on offer are fixed for the turn: decided once, not every step.
     const turnTools = offeredTools(plugins.tools, agent, ruleset)
     let last: AssistantMessage | undefined
+    // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
+    const cap = stepCap(agent.maxSteps, config.info.max_steps)
     for (let step = 1; ; step++) {
       if (abort.aborted) break
-      const lastStep = agent.maxSteps !== undefined && step >= agent.maxSteps
+      const lastStep = cap !== undefined && step >= cap
       const tools = lastStep ? {} : turnTools
       const assistant: AssistantMessage = {
         id: ascendingId("message"),
@@ -389,6 +444,7 @@ const makeSessionPrompt = Effect.gen(function* () {
         ...(input.constraints ? { constraints: input.constraints } : {})
       })
       last = output.message
+      if (lastStep && !abort.aborted) last = yield* recordStepLimit(store, bus, last, step)
       if (output.result === "stop" || lastStep) break
       if (output.result === "compact") {
         if (config.info.compaction?.auto === false) break
@@ -434,10 +490,12 @@ const makeSessionPrompt = Effect.gen(function* () {
         sessionID = child.id
       }
       const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
+      const inheritedModel = turnModels.get(request.parentSessionID)
       yield* prompt({
         sessionID,
         parts: [{ type: "text", text: request.prompt }],
         agent: request.agent,
+        ...(inheritedModel ? { inheritedModel } : {}),
         abort: request.abort,
         title: false,
         allowSubagents: true,

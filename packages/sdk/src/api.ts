@@ -142,8 +142,42 @@ export const SessionDiff = Schema.Struct({
 export type SessionDiff = typeof SessionDiff.Type
 
 /** `POST /sessions/:id/undo` and `/redo`: the session after it, and the files put back. */
-export const RevertResult = Schema.Struct({ session: SessionInfo, files: Schema.Array(Schema.String) })
+export const RevertResult = Schema.Struct({
+  session: SessionInfo,
+  files: Schema.Array(Schema.String),
+  /** Of `files`, those changed since (by hand or another program) that `force` overwrote. */
+  overwritten: Schema.optionalKey(Schema.Array(Schema.String))
+})
 export type RevertResult = typeof RevertResult.Type
+
+/** How far `undo` goes; every field optional (no options: the last turn that is not undone). */
+export interface UndoRequest {
+  /** Undo only the last step that changed files, not the whole turn. */
+  readonly step?: boolean
+  /** Go back to before this turn (numbered from 1, as `GET /sessions/:id/turns` lists them). */
+  readonly turn?: number
+  /** Put files back even when they were changed since (otherwise 409 naming them). */
+  readonly force?: boolean
+}
+
+/** A yes/no query parameter. */
+const Flag = Schema.optional(Schema.Literals(["true", "false"]))
+
+/** One turn of a session (`GET /sessions/:id/turns`): a prompt until the session was idle again. */
+export const TurnInfo = Schema.Struct({
+  /** Its place among the session's turns, from 1. */
+  index: Schema.Number,
+  /** The prompt's message: undoing the turn hides it and everything after it. */
+  messageID: Schema.String,
+  prompt: Schema.String,
+  /** When the prompt was sent (ms since the epoch). */
+  time: Schema.Number,
+  /** The files its steps changed (its subagents' included), sorted. */
+  files: Schema.Array(Schema.String),
+  /** Undone: hidden from the model until redo, or dropped by the next prompt. */
+  undone: Schema.Boolean
+})
+export type TurnInfo = typeof TurnInfo.Type
 
 /** A permission ask waiting for a reply. */
 export const PendingPermission = Schema.Struct({
@@ -298,21 +332,36 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
     )
   )
   .add(
+    HttpApiEndpoint.get("turns", "/sessions/:id/turns", {
+      params: sessionParams,
+      success: Schema.Array(TurnInfo),
+      error: [NotFound, Unauthorized, ServerError]
+    }).annotate(
+      OpenApi.Description,
+      "The session's turns, oldest first: prompt, time, the files each changed, and whether it is undone."
+    )
+  )
+  .add(
     HttpApiEndpoint.post("undo", "/sessions/:id/undo", {
       params: sessionParams,
+      query: { step: Flag, turn: Schema.optional(Schema.NumberFromString), force: Flag },
       success: RevertResult,
       error: [NotFound, Conflict, Unauthorized, ServerError]
     }).annotate(
       OpenApi.Description,
-      "Undoes the session's last step that changed files: the files are put back and the step's messages hidden."
+      "Undoes the session's last turn that is not undone: every file its steps changed is put back and its messages, prompt included, are hidden from the model. `turn=n` goes back to before turn n; `step=true` undoes only the last step that changed files. A file changed since (by hand) is a 409 naming it; `force=true` overwrites it."
     )
   )
   .add(
     HttpApiEndpoint.post("redo", "/sessions/:id/redo", {
       params: sessionParams,
+      query: { force: Flag },
       success: RevertResult,
       error: [NotFound, Conflict, Unauthorized, ServerError]
-    }).annotate(OpenApi.Description, "Brings back what undo took (only before the next prompt).")
+    }).annotate(
+      OpenApi.Description,
+      "Brings back what undo took (only before the next prompt). A file changed since the undo is a 409 naming it; `force=true` overwrites it."
+    )
   )
   .annotateMerge(OpenApi.annotations({ title: "Sessions", description: "Conversations with the agent" })) {}
 

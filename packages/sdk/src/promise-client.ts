@@ -14,7 +14,9 @@ import {
   QuestionReply,
   type RevertResult,
   type SessionDiff,
-  type SessionInfo
+  type SessionInfo,
+  type TurnInfo,
+  type UndoRequest
 } from "./api.js"
 import { type LatheEffectClient, makeLatheClient } from "./client.js"
 import { LatheApiError, toLatheApiError } from "./errors.js"
@@ -54,8 +56,15 @@ export interface LatheClient {
     messages(id: string): Promise<ReadonlyArray<MessageWithParts>>
     /** The session's changes to the work tree, as a unified diff and per file. */
     diff(id: string): Promise<SessionDiff>
-    undo(id: string): Promise<RevertResult>
-    redo(id: string): Promise<RevertResult>
+    /** The session's turns, oldest first, with the files each changed and whether it is undone. */
+    turns(id: string): Promise<ReadonlyArray<TurnInfo>>
+    /**
+     * Undoes the last turn that is not undone (or back to before `turn`, or only the last changing `step`): files put
+     * back, messages hidden from the model. Rejects with a 409 naming files changed since, unless `force`.
+     */
+    undo(id: string, options?: UndoRequest): Promise<RevertResult>
+    /** Brings back what undo took; a 409 names files changed since the undo, unless `force`. */
+    redo(id: string, options?: { readonly force?: boolean }): Promise<RevertResult>
   }
   readonly permissions: {
     /** Permission asks waiting for a reply. */
@@ -111,8 +120,22 @@ export const createLatheClient = (options: LatheClientOptions): LatheClient => {
       abort: (id) => run(`POST /sessions/${id}/abort`, (c) => c.sessions.abort({ params: { id } })),
       messages: (id) => run(`GET /sessions/${id}/messages`, (c) => c.sessions.messages({ params: { id } })),
       diff: (id) => run(`GET /sessions/${id}/diff`, (c) => c.sessions.diff({ params: { id } })),
-      undo: (id) => run(`POST /sessions/${id}/undo`, (c) => c.sessions.undo({ params: { id } })),
-      redo: (id) => run(`POST /sessions/${id}/redo`, (c) => c.sessions.redo({ params: { id } }))
+      turns: (id) => run(`GET /sessions/${id}/turns`, (c) => c.sessions.turns({ params: { id } })),
+      undo: (id, options = {}) =>
+        run(`POST /sessions/${id}/undo`, (c) =>
+          c.sessions.undo({
+            params: { id },
+            query: {
+              ...(options.step ? { step: "true" as const } : {}),
+              ...(options.turn !== undefined ? { turn: options.turn } : {}),
+              ...(options.force ? { force: "true" as const } : {})
+            }
+          })
+        ),
+      redo: (id, options = {}) =>
+        run(`POST /sessions/${id}/redo`, (c) =>
+          c.sessions.redo({ params: { id }, query: options.force ? { force: "true" as const } : {} })
+        )
     },
     permissions: {
       list: (query = {}) => run("GET /permissions", (c) => c.permissions.list({ query })),

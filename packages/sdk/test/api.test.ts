@@ -25,6 +25,7 @@ describe("the API definition", () => {
         "POST /sessions/{id}/abort",
         "GET /sessions/{id}/messages",
         "GET /sessions/{id}/diff",
+        "GET /sessions/{id}/turns",
         "POST /sessions/{id}/undo",
         "POST /sessions/{id}/redo",
         "GET /events",

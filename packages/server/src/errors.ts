@@ -54,6 +54,7 @@ export const toApiError = (error: unknown): AnyApiError => {
     case "ProviderNotConfigured":
       return apiError.badRequest(message)
     case "NothingToRevert":
+    case "RevertConflict":
     case "SessionBusy":
       return apiError.conflict(message)
     case "StoreError":

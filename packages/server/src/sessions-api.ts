@@ -3,15 +3,16 @@ import {
   Config,
   createSession,
   LLM,
+  listTurns,
   Plugins,
+  redoSession,
   resolveAgents,
   SessionStore,
   Snapshot,
-  undoLastStep,
-  unrevertSession
+  undoSession
 } from "@lathe/core"
 import type { Session } from "@lathe/core/schema"
-import { LatheApi, type RevertResult, type SessionDiff } from "@lathe/sdk"
+import { LatheApi, type RevertResult, type SessionDiff, type UndoRequest } from "@lathe/sdk"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { runIn, type ServerContext } from "./context.js"
@@ -224,22 +225,36 @@ export const sessionsApi = (ctx: ServerContext) =>
           return sessionDiff(app, params.id)
         }, ["not_found", "server_error"])
       )
-      .handle("undo", ({ params }) => revert(ctx, params.id, "undo"))
-      .handle("redo", ({ params }) => revert(ctx, params.id, "redo"))
+      .handle("turns", ({ params }) =>
+        attempt(async () => {
+          const { app } = await ctx.session(params.id)
+          return runIn(app, listTurns(params.id))
+        }, ["not_found", "server_error"])
+      )
+      .handle("undo", ({ params, query }) =>
+        revert(ctx, params.id, "undo", {
+          ...(query.step === "true" ? { step: true } : {}),
+          ...(query.turn !== undefined ? { turn: query.turn } : {}),
+          ...(query.force === "true" ? { force: true } : {})
+        })
+      )
+      .handle("redo", ({ params, query }) =>
+        revert(ctx, params.id, "redo", query.force === "true" ? { force: true } : {})
+      )
   )
 
-const revert = (ctx: ServerContext, sessionID: string, verb: "undo" | "redo") =>
+const revert = (ctx: ServerContext, sessionID: string, verb: "undo" | "redo", options: UndoRequest) =>
   attempt(async (): Promise<RevertResult> => {
     const { app } = await ctx.session(sessionID)
     if (ctx.turns.isRunning(sessionID))
       throw { _tag: "SessionBusy", message: `Session ${sessionID} is running a turn; ${verb} once it is idle.` }
     if (ctx.turns.revert) {
       // The work tree lives where the session runs: the runner reverts it; the session is re-read from the store.
-      const done = await ctx.turns.revert(sessionID, verb)
+      const done = await ctx.turns.revert(sessionID, verb, options)
       if (!done.reverted) throw { _tag: "NothingToRevert", message: done.message }
       const again = await ctx.session(sessionID)
       return { session: ctx.info(again.session), files: [] }
     }
-    const result = await runIn(app, verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID))
-    return { session: ctx.info(result.session), files: result.files }
+    const result = await runIn(app, verb === "undo" ? undoSession(sessionID, options) : redoSession(sessionID, options))
+    return { session: ctx.info(result.session), files: result.files, overwritten: result.overwritten }
   }, ["not_found", "conflict", "server_error"])

@@ -30,7 +30,11 @@ export interface SessionRunner {
    * Undo/redo where the session's work tree lives; absent: the server's own app does it (its work tree is local).
    * Resolves to `undefined` when the runner side has no such session.
    */
-  revert?(sessionID: string, verb: "undo" | "redo"): Promise<{ reverted: boolean; message: string }>
+  revert?(
+    sessionID: string,
+    verb: "undo" | "redo",
+    options?: { readonly step?: boolean; readonly turn?: number; readonly force?: boolean }
+  ): Promise<{ reverted: boolean; message: string }>
   /**
    * Asks and questions pending where the turns run (from their events); with `respond`, replaces the server's own
    * apps as the place replies go.

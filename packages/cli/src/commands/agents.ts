@@ -1,13 +1,16 @@
-import { Config, Plugins, resolveAgents } from "@lathe/core"
+import { type AgentInfo, Config, Plugins, resolveAgents } from "@lathe/core"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
-/** `lathe agents`: every agent this project can use, its mode and where it was defined. */
+/** An agent's own model, or "inherits": it runs on the model of the turn that runs it. */
+const modelOf = (agent: AgentInfo): string => agent.model ?? "inherits"
+
+/** `lathe agents`: every agent this project can use, its mode, its model and where it was defined. */
 export const agentsCommand: Command = async (args, io: CliIO) => {
   if (args.includes("-h") || args.includes("--help")) {
     io.stdout(
-      'Usage: lathe agents [--json]\n\nLists the agents of this project: name, mode (primary, subagent or all), where it was\ndefined, and its description. Run one with `lathe run --agent <name>`, or a subagent with `lathe run "@<name> …"`.\n'
+      'Usage: lathe agents [--json]\n\nLists the agents of this project: name, mode (primary, subagent or all), model ("inherits": the model of the\nturn that runs it, -m or its caller\'s), where it was defined, and its description. Run one with\n`lathe run --agent <name>`, or a subagent with `lathe run "@<name> …"`.\n'
     )
     return 0
   }
@@ -25,7 +28,13 @@ export const agentsCommand: Command = async (args, io: CliIO) => {
   if (args.includes("--json")) {
     io.stdout(
       `${JSON.stringify(
-        agents.map((a) => ({ name: a.name, mode: a.mode, source: a.source, description: a.description ?? "" })),
+        agents.map((a) => ({
+          name: a.name,
+          mode: a.mode,
+          model: modelOf(a),
+          source: a.source,
+          description: a.description ?? ""
+        })),
         null,
         2
       )}\n`
@@ -33,11 +42,13 @@ export const agentsCommand: Command = async (args, io: CliIO) => {
     return 0
   }
   const width = Math.max(...agents.map((a) => a.name.length), 4)
+  const models = Math.max(...agents.map((a) => modelOf(a).length))
   io.stdout(
     `${agents
       .map(
         (a) =>
-          `${a.name.padEnd(width)}  ${a.mode.padEnd(8)}  ${a.source}${a.description ? `\n${" ".repeat(width + 2)}${a.description}` : ""}`
+          `${a.name.padEnd(width)}  ${a.mode.padEnd(8)}  ${modelOf(a).padEnd(models)}  ${a.source}` +
+          (a.description ? `\n${" ".repeat(width + 2)}${a.description}` : "")
       )
       .join("\n")}\n`
   )

@@ -41,9 +41,13 @@ export const runAttached = async (run: AttachRun, io: CliIO, attach: AttachIO): 
   const pending = new Set<Promise<unknown>>()
   let noTerminal = 0
   let graceTimer: ReturnType<typeof setTimeout> | undefined
+  /** The session this run made: removed again when the run fails before anything is stored in it. */
+  let created: string | undefined
+  let ok = false
   try {
     const session = await resolveSession(client, run, attach, follow.signal)
     const id = session.info.id
+    if (session.created) created = id
     // Subscribe first, then prompt: the subscription is open before the turn's first event.
     const events = client.events({ sessionID: id, signal: follow.signal, lastEventId: session.after })
     await events.ready
@@ -101,6 +105,7 @@ export const runAttached = async (run: AttachRun, io: CliIO, attach: AttachIO): 
       io.stderr(`lathe: ${sessionError ?? "the server's event stream ended before the turn did."}\n`)
       return 1
     }
+    ok = true
     return noTerminal > 0 ? 1 : 0
   } catch (error) {
     if (attach.signal.aborted) return 130
@@ -109,6 +114,19 @@ export const runAttached = async (run: AttachRun, io: CliIO, attach: AttachIO): 
   } finally {
     clearTimeout(graceTimer)
     follow.abort()
+    if (!ok && created !== undefined) await discardIfEmpty(client, created)
+  }
+}
+
+/**
+ * Deletes a session this run made when nothing is stored in it (the prompt failed before it was stored: an unknown
+ * model, a server that refused it), as the local run does; a session that cannot be read or deleted is left alone.
+ */
+const discardIfEmpty = async (client: LatheClient, id: string): Promise<void> => {
+  try {
+    if ((await client.sessions.messages(id)).length === 0) await client.sessions.delete(id)
+  } catch {
+    // the server is gone or refused: nothing more to do from here
   }
 }
 
@@ -129,16 +147,16 @@ const toHttpReply = (reply: PermissionReply) =>
 const CREATED_WAIT_MS = 2_000
 
 /**
- * The session to prompt: `--session`, the latest with `--continue`, or a new one. A new session's `session.created`
- * event is rendered (as the local run prints it) and its ID returned as `after`, so the session's own subscription
- * resumes right after it.
+ * The session to prompt: `--session`, the latest with `--continue`, or a new one (`created`). A new session's
+ * `session.created` event is rendered (as the local run prints it) and its ID returned as `after`, so the session's
+ * own subscription resumes right after it.
  */
 const resolveSession = async (
   client: LatheClient,
   run: AttachRun,
   attach: AttachIO,
   signal: AbortSignal
-): Promise<{ readonly info: SessionInfo; readonly after?: string | undefined }> => {
+): Promise<{ readonly info: SessionInfo; readonly after?: string | undefined; readonly created?: boolean }> => {
   if (run.session !== undefined) return { info: await client.sessions.get(run.session) }
   if (run.continue) {
     const [latest] = await client.sessions.list({ limit: 1 })
@@ -161,7 +179,7 @@ const resolveSession = async (
       }
     }
     clearTimeout(timer)
-    return { info, after }
+    return { info, after, created: true }
   } finally {
     signal.removeEventListener("abort", stop)
     watch.abort()

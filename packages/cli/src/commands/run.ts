@@ -29,7 +29,9 @@ const usage = `Usage: lathe run [options] <message...>
 Runs one turn of the agent on this directory's project: the model answers, calls tools (asking you for
 permission where the rules say so), and stops when the task is done. The message may also come on stdin.
 With --command, an MCP server's prompt is the message; the words after it are its arguments. In a message,
-@<server>:<uri> attaches that MCP resource.
+@<server>:<uri> attaches that MCP resource. A message that starts with @<subagent> (lathe agents lists them) runs
+that subagent for this prompt only; the session keeps its own agent. A subagent with no model of its own runs on
+the model of the turn that calls it (-m, else its caller's).
 
 Options:
   --agent <name>       The agent to run (default: the configured default_agent, else build)
@@ -46,7 +48,9 @@ Options:
                        machine, the one it saved in the data dir)
   -h, --help           Show this help
 
-Exit codes: 0 done, 1 failed (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).
+A turn stops after max_steps model calls (default 200; lathe.json): lathe run -c "continue" goes on.
+
+Exit codes: 0 done, 1 failed or stopped short (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).
 `
 
 const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
@@ -139,7 +143,9 @@ export const runCommand: Command = async (args, io: CliIO) => {
     }
   }
   // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
-  const layer = appLayer(io, { onEvent }).pipe(Layer.provideMerge(cliLogger(io)))
+  // In text mode the renderer prints plugin failures on stderr: the logger leaves out its own copy of them.
+  const logger = cliLogger(io, { showsEvents: format === "text" })
+  const layer = appLayer(io, { onEvent }).pipe(Layer.provideMerge(logger))
 
   const program = Effect.gen(function* () {
     const config = yield* Config
@@ -194,15 +200,22 @@ export const runCommand: Command = async (args, io: CliIO) => {
       yield* (yield* Bus).publish({ type: "session.deleted", sessionID: created })
     }).pipe(Effect.ignore)
     const prompt = yield* SessionPrompt
-    // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it).
+    // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it), for this
+    // prompt only; without a model of its own it runs on the model --agent's agent (or the session's) would have used.
     const direct = /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(message)
-    const named = direct ? resolveAgents(plugins.agents, config.info.agent).get(direct[1] ?? "") : undefined
+    const agents = resolveAgents(plugins.agents, config.info.agent)
+    const named = direct ? agents.get(direct[1] ?? "") : undefined
     const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
+    const callerModel = values.agent ? agents.get(values.agent)?.model : undefined
     return yield* prompt
       .prompt({
         sessionID,
         parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }, ...attached.parts],
-        ...(subagent ? { agent: subagent, allowSubagents: true } : values.agent ? { agent: values.agent } : {}),
+        ...(subagent
+          ? { agent: subagent, allowSubagents: true, ...(callerModel ? { inheritedModel: callerModel } : {}) }
+          : values.agent
+            ? { agent: values.agent }
+            : {}),
         ...(values.model ? { model: values.model } : {}),
         abort: controller.signal,
         title: false

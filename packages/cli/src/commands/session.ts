@@ -3,22 +3,21 @@ import { Config, Paths, type Session, SessionStore } from "@lathe/core"
 import { Effect } from "effect"
 import { runOnStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
+import { localTime } from "../session-text.js"
 import { sanitize } from "../tui/style.js"
+import { showCommand } from "./session-show.js"
 
 const usage = `Usage: lathe session list [--limit <n>] [--all] [--json]
+       lathe session show <id> | --last [--json] [--reasoning] [--full]
 
-Lists this project's sessions, the most recently updated first: id, last update (local time) and title.
+list: this project's sessions, the most recently updated first: id, last update (local time) and title.
 Continue one with \`lathe run --session <id> "…"\` or \`lathe --session <id>\`; \`lathe run --continue\` takes the
 latest. --limit shows that many (default 20), --all every one; --json prints them as a JSON array (id, title,
 directory, agent, created, updated in ms since the epoch).
+show: a stored session, every message, tool call (input, output, status, duration, permission decisions),
+retry, step's tokens and cost, compaction point and subagent session (\`lathe session show --help\` says more).
+\`lathe export\` writes one to a file and \`lathe import\` reads it back.
 `
-
-/** A time as the person reads it: local `YYYY-MM-DD HH:MM`. */
-const localTime = (ms: number): string => {
-  const d = new Date(ms)
-  const two = (n: number) => String(n).padStart(2, "0")
-  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`
-}
 
 /** The project's top-level sessions, newest first, one more than `limit` (to tell whether there are more). */
 const listSessions = (io: CliIO, limit: number | undefined) =>
@@ -50,7 +49,7 @@ const toJson = (session: Session) => ({
   updated: session.time.updated
 })
 
-/** `lathe session list`: the sessions `--session` and `--continue` can pick from. */
+/** `lathe session list`: the sessions `--session` and `--continue` can pick from; `lathe session show`: one of them. */
 export const sessionCommand: Command = async (args, io: CliIO) => {
   const [verb, ...rest] = args
   if (verb === "-h" || verb === "--help") {
@@ -61,6 +60,7 @@ export const sessionCommand: Command = async (args, io: CliIO) => {
     io.stderr(usage)
     return 2
   }
+  if (verb === "show") return showCommand(rest, io)
   if (verb !== "list") {
     io.stderr(`lathe session: unknown subcommand "${verb}". Run \`lathe session --help\`.\n`)
     return 2

@@ -1,34 +1,157 @@
+import { createInterface } from "node:readline/promises"
 import { parseArgs } from "node:util"
-import { Paths, type RevertResult, SessionStore, undoLastStep, unrevertSession } from "@lathe/core"
+import {
+  listTurns,
+  Paths,
+  type RevertConflict,
+  type RevertError,
+  type RevertResult,
+  redoSession,
+  type SessionNotFound,
+  SessionStore,
+  type SessionTurn,
+  type StoreError,
+  undoSession
+} from "@lathe/core"
 import { Effect } from "effect"
-import { runOnApp } from "../app.js"
+import { runOnApp, runOnStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 
 const usage = (verb: "undo" | "redo") =>
   verb === "undo"
-    ? `Usage: lathe undo [--session <id>]
+    ? `Usage: lathe undo [<n>] [--step] [--list] [--force] [--session <id>]
 
-Puts back the files the last step of a session changed (the latest session of this project, unless --session
-is given) and hides that step from the model. Run it again to go further back. The next prompt in the session
-makes the undo final; \`lathe redo\` brings everything back before that.
+Puts back every file the last turn of a session changed (all its steps, its subagents' too) and hides the turn,
+prompt included, from the model; the latest session of this project unless --session is given. Run it again to
+go one more turn back. The next prompt in the session makes the undo final; \`lathe redo\` brings everything
+back before that.
+
+  <n>           go back to before turn n (it and every later turn are undone)
+  --step        undo only the last step that changed files, not the whole turn
+  --list        show the session's turns: number, time, prompt, files changed
+  --force       put files back even if they were changed since the turn (by hand or another program)
+  -s, --session the session to undo in
+
+Files changed since the turn are never overwritten silently: undo names them and asks (with no terminal it stops,
+and --force goes ahead; \`lathe redo\` then brings those changes back).
 `
-    : `Usage: lathe redo [--session <id>]
+    : `Usage: lathe redo [--force] [--session <id>]
 
 Brings back what \`lathe undo\` took away in a session (the latest of this project, unless --session is given):
-the work tree as it was before the first undo, and the hidden steps.
+every undone file as it was before the first undo, and the hidden turns. Files changed since the undo are named
+and asked about (with no terminal redo stops; --force overwrites them).
 `
 
-/** `lathe undo` / `lathe redo`: session-level undo and redo through the shadow snapshots. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+const when = (ms: number) => {
+  const d = new Date(ms)
+  const two = (n: number) => String(n).padStart(2, "0")
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`
+}
+
+const oneLine = (text: string, max = 60) => {
+  const line = text.split("\n")[0]?.trim() ?? ""
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+/** `lathe undo --list` (and `/undo --list`, with `command` "/"): one line per turn. */
+export const turnLines = (
+  sessionID: string,
+  turns: ReadonlyArray<SessionTurn>,
+  command: "lathe " | "/" = "lathe "
+): Array<string> =>
+  turns.length === 0
+    ? [`Session ${sessionID} has no turns yet.`]
+    : [
+        `Turns of session ${sessionID}, oldest first:`,
+        ...turns.map((turn) => {
+          const files =
+            turn.files.length === 0
+              ? "no files changed"
+              : `${plural(turn.files.length, "file")}: ${turn.files.slice(0, 5).join(", ")}${turn.files.length > 5 ? ", …" : ""}`
+          return `  ${String(turn.index).padStart(3)}  ${when(turn.time)}  "${oneLine(turn.prompt)}"  ${files}${turn.undone ? "  (undone)" : ""}`
+        }),
+        `\`${command}undo\` undoes the last turn, \`${command}undo <n>\` goes back to before turn n, ` +
+          `\`${command}redo\` brings undone turns back.`
+      ]
+
+/** Prints `text` on stderr; the exit code of a failed undo or redo. */
+const failed = (io: CliIO, text: string) => {
+  io.stderr(text)
+  return 1
+}
+
+/** Asks a yes/no question at the terminal; undefined when there is no terminal to ask at. */
+const confirm = async (io: CliIO, question: string): Promise<boolean | undefined> => {
+  if (!io.stdin || !io.stdinIsTTY) return undefined
+  const rl = createInterface({ input: io.stdin, output: process.stderr })
+  try {
+    const answer = (await rl.question(question)).trim().toLowerCase()
+    return answer === "y" || answer === "yes"
+  } finally {
+    rl.close()
+  }
+}
+
+interface Options {
+  readonly session?: string | undefined
+  readonly step?: boolean | undefined
+  readonly list?: boolean | undefined
+  readonly force?: boolean | undefined
+  readonly help?: boolean | undefined
+}
+
+const latestSession = (requested: string | undefined) =>
+  Effect.gen(function* () {
+    if (requested !== undefined) return requested
+    const store = yield* SessionStore
+    const paths = yield* Paths
+    return (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]?.id
+  })
+
+/** Runs the undo or redo once; a conflict comes back as a value so the command can ask and run it again. */
+const attempt = (io: CliIO, verb: "undo" | "redo", options: Options, turn: number | undefined, force: boolean) =>
+  runOnApp(
+    io,
+    Effect.gen(function* () {
+      const sessionID = yield* latestSession(options.session)
+      if (!sessionID) return undefined
+      const asValue = <R>(effect: Effect.Effect<RevertResult, RevertError | StoreError | SessionNotFound, R>) =>
+        effect.pipe(
+          Effect.map((result) => ({ _tag: "Done" as const, result })),
+          Effect.catchTag("RevertConflict", (error: RevertConflict) =>
+            Effect.succeed({ _tag: "Conflict" as const, files: error.files, message: error.message })
+          )
+        )
+      return yield* verb === "undo"
+        ? asValue(undoSession(sessionID, { step: options.step, turn, force }))
+        : asValue(redoSession(sessionID, { force }))
+    }),
+    { mcp: false }
+  )
+
+/** `lathe undo` / `lathe redo`: undo by turn (or step) and redo, through the shadow snapshots. */
 export const revertCommand =
   (verb: "undo" | "redo"): Command =>
   async (args, io: CliIO) => {
-    let values: { session?: string | undefined; help?: boolean | undefined }
+    let values: Options
+    let positionals: Array<string>
     try {
-      values = parseArgs({
+      const parsed = parseArgs({
         args: [...args],
-        options: { session: { type: "string", short: "s" }, help: { type: "boolean", short: "h" } },
+        options: {
+          session: { type: "string", short: "s" },
+          force: { type: "boolean", short: "f" },
+          help: { type: "boolean", short: "h" },
+          step: { type: "boolean" },
+          list: { type: "boolean" }
+        },
+        allowPositionals: verb === "undo",
         strict: true
-      }).values
+      })
+      values = parsed.values
+      positionals = parsed.positionals
     } catch (error) {
       io.stderr(`lathe ${verb}: ${error instanceof Error ? error.message : String(error)}\n`)
       return 2
@@ -37,29 +160,55 @@ export const revertCommand =
       io.stdout(usage(verb))
       return 0
     }
-    const program = Effect.gen(function* () {
-      const store = yield* SessionStore
-      const paths = yield* Paths
-      const sessionID =
-        values.session ?? (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]?.id
-      if (!sessionID) return undefined
-      return yield* verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
-    })
-    const outcome = await runOnApp(io, program, { mcp: false })
-    if (!outcome.ok) {
-      io.stderr(`lathe ${verb}: ${outcome.message}\n`)
-      return 1
+    if (verb === "redo" && (values.step || values.list)) {
+      io.stderr(`lathe redo: --step and --list belong to \`lathe undo\`; redo brings back everything undone.\n`)
+      return 2
     }
-    const result: RevertResult | undefined = outcome.value
-    if (!result) {
-      io.stderr(`lathe ${verb}: this project has no session yet.\n`)
-      return 1
+    const [which, ...extra] = positionals
+    const turn = which === undefined ? undefined : Number(which)
+    if (extra.length > 0 || (turn !== undefined && !(Number.isInteger(turn) && turn >= 1)) || (turn && values.step)) {
+      io.stderr(`lathe undo: give one turn number (see \`lathe undo --list\`), or --step, not both.\n`)
+      return 2
     }
+    if (values.list) {
+      const listed = await runOnStore(
+        io,
+        Effect.gen(function* () {
+          const sessionID = yield* latestSession(values.session)
+          return sessionID === undefined ? undefined : { sessionID, turns: yield* listTurns(sessionID) }
+        })
+      )
+      if (!listed.ok) return failed(io, `lathe undo: ${listed.message}\n`)
+      if (!listed.value) return failed(io, "lathe undo: this project has no session yet.\n")
+      io.stdout(`${turnLines(listed.value.sessionID, listed.value.turns).join("\n")}\n`)
+      return 0
+    }
+    let outcome = await attempt(io, verb, values, turn, values.force === true)
+    if (outcome.ok && outcome.value?._tag === "Conflict") {
+      const { files, message } = outcome.value
+      const answer = await confirm(
+        io,
+        `These files changed since ${verb === "undo" ? "the agent last changed them" : "the undo"} (by hand or another program):\n` +
+          `${files.map((f) => `  ${f}\n`).join("")}${verb === "undo" ? "Undo" : "Redo"} anyway and overwrite them? [y/N] `
+      )
+      if (answer === undefined) return failed(io, `lathe ${verb}: ${message}\n`)
+      if (!answer) return failed(io, `lathe ${verb}: nothing was changed.\n`)
+      outcome = await attempt(io, verb, values, turn, true)
+    }
+    if (!outcome.ok) return failed(io, `lathe ${verb}: ${outcome.message}\n`)
+    if (!outcome.value) return failed(io, `lathe ${verb}: this project has no session yet.\n`)
+    if (outcome.value._tag === "Conflict") return failed(io, `lathe ${verb}: ${outcome.value.message}\n`)
+    const result = outcome.value.result
     const done = verb === "undo" ? "Restored" : "Re-applied"
+    const what = verb === "undo" ? (values.step ? "the step" : "the turn") : "the undone turns"
     io.stdout(
       result.files.length === 0
-        ? `${done} nothing: the step changed no files.\n`
-        : `${done} ${result.files.length} file${result.files.length === 1 ? "" : "s"} in session ${result.session.id}:\n${result.files.map((f) => `  ${f}\n`).join("")}`
+        ? `${done} nothing: ${what} changed no files${verb === "undo" ? "; its messages are hidden from the model" : ""}.\n`
+        : `${done} ${plural(result.files.length, "file")} in session ${result.session.id}:\n${result.files.map((f) => `  ${f}\n`).join("")}`
     )
+    if (result.overwritten.length > 0)
+      io.stdout(
+        `Overwrote changes made since to ${result.overwritten.join(", ")}${verb === "undo" ? " (`lathe redo` brings them back)" : ""}.\n`
+      )
     return 0
   }

@@ -1,7 +1,20 @@
-import type { AgentInfo, LatheEvent, MessageWithParts, PromptPart, Session } from "@lathe/core"
+import type { AgentInfo, LatheEvent, MessageWithParts, PromptPart, Session, SessionTurn } from "@lathe/core"
 
 /** A backend call's result: the value, or a failure as a message written for the person. */
 export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
+
+/** How far `/undo` goes (as `lathe undo`'s options), and whether `/undo` and `/redo` overwrite files changed since. */
+export interface RevertOptions {
+  readonly step?: boolean
+  readonly turn?: number
+  readonly force?: boolean
+}
+
+/** What an undo or redo put back, and which of those files had changed since (overwritten by `force`). */
+export interface RevertDone {
+  readonly files: ReadonlyArray<string>
+  readonly overwritten: ReadonlyArray<string>
+}
 
 /** What the interactive UI may do only with an in-process agent (a server's API has no route for these). */
 export type LocalFeature = "shell" | "compact" | "models" | "mcp" | "binary-attachments" | "trust"
@@ -86,8 +99,13 @@ export interface Backend {
   replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined): Promise<Outcome<void>>
   /** Answers a question (one list of answers per question), or dismisses it when `answers` is undefined. */
   replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined): Promise<Outcome<void>>
-  /** Puts back (undo) or re-applies (redo) the files of the session's last step; the files it touched. */
-  revert(verb: "undo" | "redo", sessionID: string): Promise<Outcome<ReadonlyArray<string>>>
+  /**
+   * Undoes the session's last turn (or `options.step`, or back to before `options.turn`) or redoes what undo took;
+   * files changed since fail with a message naming them unless `options.force`.
+   */
+  revert(verb: "undo" | "redo", sessionID: string, options?: RevertOptions): Promise<Outcome<RevertDone>>
+  /** The session's turns, oldest first (for `/undo --list`). */
+  turns(sessionID: string): Promise<Outcome<ReadonlyArray<SessionTurn>>>
   /** Top-level sessions, newest first. */
   sessions(): Promise<ReadonlyArray<Session>>
   /** Loads a session by ID, or the most recent one; undefined when there is none. */

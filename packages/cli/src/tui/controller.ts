@@ -3,6 +3,7 @@ import { writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
 import type { LatheEvent, PromptPart, Session } from "@lathe/core"
 import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp/host"
+import { turnLines } from "../commands/undo.js"
 import type { CliIO } from "../io.js"
 import { attachFiles } from "./attachments.js"
 import {
@@ -414,7 +415,7 @@ export class Controller {
     switch (head) {
       case "undo":
       case "redo":
-        return this.revert(head)
+        return this.revert(head, args)
       case "new":
         return this.newSession()
       case "compact":
@@ -486,23 +487,53 @@ export class Controller {
     await this.prompt(text, override)
   }
 
-  private async revert(verb: "undo" | "redo"): Promise<void> {
+  /** `/undo [<n>] [--step] [--list] [--force]` and `/redo [--force]`, as `lathe undo` and `lathe redo`. */
+  private async revert(verb: "undo" | "redo", args: string): Promise<void> {
+    const title = `/${verb}`
+    const words = args.split(/\s+/).filter((w) => w !== "")
+    const flags = new Set(words.filter((w) => w.startsWith("--")))
+    const numbers = words.filter((w) => !w.startsWith("--"))
+    const allowed = verb === "undo" ? ["--step", "--list", "--force"] : ["--force"]
+    const turn = numbers[0] === undefined ? undefined : Number(numbers[0])
+    if (
+      [...flags].some((f) => !allowed.includes(f)) ||
+      numbers.length > (verb === "undo" ? 1 : 0) ||
+      (turn !== undefined && !(Number.isInteger(turn) && turn >= 1))
+    )
+      return void this.note("warn", title, [
+        verb === "undo" ? "Usage: /undo [<n>] [--step] [--list] [--force]" : "Usage: /redo [--force]"
+      ])
     const sessionID = this.sessionID
-    if (!sessionID) return void this.note("warn", `/${verb}`, ["Nothing to do: this session has no steps yet."])
-    if (this.busy) return void this.note("warn", `/${verb}`, ["Wait for the turn to end (or press Esc) first."])
-    const result = await this.backend.revert(verb, sessionID)
-    if (!result.ok) return void this.note("warn", `/${verb}`, [result.message])
-    const files = result.value
-    this.note(
-      "info",
-      verb === "undo" ? "/undo" : "/redo",
-      files.length === 0
-        ? ["The step changed no files."]
+    if (!sessionID) return void this.note("warn", title, ["Nothing to do: this session has no turns yet."])
+    if (flags.has("--list")) {
+      const turns = await this.backend.turns(sessionID)
+      return void this.note(
+        turns.ok ? "info" : "warn",
+        title,
+        turns.ok ? turnLines(sessionID, turns.value, "/") : [turns.message]
+      )
+    }
+    if (this.busy) return void this.note("warn", title, ["Wait for the turn to end (or press Esc) first."])
+    const result = await this.backend.revert(verb, sessionID, {
+      ...(flags.has("--step") ? { step: true } : {}),
+      ...(turn !== undefined ? { turn } : {}),
+      ...(flags.has("--force") ? { force: true } : {})
+    })
+    if (!result.ok) return void this.note("warn", title, [result.message])
+    const { files, overwritten } = result.value
+    this.note("info", title, [
+      ...(files.length === 0
+        ? [
+            verb === "undo"
+              ? "Nothing to put back: no file changed; the messages are hidden from the model."
+              : "No files to bring back."
+          ]
         : [
             `${verb === "undo" ? "Restored" : "Re-applied"} ${files.length} file${files.length === 1 ? "" : "s"}:`,
             ...files.map((f) => `  ${f}`)
-          ]
-    )
+          ]),
+      ...(overwritten.length > 0 ? [`Overwrote changes made since to ${overwritten.join(", ")}.`] : [])
+    ])
   }
 
   /** Starts a new, empty session (created with the first prompt). */

@@ -4,6 +4,7 @@ import {
   createSession,
   discardIfEmpty,
   LLM,
+  listTurns,
   type MessageWithParts,
   Paths,
   PermissionNext,
@@ -11,17 +12,17 @@ import {
   Question,
   type RevertResult,
   recoverSession,
+  redoSession,
   resolveAgents,
   SessionPrompt,
   SessionStore,
   trustProject,
-  undoLastStep,
-  unrevertSession
+  undoSession
 } from "@lathe/core"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
-import { type AppServices, appLayer, failureText } from "../app.js"
+import { type AppServices, appLayer, failureText, repeatsEvent } from "../app.js"
 import type { CliIO } from "../io.js"
-import type { Backend, BackendFactory, BackendHooks, LoadedSession, Outcome } from "./backend.js"
+import type { Backend, BackendFactory, BackendHooks, LoadedSession, Outcome, RevertOptions } from "./backend.js"
 import { availableModels } from "./models.js"
 
 /**
@@ -48,6 +49,7 @@ export class LocalBackend implements Backend {
     const logger = Logger.layer([
       Logger.make((log) => {
         if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
+        if (repeatsEvent(log.fiber)) return // the transcript shows the event itself (a plugin failure)
         const parts = Array.isArray(log.message) ? log.message : [log.message]
         const text = parts.map((p) => (typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)))
         hooks.onWarning("log", text.join(": "))
@@ -145,11 +147,17 @@ export class LocalBackend implements Backend {
     )
   }
 
-  async revert(verb: "undo" | "redo", sessionID: string) {
+  async revert(verb: "undo" | "redo", sessionID: string, options: RevertOptions = {}) {
     const result = await this.run<RevertResult, unknown>(
-      verb === "undo" ? undoLastStep(sessionID) : unrevertSession(sessionID)
+      verb === "undo" ? undoSession(sessionID, options) : redoSession(sessionID, options)
     )
-    return result.ok ? { ok: true as const, value: result.value.files } : result
+    return result.ok
+      ? { ok: true as const, value: { files: result.value.files, overwritten: result.value.overwritten } }
+      : result
+  }
+
+  turns(sessionID: string) {
+    return this.run(listTurns(sessionID))
   }
 
   async sessions() {

@@ -1,7 +1,15 @@
 import { type LatheEvent, type MessageWithParts, resolvePaths, type Session } from "@lathe/core"
 import { createLatheClient, type LatheClient } from "@lathe/sdk"
 import type { CliIO } from "../io.js"
-import type { Backend, BackendFactory, BackendHooks, BackendPrompt, LoadedSession, Outcome } from "./backend.js"
+import type {
+  Backend,
+  BackendFactory,
+  BackendHooks,
+  BackendPrompt,
+  LoadedSession,
+  Outcome,
+  RevertOptions
+} from "./backend.js"
 
 /** Why attaching failed, written for the person (the server's address and what to do). */
 export class AttachError extends Error {
@@ -264,10 +272,18 @@ export class RemoteBackend implements Backend {
     )
   }
 
-  async revert(verb: "undo" | "redo", sessionID: string) {
+  async revert(verb: "undo" | "redo", sessionID: string, options: RevertOptions = {}) {
     const sessions = this.server.client.sessions
-    const result = await attempt(() => (verb === "undo" ? sessions.undo(sessionID) : sessions.redo(sessionID)))
-    return result.ok ? { ok: true as const, value: result.value.files } : result
+    const result = await attempt(() =>
+      verb === "undo" ? sessions.undo(sessionID, options) : sessions.redo(sessionID, options)
+    )
+    return result.ok
+      ? { ok: true as const, value: { files: result.value.files, overwritten: result.value.overwritten ?? [] } }
+      : result
+  }
+
+  turns(sessionID: string) {
+    return attempt(() => this.server.client.sessions.turns(sessionID))
   }
 
   async sessions(): Promise<ReadonlyArray<Session>> {

@@ -13,8 +13,11 @@ export interface SlashCommand {
 }
 
 export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [
-  { name: "undo", description: "Put back the files the last step changed (and hide it from the model)" },
-  { name: "redo", description: "Bring back what /undo took away" },
+  {
+    name: "undo",
+    description: "Put back the files the last turn changed and hide it from the model (<n>, --step, --list, --force)"
+  },
+  { name: "redo", description: "Bring back what /undo took away (--force over files changed since)" },
   { name: "new", description: "Start a new session" },
   { name: "sessions", description: "Pick an earlier session of this project and resume it" },
   { name: "agents", description: "Switch the primary agent (Tab cycles them)" },

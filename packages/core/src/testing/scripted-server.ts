@@ -51,8 +51,19 @@ export interface CutReply {
   readonly steps: ReadonlyArray<ServerStep>
 }
 
+/**
+ * A 200 stream that fails in-band, as vLLM, llama.cpp and gateways do once the response has started: the chunks of
+ * `steps`, then `data: {"error": …}` with no HTTP status, then `[DONE]`.
+ */
+export interface InBandErrorReply {
+  readonly type: "in-band-error"
+  readonly steps?: ReadonlyArray<ServerStep>
+  /** The `error` object of the chunk, e.g. `{ message: "Too many requests", type: "too_many_requests" }`. */
+  readonly error: unknown
+}
+
 /** What the server answers to one request. */
-export type ScriptedReply = StreamReply | ErrorReply | CutReply
+export type ScriptedReply = StreamReply | ErrorReply | CutReply | InBandErrorReply
 
 /** A request the server received; `body` is the parsed JSON (or the raw text when it is not JSON). */
 export interface RecordedRequest {
@@ -142,6 +153,12 @@ const play = (res: ServerResponse, reply: ScriptedReply, index: number, model: s
     return
   }
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+  if (reply.type === "in-band-error") {
+    for (const chunk of stepChunks(reply.steps ?? [], index, model)) sse(res, chunk)
+    sse(res, { error: reply.error })
+    res.end("data: [DONE]\n\n")
+    return
+  }
   const chunks = stepChunks(reply.steps, index, model)
   if (reply.type !== "cut" && reply.delayMs !== undefined && reply.delayMs > 0) {
     const delay = reply.delayMs

@@ -1,0 +1,81 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import type { PatchPart, StepFinishPart, StepStartPart } from "../src/part.js"
+import { definePlugin } from "../src/plugin.js"
+import { Snapshot } from "../src/snapshot.js"
+import { chunks, testLoopLayer } from "../src/testing.js"
+import { AskTool, allParts, runTurn, tempRoot } from "./loop-helpers.js"
+
+const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [AskTool] }) })
+
+/** Each `track` returns a new tree; `patch` reports `changed` as the files changed since any hash. */
+const snapshots = (changed: Array<string>) => {
+  const calls: Array<string> = []
+  let tree = 0
+  const layer = Layer.succeed(
+    Snapshot,
+    Snapshot.of({
+      track: Effect.sync(() => {
+        calls.push("track")
+        return `tree${++tree}`
+      }),
+      patch: (hash) =>
+        Effect.sync(() => {
+          calls.push(`patch ${hash}`)
+          return { hash, files: changed }
+        }),
+      diff: () => Effect.succeed(""),
+      diffFull: () => Effect.succeed([]),
+      restore: () => Effect.void,
+      revert: () => Effect.void
+    })
+  )
+  return { calls, layer }
+}
+
+const script = [
+  [chunks.toolCall("c1", "guarded", { path: "x.txt" }), chunks.finish({ input: 1, output: 1 }, "tool-calls")],
+  [chunks.text("done"), chunks.finish({ input: 1, output: 1 })]
+]
+
+const partsOf = <T extends { readonly type: string }>(parts: ReadonlyArray<{ readonly type: string }>, type: string) =>
+  parts.filter((p) => p.type === type) as unknown as Array<T>
+
+describe("step-finish snapshot", () => {
+  const changing = snapshots(["x.txt"])
+  it.live(
+    "is the tree after a step that changed files (tracked at the step's end), the patch's hash the one before",
+    () =>
+      Effect.gen(function* () {
+        const parts = allParts(yield* runTurn("write x"))
+        const [start] = partsOf<StepStartPart>(parts, "step-start").filter((p) => p.snapshot !== undefined)
+        const [patch] = partsOf<PatchPart>(parts, "patch")
+        const [finish] = partsOf<StepFinishPart>(parts, "step-finish")
+        assert.strictEqual(start?.snapshot, "tree1")
+        assert.strictEqual(patch?.hash, "tree1")
+        assert.deepStrictEqual(patch?.files, ["x.txt"])
+        assert.strictEqual(finish?.snapshot, "tree2")
+        assert.deepStrictEqual(changing.calls, ["track", "patch tree1", "track"])
+      }).pipe(
+        Effect.provide(
+          testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: changing.layer, steps: script })
+        )
+      )
+  )
+
+  const unchanged = snapshots([])
+  it.live("is the tree taken before the tools when the step changed nothing (no second snapshot)", () =>
+    Effect.gen(function* () {
+      const parts = allParts(yield* runTurn("write nothing"))
+      assert.lengthOf(partsOf<PatchPart>(parts, "patch"), 0)
+      const [finish, last] = partsOf<StepFinishPart>(parts, "step-finish")
+      assert.strictEqual(finish?.snapshot, "tree1")
+      assert.isUndefined(last?.snapshot, "a step without a tool that may change files takes no snapshot")
+      assert.deepStrictEqual(unchanged.calls, ["track", "patch tree1"])
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: unchanged.layer, steps: script })
+      )
+    )
+  )
+})
