@@ -99,13 +99,48 @@ const INTERACTIVE_FLAGS = new Set([
   "--token"
 ])
 
+/** The edit distance (Levenshtein: insertions, deletions, substitutions) between `a` and `b`. */
+const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      )
+    previous = current
+  }
+  return previous[b.length] ?? 0
+}
+
+/**
+ * The command `word` is a typo of, if it is one: a single word (no whitespace) within edit distance 2 of a command
+ * name (the closest wins). Anything else that is not a command is a prompt for the interactive session.
+ */
+export const nearCommand = (word: string): string | undefined => {
+  if (/\s/.test(word)) return undefined
+  const lower = word.toLowerCase()
+  let best: { readonly name: string; readonly distance: number } | undefined
+  for (const name of [...Object.keys(commands), "help"]) {
+    const distance = editDistance(lower, name)
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name, distance }
+  }
+  return best?.name
+}
+
 const help = () =>
   [
     "lathe — a coding agent for the terminal",
     "",
-    "Usage: lathe [--continue | --session <id>] [--agent <name>] [--model <p/m>]   the interactive session",
-    "       lathe --attach <url> [--token <token>] [those options]                 the same, on a lathe serve",
+    "Usage: lathe [--continue | --session <id>] [--agent <name>] [--model <p/m>] [prompt]   the interactive session",
+    "       lathe --attach <url> [--token <token>] [those options] [prompt]                 the same, on a lathe serve",
     "       lathe <command> [options]",
+    "",
+    '  lathe "fix the failing test" opens the session with that prompt sent (without a terminal, plain line mode takes',
+    "  it as its first line, then reads stdin). A single word within 2 letters of a command (lathe rn, lathe sesion) is",
+    '  taken for a typo and refused with "did you mean"; a prompt of one such word: lathe -- "word", or lathe run "word".',
     "",
     "Commands:",
     ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(12)} ${command.summary}`),
@@ -134,10 +169,20 @@ export const main = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
     io.stdout(`${version()}\n`)
     return 0
   }
+  if (first === "--") {
+    // Everything after `--` is the prompt, even a word that looks like a command.
+    const { interactiveCommand } = await import("./commands/interactive.js")
+    return interactiveCommand(argv, io)
+  }
   const command = commands[first]
-  if (!command) {
-    io.stderr(`lathe: unknown command "${first}". Run \`lathe --help\` to see the commands.\n`)
+  if (command) return (await command.load())(rest, io)
+  const near = first.startsWith("-") ? undefined : nearCommand(first)
+  if (first.startsWith("-") || near !== undefined || first.trim() === "") {
+    const hint = near === undefined ? "" : ` Did you mean \`lathe ${near}\`?`
+    io.stderr(`lathe: unknown command "${first}".${hint} Run \`lathe --help\` to see the commands.\n`)
     return 2
   }
-  return (await command.load())(rest, io)
+  // Not a command and not a typo of one: a prompt for the interactive session.
+  const { interactiveCommand } = await import("./commands/interactive.js")
+  return interactiveCommand(argv, io)
 }

@@ -1,15 +1,28 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { findOnPath } from "@lathe/tools"
-import { assert, describe, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
+
+// A model server that answers, so the model lines pass and these tests see only the lines they check.
+let modelServer: Server
+let modelEnv: Record<string, string> = {}
+beforeAll(async () => {
+  modelServer = createServer((_request, response) => response.end("{}"))
+  await new Promise<void>((resolve) => modelServer.listen(0, "127.0.0.1", resolve))
+  const { port } = modelServer.address() as AddressInfo
+  modelEnv = { LATHE_BASE_URL: `http://127.0.0.1:${port}/v1`, LATHE_MODEL: "test-model" }
+})
+afterAll(() => new Promise<void>((resolve) => modelServer.close(() => resolve())))
 
 // `lathe doctor` as a person runs it: the real CLI, the real git, ripgrep and bubblewrap of this machine.
 describe("lathe doctor", () => {
   it("reports node, git, ripgrep, the sandbox in use, the config files and trust", async () => {
     const box = sandbox()
     writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ sandbox: "off" }))
-    const run = await runLathe(["doctor"], { cwd: box.project, env: box.env })
+    const run = await runLathe(["doctor"], { cwd: box.project, env: { ...box.env, ...modelEnv } })
     assert.strictEqual(run.code, 0, run.stdout + run.stderr)
     assert.match(run.stdout, new RegExp(`^ok {4}node {5}${process.version.replace(/\./g, "\\.")}$`, "m"))
     assert.match(run.stdout, /^ok {4}git {6}git version \d/m)
@@ -31,7 +44,7 @@ describe("lathe doctor", () => {
     mkdirSync(bin)
     const git = findOnPath("git", process.env.PATH)
     if (git) symlinkSync(git, join(bin, "git"))
-    const env = { ...box.env, PATH: bin }
+    const env = { ...box.env, ...modelEnv, PATH: bin }
     const plain = await runLathe(["doctor", "--json"], { cwd: box.project, env })
     assert.strictEqual(plain.code, 0, plain.stdout + plain.stderr)
     const report = JSON.parse(plain.stdout) as {

@@ -7,14 +7,18 @@ import { detectSandbox, findOnPath } from "@lathe/tools"
 import { loadConfig } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { storeCheck } from "../store.js"
+import { modelChecks } from "./doctor-model.js"
 
 const usage = `Usage: lathe doctor [--json]
 
 Checks what Lathe needs on this machine and how this project is set up: the Node version, git,
 ripgrep, the sandbox bash runs in (and why there is none), which secrets Lathe's environment
 holds (commands outside a sandbox can read them from Lathe's process), the session store (and whether a
-Postgres store is reachable), the config files read and whether the project is trusted. Exits 1
-when something Lathe needs is missing or a config file is invalid.
+Postgres store is reachable), the config files read and whether the project is trusted, and the model a
+run would use: whether one is configured, whether its provider has the API key it needs (named, never
+shown), whether its endpoint answers (one GET <baseURL>/models, 3 s at most; no completion is sent) and
+whether Lathe knows its limits. Exits 1 when something Lathe needs is missing (no model, no key, the
+endpoint unreachable) or a config file is invalid.
 
 Options:
   --json   Print the checks as JSON
@@ -145,6 +149,7 @@ export const doctorCommand: Command = async (args, io: CliIO) => {
   const tools = await Promise.all([gitCheck(io), ripgrepCheck(io)])
   const checks: Array<Check> = [nodeCheck(), ...tools]
   let project: Record<string, unknown> = {}
+  let help: string | undefined
   if (!loaded.ok) checks.push({ name: "config", ok: false, detail: loaded.message })
   else {
     const { config, paths } = loaded.value
@@ -156,6 +161,9 @@ export const doctorCommand: Command = async (args, io: CliIO) => {
       : "not trusted: its config may only narrow what Lathe does; `lathe trust` trusts it"
     checks.push({ name: "project", ok: true, detail: `${paths.root}, ${trust}` })
     checks.push(await storeCheck(config, paths))
+    const model = await modelChecks(config, io)
+    checks.push(...model.checks)
+    help = model.help
     const files = config.sources.map((s) => `${s.scope} ${s.file}${s.trusted ? "" : " (untrusted)"}`)
     checks.push({
       name: "config",
@@ -170,7 +178,8 @@ export const doctorCommand: Command = async (args, io: CliIO) => {
   else
     io.stdout(
       `${checks.map((c) => `${c.ok ? "ok  " : "FAIL"}  ${c.name.padEnd(8)} ${c.detail}`).join("\n")}\n` +
-        (ok ? "" : "\nSomething Lathe needs is missing or broken (the FAIL lines say what to do).\n")
+        (ok ? "" : "\nSomething Lathe needs is missing or broken (the FAIL lines say what to do).\n") +
+        (help === undefined ? "" : `\n${help}\n`)
     )
   return ok ? 0 : 1
 }

@@ -6,10 +6,12 @@ import type { BackendFactory } from "../tui/backend.js"
 import type { ControllerOptions } from "../tui/controller.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
 
-const usage = `Usage: lathe [options]
+const usage = `Usage: lathe [options] [prompt]
 
 Opens an interactive session on this directory's project: type a task, watch the agent work, answer its permission
-asks, interrupt with Esc, undo with /undo. Type / for the commands and /help for the keys.
+asks, interrupt with Esc, undo with /undo. Type / for the commands and /help for the keys. A prompt given here
+(lathe "fix the failing test") is sent as soon as the session opens. A single word within 2 letters of a command
+(lathe rn) is taken for a typo of it and refused; to send such a word, write lathe -- "word".
 
 Options:
   -c, --continue       Resume the most recent session of this project
@@ -23,7 +25,7 @@ Options:
   -h, --help           Show this help (lathe --help lists the other commands)
 
 Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
-an answer to the pending ask, and the output has no escape codes. It exits 1 if anything failed (a turn, a command,
+an answer to the pending ask, and the output has no escape codes; a prompt given as an argument is the first line. It exits 1 if anything failed (a turn, a command,
 no model configured), else 0; \`lathe run\` is the command made for scripts.
 `
 
@@ -33,8 +35,11 @@ export const canDrawScreen = (io: CliIO): boolean => io.isTTY && io.stdinIsTTY =
 /** `lathe` with no command: the interactive session (full screen, or plain lines without a terminal). */
 export const interactiveCommand: Command = async (args, io) => {
   let values: ReturnType<typeof parse>["values"]
+  let prompt: string
   try {
-    values = parse(args).values
+    const parsed = parse(args)
+    values = parsed.values
+    prompt = parsed.positionals.join(" ").trim()
   } catch (error) {
     io.stderr(
       `lathe: ${error instanceof Error ? error.message : String(error)}\nRun \`lathe --help\` for the commands.\n`
@@ -72,7 +77,9 @@ export const interactiveCommand: Command = async (args, io) => {
     }
     backend = attached
   }
-  return canDrawScreen(io) ? screenMode(io, options, backend, values.attach) : lineMode(io, options, backend)
+  return canDrawScreen(io)
+    ? screenMode(io, options, backend, values.attach, prompt)
+    : lineMode(io, options, backend, prompt)
 }
 
 /** Connects to the server at `url`; the backend factory, or what went wrong (for the person). */
@@ -89,7 +96,7 @@ const attach = async (io: CliIO, url: string, token: string | undefined): Promis
 const parse = (args: ReadonlyArray<string>) =>
   parseArgs({
     args: [...args],
-    allowPositionals: false,
+    allowPositionals: true,
     options: {
       agent: { type: "string" },
       model: { type: "string", short: "m" },
@@ -107,7 +114,8 @@ const screenMode = async (
   io: CliIO,
   options: ControllerOptions,
   backend: BackendFactory | undefined,
-  attachUrl: string | undefined
+  attachUrl: string | undefined,
+  prompt: string
 ): Promise<number> => {
   const [{ Box, Text, render }, react] = await Promise.all([import("ink"), import("react")])
   // React is CommonJS: in the bundle its lazily loaded chunk has only a default export (no named ones), so take
@@ -132,6 +140,8 @@ const screenMode = async (
   // Ctrl-C is a key here (twice quits), not a signal.
   const removeInterrupt = io.onInterrupt?.(() => exit())
   instance.rerender(createElement(App, { controller, style, onExit: () => exit() }))
+  // A prompt from the command line goes in as if typed; its turn streams on the screen like any other.
+  if (prompt) void controller.submit(prompt)
   // A render error unmounts Ink (it shows the error); the session ends then too.
   const crashed = instance.waitUntilExit().then(
     () => 0,
@@ -147,8 +157,16 @@ const screenMode = async (
   return code
 }
 
-/** Plain lines: each input line is a prompt or command; asks are answered by the next line; no escape codes. */
-const lineMode = async (io: CliIO, options: ControllerOptions, backend?: BackendFactory): Promise<number> => {
+/**
+ * Plain lines: each input line is a prompt or command; asks are answered by the next line; no escape codes. A
+ * `prompt` from the command line is the first line.
+ */
+const lineMode = async (
+  io: CliIO,
+  options: ControllerOptions,
+  backend: BackendFactory | undefined,
+  prompt: string
+): Promise<number> => {
   const { Controller } = await import("../tui/controller.js")
   const controller = await Controller.start(io, options, backend)
   const totals = emptyTotals()
@@ -179,15 +197,15 @@ const lineMode = async (io: CliIO, options: ControllerOptions, backend?: Backend
     }
   if (controller.session) io.stdout(`Resumed session ${controller.session.id}: ${controller.session.title}\n`)
   const input = io.stdin
-  if (!input) return 0
-  const rl = createInterface({ input, terminal: false })
+  if (!input && !prompt) return 0
+  const rl = input ? createInterface({ input, terminal: false }) : undefined
   const removeInterrupt = io.onInterrupt?.(() => {
-    if (!controller.interrupt()) rl.close()
+    if (!controller.interrupt()) rl?.close()
   })
-  const lines = rl[Symbol.asyncIterator]()
+  const lines = rl?.[Symbol.asyncIterator]()
   const nextLine = async () => {
-    const next = await lines.next()
-    return next.done ? undefined : next.value
+    const next = await lines?.next()
+    return next === undefined || next.done ? undefined : next.value
   }
   /** Answers asks from the next input lines while `work` runs (a prompt's turn). */
   const answerAsksDuring = async (work: Promise<void>) => {
@@ -221,6 +239,7 @@ const lineMode = async (io: CliIO, options: ControllerOptions, backend?: Backend
     }
     await work
   }
+  if (prompt) await answerAsksDuring(controller.submit(prompt))
   for (let line = await nextLine(); line !== undefined; line = await nextLine()) {
     if (/^\/(exit|quit)\s*$/.test(line.trim())) break
     await answerAsksDuring(controller.submit(line))

@@ -1,0 +1,112 @@
+import { Config, type ConfigShape, LLM, lookupModel, type ModelInfo, providerSetupHelp } from "@lathe/core"
+import { Effect, Layer, Result } from "effect"
+import type { CliIO } from "../io.js"
+
+/** One line of `lathe doctor`'s report (the shape `doctor.ts` prints). */
+export interface ModelCheck {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+/** How long the endpoint probe waits for any HTTP answer. */
+const PROBE_TIMEOUT_MS = 3_000
+
+/** Where the built-in providers answer when the config names no `baseURL`. */
+const DEFAULT_BASE_URLS: Readonly<Record<string, string>> = {
+  anthropic: "https://api.anthropic.com/v1",
+  openai: "https://api.openai.com/v1"
+}
+
+const ENV_KEYS: Readonly<Record<string, string>> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" }
+
+/** The provider's type the way the LLM layer reads it. */
+const providerType = (id: string, type: string | undefined) =>
+  type ?? (id === "anthropic" || id === "openai" ? id : "openai-compatible")
+
+/** Where the key of `providerID` comes from, by name only (never the value). */
+const keySource = (config: ConfigShape, providerID: string, env: CliIO["env"]): string => {
+  const provider = config.info.provider?.[providerID]
+  const type = providerType(providerID, provider?.type)
+  if (provider?.apiKey)
+    return providerID === "env" ? "key from LATHE_API_KEY" : `key from provider.${providerID}.apiKey`
+  const envKey = ENV_KEYS[type]
+  if (envKey !== undefined && env[envKey]) return `key from ${envKey}`
+  return "no key (none needed for an openai-compatible server)"
+}
+
+/** The model line's detail for a resolved model: the reference, where its key comes from, what Lathe knows of it. */
+const describe = (config: ConfigShape, info: ModelInfo, env: CliIO["env"]): string => {
+  const ref = `${info.providerID}/${info.modelID}`
+  const key = keySource(config, info.providerID, env)
+  const override = config.info.provider?.[info.providerID]?.models?.[info.modelID]
+  if (override !== undefined || lookupModel(info.modelID) !== undefined)
+    return `${ref} (${info.name}, ${info.limit.context.toLocaleString("en")}-token context), ${key}`
+  return (
+    `${ref}, ${key}; not in Lathe's model catalogue: Lathe assumes a ${info.limit.context.toLocaleString("en")}-token ` +
+    `context and no price; set provider.${info.providerID}.models.${info.modelID} ("context", "output", "cost") in ` +
+    "lathe.json if that is wrong"
+  )
+}
+
+/** Why a request got no HTTP answer, in a few words. */
+const whyUnreachable = (error: unknown): string => {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+  const code = (cause as { code?: unknown } | undefined)?.code
+  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError"))
+    return `no answer within ${PROBE_TIMEOUT_MS / 1000} s`
+  if (code === "ECONNREFUSED") return "connection refused"
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "host name not found"
+  if (typeof code === "string") return code
+  return cause instanceof Error ? cause.message : String(cause)
+}
+
+/** A GET on `<baseURL>/models` (free on every provider; no completion is sent): any HTTP answer means reachable. */
+const endpointCheck = async (config: ConfigShape, providerID: string): Promise<ModelCheck> => {
+  const baseURL = config.info.provider?.[providerID]?.baseURL ?? DEFAULT_BASE_URLS[providerID]
+  if (baseURL === undefined)
+    return { name: "endpoint", ok: false, detail: `provider "${providerID}" has no baseURL to reach` }
+  const url = `${baseURL.replace(/\/+$/, "")}/models`
+  const where = providerID === "env" ? "LATHE_BASE_URL" : `provider.${providerID}.baseURL in lathe.json`
+  try {
+    const response = await fetch(url, { method: "GET", signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
+    await response.body?.cancel()
+    return { name: "endpoint", ok: true, detail: `${baseURL} answered (HTTP ${response.status} to GET /models)` }
+  } catch (error) {
+    return {
+      name: "endpoint",
+      ok: false,
+      detail:
+        `${baseURL} is not reachable (${whyUnreachable(error)}): start the model server, or fix ${where}, ` +
+        "or check the network and proxy"
+    }
+  }
+}
+
+/**
+ * The checks for the model a run would use, resolved exactly as `lathe run` resolves it (the LLM layer's `resolve`
+ * on this config and environment): is one configured and does its provider have the key it needs (by name), does
+ * its endpoint answer, does Lathe know its limits. `help` is the provider set-up text, when no usable model was
+ * found.
+ */
+export const modelChecks = async (
+  config: ConfigShape,
+  io: CliIO
+): Promise<{ readonly checks: ReadonlyArray<ModelCheck>; readonly help: string | undefined }> => {
+  const resolved = await Effect.runPromise(
+    Effect.gen(function* () {
+      const llm = yield* LLM
+      return yield* Effect.result(llm.resolve())
+    }).pipe(Effect.provide(LLM.layerWith(io.env).pipe(Layer.provide(Layer.succeed(Config, config)))))
+  )
+  if (Result.isFailure(resolved)) {
+    const error = resolved.failure
+    const first = error.message.split("\n")[0] ?? error.message
+    const help = error._tag === "ProviderNotConfigured" ? providerSetupHelp : undefined
+    const tail = help === undefined ? "" : " (how to set one up is below)"
+    return { checks: [{ name: "model", ok: false, detail: `${first}${tail}` }], help }
+  }
+  const info = resolved.success
+  const model: ModelCheck = { name: "model", ok: true, detail: describe(config, info, io.env) }
+  return { checks: [model, await endpointCheck(config, info.providerID)], help: undefined }
+}
