@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto"
 import { copyFile, rename, rm, stat, utimes } from "node:fs/promises"
 import { join } from "node:path"
+import type { SafeGit } from "@lathe/core"
 import { Effect } from "effect"
 import { WorkspaceCloneError, WorkspaceGitError, WorkspaceRefNotFound } from "./errors.js"
-import { git, redact, redactText, runGit } from "./git.js"
+import { git, prepareGit, redact, redactText, runGit } from "./git.js"
 
 /** The hex SHA-256 of a patch; the hash of the empty patch stands for "no change since the base". */
 export const hashPatch = (patch: Uint8Array): string => createHash("sha256").update(patch).digest("hex")
@@ -56,21 +57,25 @@ export const currentPatch = (dir: string, base: string): Effect.Effect<Uint8Arra
         await rename(`${index}.seed`, index)
       })
     const env = { GIT_INDEX_FILE: index }
-    yield* git(dir, "stage the work tree for a checkpoint", ["add", "-A", "--", "."], { env })
+    const safe = yield* prepareGit(dir, "stage the work tree for a checkpoint")
+    yield* git(dir, "stage the work tree for a checkpoint", ["add", "-A", "--", "."], { env, safe })
     return yield* git(
       dir,
       "diff the work tree against its base",
       ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", base, "--"],
-      { env }
+      { env, safe }
     )
   })
 
 /** Applies a patch (from `currentPatch`) to a work tree at its base. */
-export const applyPatch = (dir: string, patch: Uint8Array): Effect.Effect<void, WorkspaceGitError> =>
+export const applyPatch = (dir: string, patch: Uint8Array, safe?: SafeGit): Effect.Effect<void, WorkspaceGitError> =>
   patch.length === 0
     ? Effect.void
     : Effect.asVoid(
-        git(dir, "apply the newest checkpoint", ["apply", "--binary", "--whitespace=nowarn", "-"], { input: patch })
+        git(dir, "apply the newest checkpoint", ["apply", "--binary", "--whitespace=nowarn", "-"], {
+          input: patch,
+          ...(safe ? { safe } : {})
+        })
       )
 
 /**
@@ -79,10 +84,11 @@ export const applyPatch = (dir: string, patch: Uint8Array): Effect.Effect<void, 
  */
 export const restore = (dir: string, base: string, patch: Uint8Array): Effect.Effect<void, WorkspaceGitError> =>
   Effect.gen(function* () {
-    yield* git(dir, "reset the checkout to its base", ["reset", "-q", "--hard", base, "--"])
-    yield* git(dir, "remove files the checkpoint does not have", ["clean", "-q", "-f", "-d"])
+    const safe = yield* prepareGit(dir, "reset the checkout to its base")
+    yield* git(dir, "reset the checkout to its base", ["reset", "-q", "--hard", base, "--"], { safe })
+    yield* git(dir, "remove files the checkpoint does not have", ["clean", "-q", "-f", "-d"], { safe })
     yield* fsStep("reset the checkpoint index", () => rm(checkpointIndex(dir), { force: true }))
-    yield* applyPatch(dir, patch)
+    yield* applyPatch(dir, patch, safe)
   })
 
 /** The commit HEAD of a checkout names, or `undefined` when `dir` is not a usable checkout. */

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process"
-import { GIT_SAFE_TRANSPORT, prepareSafeGit } from "@lathe/core"
+import { GIT_SAFE_TRANSPORT, prepareSafeGit, type SafeGit } from "@lathe/core"
 import { Effect } from "effect"
 import { WorkspaceGitError, WorkspaceInvalid } from "./errors.js"
 
@@ -67,26 +67,36 @@ const REMOTE_COMMANDS = new Set(["clone", "fetch", "ls-remote"])
 export const runGit = (
   cwd: string,
   args: ReadonlyArray<string>,
-  options: { readonly env?: Readonly<Record<string, string>>; readonly input?: Uint8Array } = {}
+  options: GitCallOptions = {}
 ): Effect.Effect<GitOutput, WorkspaceGitError> =>
-  Effect.flatMap(
-    Effect.tryPromise({
-      try: () => prepareSafeGit(cwd, { env: environment(options.env ?? {}) }),
-      catch: (error) =>
-        new WorkspaceGitError({
-          operation: args[0] ?? "git",
-          message: error instanceof Error ? error.message : String(error)
-        })
-    }),
-    (safe) =>
-      spawnGit(
-        cwd,
-        args[0] ?? "git",
-        [...safe.options, ...safeOptions, ...withTransport(args)],
-        safe.env,
-        options.input
-      )
+  Effect.flatMap(options.safe ? Effect.succeed(options.safe) : prepareGit(cwd, args[0] ?? "git"), (safe) =>
+    spawnGit(
+      cwd,
+      args[0] ?? "git",
+      [...safe.options, ...safeOptions, ...withTransport(args)],
+      { ...safe.env, ...options.env },
+      options.input
+    )
   )
+
+/** Options of one git call. */
+export interface GitCallOptions {
+  readonly env?: Readonly<Record<string, string>>
+  readonly input?: Uint8Array
+  /**
+   * Hardened options already read for `cwd` ({@link prepareGit}): a sequence of Lathe's own calls (stage then diff,
+   * reset then clean then apply) reads the checkout's config once, since nothing between them changes it.
+   */
+  readonly safe?: SafeGit
+}
+
+/** Reads the checkout's config (key names only) once: the hardened options for the git calls that follow in `cwd`. */
+export const prepareGit = (cwd: string, operation = "git"): Effect.Effect<SafeGit, WorkspaceGitError> =>
+  Effect.tryPromise({
+    try: () => prepareSafeGit(cwd, { env: environment({}) }),
+    catch: (error) =>
+      new WorkspaceGitError({ operation, message: error instanceof Error ? error.message : String(error) })
+  })
 
 /** `args` with {@link GIT_SAFE_TRANSPORT} after the subcommand when it reaches a remote. */
 const withTransport = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
@@ -142,7 +152,7 @@ export const git = (
   cwd: string,
   operation: string,
   args: ReadonlyArray<string>,
-  options: { readonly env?: Readonly<Record<string, string>>; readonly input?: Uint8Array } = {}
+  options: GitCallOptions = {}
 ): Effect.Effect<Buffer, WorkspaceGitError> =>
   Effect.flatMap(runGit(cwd, args, options), (result) =>
     result.code === 0
