@@ -42,5 +42,7 @@ export const sessionEnv = (home: string, url: string, compileCache: string): Rec
   XDG_CONFIG_HOME: join(home, "config"),
   LATHE_BASE_URL: url,
   LATHE_MODEL: "bench",
+  // The model catalogue's background refresh (after the first request) goes to a closed loopback port.
+  LATHE_MODELS_URL: "http://127.0.0.1:9/api.json",
   NODE_COMPILE_CACHE: compileCache
 })

@@ -1,4 +1,4 @@
-import { type ConfigInfo, catalogModels, type PermissionConfig } from "@lathe/core"
+import { type ConfigInfo, newestCatalogModel, type PermissionConfig } from "@lathe/core"
 
 /*
  * Claude Code's agent-file fields, turned into Lathe's: its model aliases and its `tools` list (tool names, and
@@ -38,8 +38,7 @@ export const claudeModels =
     if (!provider) return undefined
     if (!CLAUDE_MODEL_ALIASES.includes(name)) return `${provider.id}/${name}`
     const own = [...(provider.id === providerID && modelID ? [modelID] : []), ...provider.models]
-    const model =
-      own.find((id) => id.includes(name)) ?? catalogModels().find((id) => id.startsWith(`claude-${name}`)) ?? name
+    const model = own.find((id) => id.includes(name)) ?? newestCatalogModel("anthropic", `claude-${name}`) ?? name
     return `${provider.id}/${model}`
   }
 

@@ -1,18 +1,72 @@
 // Bundles the CLI into dist/bundle/ (one ESM entry, lazily loaded chunks): a cold start then reads a handful of
 // files instead of resolving and linking hundreds of modules. Workspace packages are taken from source (the
-// `@lathe/source` condition). Kept external: what finds files next to its own module at run time (the tree-sitter
-// bash grammar, the ripgrep binary). Tool descriptions, read from `.txt` files at load time, are inlined.
+// `@lathe/source` condition). Kept external: what finds files next to its own module at run time (web-tree-sitter's
+// runtime wasm, the ripgrep binary); they are the published CLI's only dependencies. The bash grammar's wasm is
+// copied beside the bundle. Tool descriptions, read from `.txt` files at load time, are inlined. The CLI's version
+// is written in (`__LATHE_VERSION__`), and chunks no code imports are deleted, so the package ships only what loads.
 // The interactive UI (Ink 8 + React 19 + yoga-layout, whose wasm ships inlined as base64 behind a top-level await)
 // is imported lazily, so it lands in chunks of its own: React in its production build, Ink's DevTools hook stubbed.
 // The AI Gateway provider `ai` imports at load (Lathe never uses it) is replaced by a stand-in.
 // Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
-import { readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { copyFileSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const cli = join(here, "..")
+const cliVersion = JSON.parse(readFileSync(join(cli, "package.json"), "utf8")).version
+
+/** Where the bash grammar's wasm goes: beside the main build's chunks (`dist/bundle/`). */
+const GRAMMAR = "tree-sitter-bash.wasm"
+
+/**
+ * Points @lathe/permission's grammar loader at the copy of `tree-sitter-bash.wasm` beside the bundle (`fromChunk`:
+ * the path from the built file's folder), so the published CLI does not depend on `tree-sitter-bash` (20 MB with its
+ * native sources and prebuilt binaries, and an install script). The build fails if the loader changed.
+ */
+const grammarBesideBundle = (fromChunk) => ({
+  name: "grammar-beside-bundle",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]permission[\\/]src[\\/]bash\.ts$/ }, (args) => {
+      const from = 'require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")'
+      const contents = readFileSync(args.path, "utf8")
+      if (contents.split(from).length !== 2)
+        throw new Error(`${args.path}: expected one \`${from}\`; update the grammar-beside-bundle plugin`)
+      const to = `require("node:url").fileURLToPath(new URL(${JSON.stringify(fromChunk)}, import.meta.url))`
+      return { contents: contents.replace(from, to), loader: "ts" }
+    })
+  }
+})
+
+/**
+ * Deletes the JavaScript files of a build that its entry points (`entries`: source paths) do not reach by their
+ * imports: esbuild still writes the chunk of a dynamic import whose importing code it dropped (effect's ~5 MiB API
+ * docs pages, which `lathe serve` does not serve), and nothing can load it.
+ */
+const pruneUnreached = (metafile, entries) => {
+  const outputs = metafile.outputs
+  const roots = new Set(entries.map((entry) => resolve(entry)))
+  const reached = new Set()
+  const pending = Object.keys(outputs).filter(
+    (file) => outputs[file].entryPoint !== undefined && roots.has(resolve(outputs[file].entryPoint))
+  )
+  while (pending.length > 0) {
+    const file = pending.pop()
+    if (reached.has(file)) continue
+    reached.add(file)
+    for (const imported of outputs[file]?.imports ?? []) if (!imported.external) pending.push(imported.path)
+  }
+  const pruned = Object.keys(outputs).filter((file) => file.endsWith(".js") && !reached.has(file))
+  for (const file of pruned) {
+    rmSync(resolve(file), { force: true })
+    rmSync(resolve(`${file}.LEGAL.txt`), { force: true })
+    delete outputs[file]
+    delete outputs[`${file}.LEGAL.txt`]
+  }
+  return pruned
+}
 
 /** Replaces the tools package's description loader with the descriptions themselves. */
 const inlineDescriptions = {
@@ -185,9 +239,10 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   conditions: ["@lathe/source"],
   // Prefer ES modules: some packages (jsonc-parser) ship a UMD "main" whose require() calls esbuild cannot follow.
   mainFields: ["module", "main"],
+  // tree-sitter-bash is only ever `require.resolve`d (for its wasm), never imported; the list names it all the same.
   external: ["web-tree-sitter", "tree-sitter-bash", "@vscode/ripgrep"],
   // React (and any bundled code that asks) takes its production build: NODE_ENV is fixed when bundling.
-  define: { "process.env.NODE_ENV": JSON.stringify("production") },
+  define: { "process.env.NODE_ENV": JSON.stringify("production"), __LATHE_VERSION__: JSON.stringify(cliVersion) },
   // CommonJS dependencies inside an ESM bundle may call require() for Node built-ins.
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
@@ -217,9 +272,27 @@ if (isMain()) {
   // `lathe run` is a build of its own (dist/bundle/run/run.cjs): esbuild tree-shakes per build, not per entry, so in
   // one build the run path would load every module the server and the cluster keep alive behind shared barrels
   // (about 400 KiB more of effect alone); and as CommonJS it can start from a code cache taken after a run.
-  const run = await build(runBuildOptions(join(outdir, "run")))
+  // The published CLI finds the bash grammar beside its bundle (builds from `bundleOptions` alone, for tests and
+  // benchmarks, resolve it from node_modules as the sources do).
+  const runOptions = runBuildOptions(join(outdir, "run"))
+  const run = await build({ ...runOptions, plugins: [...runOptions.plugins, grammarBesideBundle(`../${GRAMMAR}`)] })
   const mainOptions = bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir })
-  const main = await build({ ...mainOptions, plugins: [...mainOptions.plugins, runCommandFromRunBuild] })
+  const main = await build({
+    ...mainOptions,
+    plugins: [...mainOptions.plugins, runCommandFromRunBuild, grammarBesideBundle(`./${GRAMMAR}`)]
+  })
+  const pruned = [
+    ...pruneUnreached(run.metafile, [join(cli, "src/commands/run.ts")]),
+    ...pruneUnreached(main.metafile, [join(cli, "src/bin.ts")])
+  ]
+  // The bash grammar (and its licence) from the tree-sitter-bash package this build resolves.
+  const grammar = createRequire(join(cli, "package.json")).resolve(`tree-sitter-bash/${GRAMMAR}`)
+  copyFileSync(grammar, join(outdir, GRAMMAR))
+  copyFileSync(join(dirname(grammar), "LICENSE"), join(outdir, `${GRAMMAR}.LICENSE.txt`))
+  if (pruned.length > 0)
+    process.stderr.write(
+      `bundle: left out ${pruned.length} chunk(s) nothing imports: ${pruned.map((file) => relative(outdir, resolve(file))).join(", ")}\n`
+    )
   const outputs = [...Object.values(run.metafile.outputs), ...Object.values(main.metafile.outputs)]
   const bytes = outputs.reduce((sum, output) => sum + output.bytes, 0)
   process.stderr.write(`bundle: ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KiB\n`)

@@ -5,6 +5,7 @@ import {
   type LatheEvent,
   LLM,
   LOG_REPEATS_EVENT,
+  ModelCatalog,
   Paths,
   PermissionDefaults,
   type Plugin,
@@ -88,7 +89,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     ]),
     Question.layer,
     Subagents.layer,
-    LLM.layerWith(io.env),
+    LLM.layerWith(io.env).pipe(Layer.provideMerge(ModelCatalog.layerWith(io.env))),
     Retry.layer,
     snapshotLayer
   ).pipe(Layer.provideMerge(host))

@@ -1,19 +1,7 @@
-import { readFileSync } from "node:fs"
 import type { CliIO, Command } from "./io.js"
+import { cliVersion, versionLine } from "./version.js"
 
-/** The CLI's version, from its package.json: one folder up from `dist/` or `src/`, two from `dist/bundle/`. */
-const version = (): string => {
-  for (const path of ["../package.json", "../../package.json"]) {
-    try {
-      const pkg: unknown = JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8"))
-      if (typeof pkg === "object" && pkg !== null && "name" in pkg && pkg.name === "@lathe/cli" && "version" in pkg)
-        return String(pkg.version)
-    } catch {
-      // not there; try the next place
-    }
-  }
-  return "unknown"
-}
+const version = cliVersion
 
 const commands: Readonly<Record<string, { readonly summary: string; readonly load: () => Promise<Command> }>> = {
   run: {
@@ -51,6 +39,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
   cluster: {
     summary: "Show a cluster: runners, their shards and sessions (lathe cluster status --store URL)",
     load: async () => (await import("./commands/cluster.js")).clusterCommand
+  },
+  models: {
+    summary: "List the models Lathe knows: limits, prices, abilities, where each key comes from",
+    load: async () => (await import("./commands/models.js")).modelsCommand
   },
   agents: {
     summary: "List the agents of this project (name, mode, where defined)",
@@ -166,7 +158,7 @@ export const main = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
     return 0
   }
   if (first === "-v" || first === "--version") {
-    io.stdout(`${version()}\n`)
+    io.stdout(`${versionLine()}\n`)
     return 0
   }
   if (first === "--") {

@@ -8,9 +8,22 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { ModelCatalog, newestCatalogModel } from "@lathe/core"
 import { type RecordedRequest, type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import { Effect } from "effect"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
+
+/** The catalogue's newest `claude-sonnet…` of the anthropic provider, as the CLI resolves `model: sonnet`. */
+const newestSonnet = async (): Promise<string | undefined> => {
+  const catalog = ModelCatalog.make({
+    dataDir: sandbox().env.LATHE_DATA_DIR ?? "",
+    url: "http://127.0.0.1:9/api.json",
+    refresh: false
+  })
+  await Effect.runPromise(catalog.list("anthropic"))
+  return newestCatalogModel("anthropic", "claude-sonnet")
+}
 
 // Several real CLI runs per test, on a machine shared with other test runs.
 const timeoutMs = 90_000
@@ -138,7 +151,12 @@ describe("agent files in Claude Code's and OpenCode's shapes", () => {
     })
     const list = await runLathe(["agents"], { cwd: project, env, timeoutMs })
     assert.strictEqual(list.code, 0, list.stderr)
-    assert.match(list.stdout, /^reviewer +all +anthropic\/claude-sonnet-4-5 +\/.*\.claude\/agents\/reviewer\.md$/m)
+    // The newest Sonnet of the catalogue's anthropic provider (by release date).
+    const expected = await newestSonnet()
+    assert.match(
+      list.stdout,
+      new RegExp(`^reviewer +all +anthropic/${expected} +/.*\\.claude/agents/reviewer\\.md$`, "m")
+    )
   })
 
   it("an OpenCode subagent loads: its model, no bash, and edits only under docs/", slow, async () => {

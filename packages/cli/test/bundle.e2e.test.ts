@@ -147,7 +147,12 @@ describe("the bundled CLI", () => {
   it("prints its version and runs a tool session end to end (tool descriptions inlined, grammar external)", async () => {
     const box = sandbox()
     const version = await run(["--version"], box.project, box.env)
-    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/)
+    // From this checkout: the package's version and the commit ("0.1.0 (a1b2c3d)").
+    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: dirname(bundle), encoding: "utf8" })
+    assert.strictEqual(
+      version.stdout,
+      `${JSON.parse(readFileSync(join(dirname(bundle), "../../package.json"), "utf8")).version} (${commit.trim()})\n`
+    )
     writeFileSync(join(box.project, "a.txt"), "alpha\n")
     const server = await startScriptedServer([
       { steps: [{ tool: "read", input: { filePath: "a.txt" } }] },

@@ -18,7 +18,9 @@ export const sandbox = () => {
     HOME: join(dir, "home"),
     LATHE_DATA_DIR: join(dir, "data"),
     XDG_CONFIG_HOME: join(dir, "config"),
-    XDG_DATA_HOME: join(dir, "xdg-data")
+    XDG_DATA_HOME: join(dir, "xdg-data"),
+    // The model catalogue's daily refresh goes to a closed loopback port, never to the network.
+    LATHE_MODELS_URL: "http://127.0.0.1:9/api.json"
   }
   return { dir, project, env }
 }

@@ -105,15 +105,18 @@ describe("MCP prompts and resources in the CLI (end to end)", () => {
     await term.type('args-prompt "San Francisco"')
     term.press("enter")
     await term.waitFor("What's weather in San Francisco?")
-    await term.waitFor(/ok/)
     const sent = () => model.requests.filter((r) => !isTitle(r)).map(lastMessage)
+    const sentBy = async (count: number) => {
+      const end = Date.now() + 20_000
+      while (sent().length < count && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    await sentBy(1)
     assert.include(sent().at(-1) ?? "", "What's weather in San Francisco?")
 
     await term.type("read @everything:demo://resource/dynamic/text/4 please")
     term.press("enter")
     await term.waitFor(/read @everything:demo:\/\/resource\/dynamic\/text\/4 please/)
-    const end = Date.now() + 10_000
-    while (sent().length < 2 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
+    await sentBy(2)
     assert.include(sent().at(-1) ?? "", "Resource 4: This is a plaintext resource")
   })
 })

@@ -26,7 +26,8 @@ const setup = (modelURL?: string) => {
   const configDir = join(box.env.XDG_CONFIG_HOME ?? "", "lathe")
   mkdirSync(configDir, { recursive: true })
   const mcp = {
-    everything: { type: "local", command: [process.execPath, everything, "stdio"] },
+    // The first request must offer its tools: the run waits for it (other servers' tools may arrive later).
+    everything: { type: "local", command: [process.execPath, everything, "stdio"], wait: true },
     broken: { type: "local", command: [process.execPath, "-e", "console.error('no API key'); process.exit(2)"] }
   }
   writeFileSync(join(configDir, "lathe.json"), JSON.stringify({ mcp }))
@@ -43,7 +44,7 @@ describe("MCP in the CLI (end to end)", () => {
     const { project, env } = setup(model.url)
     const run = await runLathe(["run", "--format", "json", "echo something"], { cwd: project, env, timeoutMs: 60_000 })
     assert.strictEqual(run.code, 0, run.stderr)
-    assert.match(run.stderr, /MCP server "broken" did not start: failed: .*no API key/)
+    assert.match(run.stderr, /MCP server "broken" did not start: failed: .*no API key/s)
     const offered = JSON.stringify((model.requests[0]?.body as { tools?: unknown } | undefined)?.tools)
     assert.include(offered, '"name":"everything_echo"')
     assert.notInclude(offered, "broken_")
@@ -76,7 +77,7 @@ describe("MCP in the CLI (end to end)", () => {
     const list = await runLathe(["mcp", "list"], { cwd: project, env, timeoutMs: 60_000 })
     assert.strictEqual(list.code, 1, list.stderr)
     assert.match(list.stdout, /everything\s+connected \(\d+ tools\)/)
-    assert.match(list.stdout, /broken\s+failed: .*no API key/)
+    assert.match(list.stdout, /broken\s+failed: .*no API key/s)
     const tools = await runLathe(["mcp", "tools", "everything"], { cwd: project, env, timeoutMs: 60_000 })
     assert.strictEqual(tools.code, 0, tools.stderr)
     assert.match(tools.stdout, /everything_echo {2}\(read-only: allowed\)/)

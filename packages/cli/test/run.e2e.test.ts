@@ -140,7 +140,8 @@ describe("lathe run (end to end)", () => {
     assert.strictEqual(run.code, 0, run.stderr)
     assert.match(run.stdout, /✓ read .*\(\d+ ms\)/)
     assert.include(run.stdout, "Done.")
-    assert.match(run.stderr, /2 steps · tokens in/)
+    // The scripted server reports 10 in and 5 out per step, no cache, no cost: zero fields are left out.
+    assert.match(run.stderr, /^2 steps · tokens in 20, out 10$/m)
   })
 
   it("explains what is missing when no provider is configured", async () => {

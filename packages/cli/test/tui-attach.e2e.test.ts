@@ -107,7 +107,7 @@ describe("lathe --attach (the interactive UI on a lathe serve, end to end)", () 
     assert.strictEqual(readFileSync(join(box.project, "a.txt"), "utf8"), "ALPHA\n")
 
     await term.type("/undo")
-    await term.waitFor("Put back the files") // the command palette lists it
+    await term.waitFor("Take back the last turn") // the command palette lists it
     term.press("enter")
     await term.waitFor("Restored 1 file")
     assert.strictEqual(readFileSync(join(box.project, "a.txt"), "utf8"), "alpha\n")

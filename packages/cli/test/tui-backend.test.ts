@@ -85,6 +85,8 @@ const recordingBackend = (root: string) => {
     resolveModel: async (model) => ({ ok: true, value: { label: model ?? "server's model", contextLimit: 0 } }),
     compact: async () => ({ ok: false, message: "must not be called" }),
     trust: async () => ({ ok: false, message: "must not be called" }),
+    decline: async () => ({ ok: false, message: "must not be called" }),
+    reload: async () => ({ ok: false, message: "must not be called" }),
     dispose: async () => undefined
   }
   return { backend, prompts, release: () => release() }

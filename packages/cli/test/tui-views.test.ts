@@ -203,7 +203,7 @@ describe("permission ask panel", () => {
     const lines = askPanel(
       transcript.permissions[0] ?? ask("x"),
       transcript.permissions.length,
-      "",
+      undefined,
       80,
       plain,
       transcript
@@ -220,10 +220,10 @@ describe("permission ask panel", () => {
     assert.strictEqual(transcript.permissions.length, 1)
   })
 
-  it("a reject message being typed replaces the answer keys", () => {
+  it("a reject reason being typed replaces the answer keys", () => {
     const lines = askPanel(ask("per_3"), 1, "use the other file", 80, plain)
     const frame = render(createElement(Lines, { lines })).lastFrame() ?? ""
-    assert.include(frame, "reject with message: use the other file")
+    assert.include(frame, "reject, because: use the other file")
   })
 
   it("a tool waiting on an ask says so in its block", () => {

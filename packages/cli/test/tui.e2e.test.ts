@@ -109,7 +109,7 @@ describe("lathe (interactive, end to end)", () => {
     assert.strictEqual(readFileSync(join(project, "a.txt"), "utf8"), "ALPHA\n")
 
     await term.type("/undo")
-    await term.waitFor("Put back the files") // the command palette lists it
+    await term.waitFor("Take back the last turn") // the command palette lists it
     term.press("enter")
     await term.waitFor("Restored 1 file")
     assert.strictEqual(readFileSync(join(project, "a.txt"), "utf8"), "alpha\n")
@@ -229,12 +229,15 @@ describe("lathe (interactive, end to end)", () => {
     await term.waitFor("total: in")
 
     await term.type("/export")
-    await term.waitFor("Write this session to a markdown file")
+    await term.waitFor("Write this session as Markdown")
     term.press("enter")
-    await term.waitFor("Wrote lathe-ses_")
-    const exported = readdirSync(box.project).find((f) => f.startsWith("lathe-ses_"))
+    // Into Lathe's data folder, never the project (it would show in git status).
+    await term.waitFor("Wrote /")
+    const exports = join(box.env.LATHE_DATA_DIR ?? "", "exports")
+    const exported = readdirSync(exports).find((f) => f.startsWith("ses_"))
     assert.isDefined(exported)
-    assert.include(readFileSync(join(box.project, exported ?? ""), "utf8"), "Got the paste.")
+    assert.include(readFileSync(join(exports, exported ?? ""), "utf8"), "Got the paste.")
+    assert.isUndefined(readdirSync(box.project).find((f) => f.endsWith(".md")))
 
     term.resize(100, 30)
     await term.waitFor(/^─{100}$/m) // the editor's rule spans the new width
@@ -336,7 +339,7 @@ describe("lathe (interactive, end to end)", () => {
     term.press("enter")
     await term.waitFor("[a]lways")
     await term.type("use the other file")
-    await term.waitFor("reject with message: use the other file")
+    await term.waitFor("reject, because: use the other file")
     term.press("enter")
     await term.waitFor("OK, the other file.")
     assert.strictEqual(readFileSync(join(box.project, "a.txt"), "utf8"), "alpha\n")
@@ -431,7 +434,7 @@ describe("lathe (interactive, end to end)", () => {
     writeFileSync(join(project, "lathe.json"), JSON.stringify({ permission: { webfetch: "allow" } }))
     const term = lathe(project, env)
     await term.waitFor("Trust this folder?", 30_000)
-    assert.match(term.screen(), /Ignored from untrusted/)
+    assert.match(term.screen(), /permission allow rules \(webfetch: \*\)/)
     term.write("y")
     await term.waitFor("Trusted")
     await term.waitForGone("Trust this folder?")

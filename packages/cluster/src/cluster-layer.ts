@@ -29,10 +29,12 @@ export interface ClusterOptions {
    */
   readonly pollInterval?: Duration.Input
   /**
-   * How long a runner that stopped answering keeps its shards (default 5 s): the failover time after a runner dies.
-   * Its advisory locks go with its connections at once, but the others count it as a member until its heartbeat is
-   * this old. A runner frozen longer than this (a long event-loop block) loses its shards; the locks keep a session
-   * from running twice.
+   * How long a runner that stopped answering keeps its shards (default 5 s). A runner that dies is noticed sooner:
+   * its Postgres sessions end with it, and the other runners drop it within a sweep (`liveness.ts`, 250 ms) plus an
+   * assignment refresh (250 ms). This expiry is for a runner that is alive but stuck (a long event-loop block, a
+   * paused VM, connections through a pooler): it loses its shards once its heartbeat is this old, its turns stop,
+   * and a call cut short is rolled back and run again by the next holder. Shorter values make lock refreshes time out
+   * under load (Effect Cluster allows a third of it), which moves sessions for nothing.
    */
   readonly lockExpiration?: Duration.Input
   /** Connections in the pool (default 10). */
@@ -41,6 +43,9 @@ export interface ClusterOptions {
 
 /** The default of {@link ClusterOptions.lockExpiration}. */
 export const LOCK_EXPIRATION = "5 seconds"
+
+/** How often every member re-reads the runners and recomputes shard assignments. */
+export const REFRESH_ASSIGNMENTS = "250 millis"
 
 /** The `application_name` of a runner's connections: how `lathe cluster status` tells whose shard locks are whose. */
 export const runnerApplicationName = (address: string) => `lathe-runner ${address}`
@@ -65,7 +70,7 @@ export const clusterLayer = (options: ClusterOptions) => {
     entityMessagePollInterval: options.pollInterval ?? "1 second",
     entityReplyPollInterval: options.pollInterval ?? "1 second",
     shardLockExpiration: options.lockExpiration ?? LOCK_EXPIRATION,
-    refreshAssignmentsInterval: "1 second"
+    refreshAssignmentsInterval: REFRESH_ASSIGNMENTS
   })
   const storage = Layer.mergeAll(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
     Layer.provide(NodeCrypto.layerDigest)

@@ -1,7 +1,9 @@
 /**
  * The server side of a cluster: `lathe serve --cluster` takes HTTP traffic and runs no session itself. Prompts are
  * stored here (the store is the shared Postgres) and handed to the session's entity as a persisted `Run`; aborts,
- * answers and undo/redo go to the runner holding the session; events come back through the relay.
+ * answers and undo/redo go to the runner holding the session; events come back through the relay. The front's own
+ * events (a session created, a prompt stored) go out through the relay too, so they are numbered with the runners'
+ * events and every front sees them.
  */
 
 import { SessionPrompt, SessionStore } from "@lathe/core"
@@ -11,7 +13,7 @@ import { Deferred, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { type ClusterOptions, clusterLayer, pgLayer } from "./cluster-layer.js"
 import { reportLogger } from "./log.js"
 import { AgentSession } from "./protocol.js"
-import { listen } from "./relay.js"
+import { listen, makePublisher } from "./relay.js"
 
 /** How a server joins a cluster (client-only). */
 export interface FrontOptions extends Omit<ClusterOptions, "runner"> {
@@ -73,14 +75,15 @@ export const clusterFront =
     const listening = await runtime.runPromise(Deferred.make<void>())
     await runtime.runPromise(
       listen(
-        (event) => {
+        (event, position) => {
           tracker.see(event)
-          log.push(event)
+          log.push(event, position)
         },
         () => Deferred.doneUnsafe(listening, Exit.void)
       ).pipe(Scope.provide(scope))
     )
     await runtime.runPromise(Deferred.await(listening))
+    const publisher = await runtime.runPromise(makePublisher().pipe(Scope.provide(scope)))
     const makeClient = await runtime.runPromise(AgentSession.client)
     const send = <A, E>(effect: Effect.Effect<A, E, never>) => runtime.runPromise(effect)
 
@@ -101,6 +104,8 @@ export const clusterFront =
             return stored
           })
         )
+        // The prompt's events go out before the runner's first ones (ids follow what happened).
+        await send(publisher.flush)
         const queued = tracker.running.has(input.sessionID)
         // Busy from now on (the runner's own `busy` follows), so a delete or undo right after is refused.
         tracker.running.add(input.sessionID)
@@ -136,6 +141,7 @@ export const clusterFront =
           )
         )
       },
+      publish: publisher.publish,
       dispose: async () => {
         await Effect.runPromise(Scope.close(scope, Exit.void))
         await runtime.dispose()

@@ -6,6 +6,13 @@
 export { type ClusterOptions, clusterLayer, pgLayer } from "./cluster-layer.js"
 export { clusterFront, type FrontOptions } from "./front.js"
 export { Abort, AgentSession, Respond, Revert, Run, RunOutcome, Status } from "./protocol.js"
-export { CHANNEL, type EventPublisher, listen, makePublisher, type PublisherOptions } from "./relay.js"
+export {
+  CHANNEL,
+  type EventPublisher,
+  listen,
+  makePublisher,
+  type PublisherOptions,
+  type RelayedEvent
+} from "./relay.js"
 export { type LatheRunner, type RunnerOptions, startRunner } from "./runner.js"
 export { type ClusterStatus, clusterStatus, type RunnerStatus } from "./status.js"

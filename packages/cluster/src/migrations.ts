@@ -1,6 +1,6 @@
 /**
- * The cluster package's own tables (the relay's event batches), beside Effect Cluster's `cluster_*` tables and the
- * store's `lathe_*` tables in one database. Versioned; applied under an advisory lock, so runners and servers that
+ * The cluster package's own tables (the relay's event batches and per-session event numbers), beside Effect
+ * Cluster's `cluster_*` tables and the store's `lathe_*` tables in one database. Versioned; applied under an advisory lock, so runners and servers that
  * start together do not race.
  */
 import { Effect } from "effect"
@@ -15,7 +15,10 @@ const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        data jsonb NOT NULL
      )`,
     "CREATE INDEX IF NOT EXISTS lathe_event_batch_created ON lathe_event_batch (created)"
-  ]
+  ],
+  // Event ids per session: the relay numbers each top-level session's events here, in its write transaction (the
+  // row lock orders writers of one session). Sessions of older versions start at 1.
+  ["CREATE TABLE IF NOT EXISTS lathe_event_seq (session_id text PRIMARY KEY, seq bigint NOT NULL)"]
 ]
 
 /** An arbitrary constant that names this package's migration lock. */

@@ -11,9 +11,12 @@ import type { AddressInfo } from "node:net"
 import {
   Bus,
   INTERRUPTED_MESSAGE_ERROR,
+  INTERRUPTED_TOOL_ERROR,
   type MessageWithParts,
+  type Part,
   PermissionNext,
   Question,
+  recoverSession,
   redoSession,
   SessionPrompt,
   SessionStore,
@@ -25,6 +28,7 @@ import type { Workspaces } from "@lathe/workspace"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { Entity } from "effect/cluster"
 import { type ClusterOptions, clusterLayer, pgLayer, runnerApplicationName } from "./cluster-layer.js"
+import { deadRunnerSweep } from "./liveness.js"
 import { reportLogger } from "./log.js"
 import { AgentSession, type RunOutcome } from "./protocol.js"
 import { type EventPublisher, makePublisher } from "./relay.js"
@@ -67,6 +71,29 @@ export interface LatheRunner {
 /** How many interrupted attempts of one prompt a runner takes over before it gives up on it. */
 const MAX_INTERRUPTED = 2
 
+/**
+ * How long a runner giving a session up (its shard moved, SIGTERM) waits for the turn it stopped to end before it
+ * lets the shard go. Below Effect Cluster's `entityTerminationTimeout` (15 s), so the wait is ours, not cut short.
+ */
+const HANDOVER_WAIT_MS = 10_000
+const HANDOVER_WAIT = `${HANDOVER_WAIT_MS} millis` as const
+
+/** The error a rolled-back tool call is left with: what the model reads before it carries on. */
+export const ROLLED_BACK_TOOL_ERROR =
+  "interrupted: the process running this call stopped before it finished, and the workspace was put back to how it was before the call; run it again if it is still needed"
+
+/** The newest checkpoint a completed tool call reported (`metadata.checkpoint` set by the workspace plugin). */
+const acknowledgedCheckpoint = (messages: ReadonlyArray<MessageWithParts>): number | undefined => {
+  let newest: number | undefined
+  for (const { parts } of messages)
+    for (const part of parts) {
+      if (part.type !== "tool" || part.state.status !== "completed") continue
+      const checkpoint = part.state.metadata?.checkpoint
+      if (typeof checkpoint === "number" && (newest === undefined || checkpoint > newest)) newest = checkpoint
+    }
+  return newest
+}
+
 const runIn = async <A, E>(app: DirectoryApp, effect: Effect.Effect<A, E, ServerServices>): Promise<A> => {
   const exit = await app.runtime.runPromiseExit(effect)
   if (Exit.isSuccess(exit)) return exit.value
@@ -78,12 +105,23 @@ interface Resident {
   running?: { readonly controller: AbortController; aborted: boolean; readonly done: Promise<RunOutcome> }
 }
 
+/**
+ * A runner leaving (SIGTERM): `signal` stops every turn before the cluster hands the shards over, and `turns` are the
+ * turns in progress, which `close` waits for. Effect Cluster's own handoff forces entities to stop without waiting
+ * for them, so a turn must be over before it starts.
+ */
+interface Handover {
+  readonly signal: AbortSignal
+  readonly turns: Set<Promise<RunOutcome>>
+}
+
 const sessionHandlers = (
   homeApp: () => Promise<DirectoryApp>,
   directories: Directories,
   runnerName: string,
   report: (line: string) => void,
-  workspaces: Workspaces["Service"] | undefined
+  workspaces: Workspaces["Service"] | undefined,
+  handover: Handover
 ) =>
   AgentSession.toLayer(
     Effect.gen(function* () {
@@ -139,11 +177,82 @@ const sessionHandlers = (
             m.info.error?.message === INTERRUPTED_MESSAGE_ERROR
         ).length
 
+      /** Stores `parts` changed and tells the clients. */
+      const putParts = (app: DirectoryApp, parts: ReadonlyArray<Part>) =>
+        parts.length === 0
+          ? Promise.resolve()
+          : runIn(
+              app,
+              Effect.gen(function* () {
+                const store = yield* SessionStore
+                const bus = yield* Bus
+                for (const part of parts) {
+                  yield* store.putPart(part)
+                  yield* bus.publish({ type: "part.updated", part })
+                }
+                yield* store.flush
+              })
+            )
+
+      /**
+       * A cloned session taken over here: settles what the last holder left open, then puts the work tree back to
+       * the newest checkpoint a completed tool call reported. A newer checkpoint comes from a call whose result never
+       * reached the session (the holder died or handed over between the checkpoint and the stored result): the model
+       * was told it was interrupted, so it must not have happened, or a call the model runs again (an append) would
+       * happen twice. Those calls' errors say the workspace was put back.
+       */
+      const settleWorkspace = async (app: DirectoryApp) => {
+        if (!workspaces || workspaces.directory(sessionID) === undefined) return
+        await runIn(app, recoverSession(sessionID))
+        const messages = await messagesOf(app)
+        const acknowledged = acknowledgedCheckpoint(messages)
+        if (!(await Effect.runPromise(workspaces.rollback(sessionID, acknowledged)))) return
+        report(`session ${sessionID}: work tree put back to checkpoint ${acknowledged ?? "base"}`)
+        await putParts(
+          app,
+          messages.flatMap(({ parts }) =>
+            parts.flatMap(
+              (part): Array<Part> =>
+                part.type === "tool" && part.state.status === "error" && part.state.error === INTERRUPTED_TOOL_ERROR
+                  ? [{ ...part, state: { ...part.state, error: ROLLED_BACK_TOOL_ERROR } }]
+                  : []
+            )
+          )
+        )
+      }
+
+      /**
+       * A turn stopped because the session moves (not because someone aborted it): its calls cut short say they were
+       * interrupted, as after a crash, so the next holder rolls their edits back and the model runs them again.
+       */
+      const markHandedOver = async (app: DirectoryApp, since: number) => {
+        const messages = await messagesOf(app)
+        await putParts(
+          app,
+          messages.flatMap(({ parts }) =>
+            parts.flatMap(
+              (part): Array<Part> =>
+                part.type === "tool" &&
+                part.state.status === "error" &&
+                part.state.error === "aborted" &&
+                part.state.time.end >= since
+                  ? [{ ...part, state: { ...part.state, error: INTERRUPTED_TOOL_ERROR } }]
+                  : []
+            )
+          )
+        )
+      }
+
       const turns = async (messageID: string, signal: AbortSignal): Promise<RunOutcome> => {
         const app = await appOf()
+        const started = Date.now()
+        await settleWorkspace(app)
         report(`session ${sessionID}: answering ${messageID}`)
         const controller = new AbortController()
         signal.addEventListener("abort", () => controller.abort(), { once: true })
+        handover.signal.addEventListener("abort", () => controller.abort(), { once: true })
+        /** Whether the session is moving to another runner (its shard moved, or this runner is leaving). */
+        const moving = () => signal.aborted || handover.signal.aborted
         const entry: NonNullable<Resident["running"]> = {
           controller,
           aborted: false,
@@ -152,7 +261,7 @@ const sessionHandlers = (
         const work = async (): Promise<RunOutcome> => {
           let next: string | undefined = messageID
           let messages = await messagesOf(app)
-          while (next !== undefined && !entry.aborted && !signal.aborted) {
+          while (next !== undefined && !entry.aborted && !moving()) {
             if (interruptions(messages, next) >= MAX_INTERRUPTED)
               return {
                 status: "failed",
@@ -164,16 +273,19 @@ const sessionHandlers = (
                 prompt.prompt({ sessionID, messageID: target, parts: [], abort: controller.signal, title: false })
               )
             )
-            if (entry.aborted || signal.aborted) break
+            if (moving() && !entry.aborted) await markHandedOver(app, started)
+            if (entry.aborted || moving()) break
             messages = await messagesOf(app)
             next = unanswered(messages)?.id
           }
-          return { status: entry.aborted ? "aborted" : signal.aborted ? "aborted" : "done" }
+          return { status: entry.aborted || moving() ? "aborted" : "done" }
         }
         ;(entry as { done: Promise<RunOutcome> }).done = work().finally(() => {
           if (resident.running === entry) delete resident.running
-          report(`session ${sessionID}: ${signal.aborted ? "handed over" : "idle"}`)
+          handover.turns.delete(entry.done)
+          report(`session ${sessionID}: ${moving() ? "handed over" : "idle"}`)
         })
+        handover.turns.add(entry.done)
         resident.running = entry
         return entry.done
       }
@@ -183,15 +295,24 @@ const sessionHandlers = (
           resident.running
             ? // The running turn sees a prompt stored meanwhile and answers it before it ends.
               Effect.succeed({ status: "queued" as const })
-            : Effect.promise((signal) =>
-                turns(payload.messageID, signal).catch((error: unknown): RunOutcome => {
+            : Effect.callback<RunOutcome>((resume, signal) => {
+                const done = turns(payload.messageID, signal).catch((error: unknown): RunOutcome => {
                   // A session that cannot be set up here (its clone failed, its store row is gone) is answered as
                   // failed, not retried forever.
                   const message = error instanceof Error ? error.message : String(error)
                   report(`session ${sessionID}: failed: ${message}`)
                   return { status: "failed", message }
                 })
-              ),
+                // A turn stopped because this runner leaves is not answered: the Run stays pending and resumes on the
+                // runner that takes the shard.
+                void done.then((outcome) => {
+                  if (!handover.signal.aborted) resume(Effect.succeed(outcome))
+                })
+                // Interrupted (the shard moves, SIGTERM): the signal stops the turn, and the shard is let go only once
+                // the turn has ended. Resuming at once let the next holder start while this turn still wrote
+                // checkpoints and results, and the two holders' checkpoints replaced each other.
+                return Effect.promise(() => done).pipe(Effect.timeout(HANDOVER_WAIT), Effect.ignore)
+              }),
         Abort: () =>
           Effect.sync(() => {
             const running = resident.running
@@ -276,7 +397,10 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
     return home
   }
   await homeApp()
-  const cluster = sessionHandlers(homeApp, directories, address, report, options.workspaces).pipe(
+  const leave = new AbortController()
+  const handover: Handover = { signal: leave.signal, turns: new Set() }
+  const cluster = sessionHandlers(homeApp, directories, address, report, options.workspaces, handover).pipe(
+    Layer.merge(deadRunnerSweep(address, report)),
     Layer.provide(
       clusterLayer({
         ...options,
@@ -296,6 +420,12 @@ export const startRunner = async (options: RunnerOptions): Promise<LatheRunner> 
     close: async () => {
       report(`runner ${address}: handing its sessions over`)
       leaving = true
+      // Every turn stops and ends here before the shards go: the next holder must not start while one still writes.
+      leave.abort()
+      await Promise.race([
+        Promise.allSettled([...handover.turns]),
+        new Promise((resolve) => setTimeout(resolve, HANDOVER_WAIT_MS))
+      ])
       await runtime.dispose()
       await directories.dispose()
       await Effect.runPromise(Scope.close(relayScope, Exit.void))

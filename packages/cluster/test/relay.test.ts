@@ -1,4 +1,5 @@
 import type { LatheEvent } from "@lathe/core/schema"
+import type { EventPosition } from "@lathe/server"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { pgLayer } from "../src/cluster-layer.js"
@@ -19,7 +20,7 @@ const member = (url: string) => {
 }
 
 /** A server-side listener on `url`, ready (LISTEN confirmed); the session ids of the idle events it receives. */
-const listening = async (url: string): Promise<Array<string>> => {
+const listening = async (url: string, positions: Array<EventPosition | undefined> = []): Promise<Array<string>> => {
   const seen: Array<string> = []
   const server = member(url)
   let ready: () => void = () => {}
@@ -28,7 +29,8 @@ const listening = async (url: string): Promise<Array<string>> => {
   })
   await server.runtime.runPromise(
     listen(
-      (event) => {
+      (event, position) => {
+        positions.push(position)
         if (event.type === "session.idle") seen.push(event.sessionID)
       },
       () => ready()
@@ -73,5 +75,45 @@ describe("the event relay", () => {
     const deadline = Date.now() + 10_000
     while (seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
     expect(seen).toEqual(["last-words"])
+  }, 30_000)
+
+  it("numbers each top-level session's events in Postgres: subagents share the count, a second runner goes on", async () => {
+    const url = freshDatabase()
+    const positions: Array<EventPosition | undefined> = []
+    const seen = await listening(url, positions)
+    const parent: LatheEvent = {
+      type: "session.created",
+      session: {
+        id: "child",
+        parentID: "top",
+        projectID: "p",
+        directory: "/w",
+        title: "t",
+        time: { created: 1, updated: 1 }
+      }
+    }
+    const a = member(url)
+    const pa = await a.runtime.runPromise(makePublisher({ linger: 1 }).pipe(Scope.provide(a.scope)))
+    pa.publish(idle("top"))
+    pa.publish(parent)
+    pa.publish(idle("child"))
+    pa.publish({ type: "notice", level: "info", message: "no session" })
+    pa.publish(idle("other"))
+    await Effect.runPromise(pa.flush)
+    // Another runner takes "top" over (a failover): its numbers go on from the first runner's.
+    const b = member(url)
+    const pb = await b.runtime.runPromise(makePublisher({ linger: 1 }).pipe(Scope.provide(b.scope)))
+    pb.publish(idle("top"))
+    await Effect.runPromise(pb.flush)
+    const deadline = Date.now() + 10_000
+    while (seen.length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(positions).toEqual([
+      { root: "top", seq: 1 },
+      { root: "top", seq: 2 },
+      { root: "top", seq: 3 },
+      undefined,
+      { root: "other", seq: 1 },
+      { root: "top", seq: 4 }
+    ])
   }, 30_000)
 })

@@ -1,5 +1,6 @@
 import { z } from "zod"
 import type { Rule } from "./permission-next.js"
+import { Reasoning } from "./reasoning.js"
 
 // Each schema's `error` is the human "expected …" text; the loader writes `<path>: expected <error>, got <value>`.
 const says = (expected: string) => ({ error: expected })
@@ -46,8 +47,7 @@ export const ProviderType = z.enum(
 /** The provider kinds Lathe can talk to. */
 export type ProviderType = z.infer<typeof ProviderType>
 
-/** One model's limits, price and abilities, overriding the built-in catalogue. */
-export const ModelConfig = z.strictObject({
+const ModelEntry = z.strictObject({
   name: z.string().optional(),
   /** Context window, in tokens. */
   context: positiveInt().optional(),
@@ -57,11 +57,31 @@ export const ModelConfig = z.strictObject({
   cost: z
     .strictObject({ input: price(), output: price(), cache_read: price().optional(), cache_write: price().optional() })
     .optional(),
-  reasoning: z.boolean().optional(),
+  reasoning: z
+    .union([z.boolean(), Reasoning], { error: 'true, false, "low", "medium", "high", or { "budget": tokens }' })
+    .optional(),
   tool_call: z.boolean().optional(),
   temperature: z.boolean().optional(),
   /** Whether the model takes images (tool results and attachments); otherwise it gets a short note instead. */
   image: z.boolean().optional()
+})
+
+/** A validated model entry: `reasoning` is whether it reasons, `reasoning_effort` the setting it runs with. */
+type ModelFields = Omit<z.output<typeof ModelEntry>, "reasoning"> & {
+  readonly reasoning?: boolean
+  readonly reasoning_effort?: Reasoning
+}
+
+/**
+ * One model's limits, price and abilities, overriding the built-in catalogue. `reasoning` is `true`/`false` (whether
+ * the model reasons) or the setting to run it with (`"low"`, `"medium"`, `"high"`, `{ "budget": tokens }`), which
+ * also says it reasons; after validation the setting is in `reasoning_effort` and `reasoning` is a boolean.
+ */
+export const ModelConfig = ModelEntry.transform(({ reasoning, ...fields }): ModelFields => {
+  if (reasoning === undefined) return fields
+  return typeof reasoning === "boolean"
+    ? { ...fields, reasoning }
+    : { ...fields, reasoning: true, reasoning_effort: reasoning }
 })
 /** One model's limits, price and abilities. */
 export type ModelConfig = z.infer<typeof ModelConfig>
@@ -93,6 +113,8 @@ export const AgentConfig = z.strictObject({
   model: modelRef().optional(),
   temperature: z.number().optional(),
   top_p: z.number().optional(),
+  /** How hard this agent's model reasons (reasoning models only); `lathe run --variant` overrides it for one run. */
+  reasoning: Reasoning.optional(),
   /** Model calls per turn for this agent, overriding the top-level `max_steps`; 0 = no cap. */
   max_steps: nonNegativeInt().optional(),
   /** Tools on (`true`) or off (`false`) by id; wildcards allowed. */
@@ -155,7 +177,9 @@ export const McpLocalConfig = z.strictObject({
   /** `false` keeps the server configured but not started (default true). */
   enabled: z.boolean().optional(),
   /** How long to wait for it to start, in ms (default 10000). */
-  timeout: positiveInt().optional()
+  timeout: positiveInt().optional(),
+  /** `true`: a run waits for this server (up to `timeout`) before its first model request (default false). */
+  wait: z.boolean().optional()
 })
 
 const CLIENT_METADATA_URL =
@@ -187,7 +211,8 @@ export const McpRemoteConfig = z.strictObject({
     )
     .optional(),
   enabled: z.boolean().optional(),
-  timeout: positiveInt().optional()
+  timeout: positiveInt().optional(),
+  wait: z.boolean().optional()
 })
 
 /** One MCP server in config: `local` (a command) or `remote` (a URL). */
@@ -284,6 +309,16 @@ export const ConfigFile = z.strictObject({
   sandbox: SandboxConfig.optional(),
   /** Where sessions are kept; see {@link StoreConfig}. `LATHE_STORE` overrides it for one run. */
   store: StoreConfig.optional(),
+  /**
+   * The model catalogue: `refresh: false` stops the daily background download (default true); `url` is where it is
+   * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both).
+   */
+  models: z
+    .strictObject({
+      refresh: z.boolean().optional(),
+      url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional()
+    })
+    .optional(),
   /** How bash builds commands' environment. */
   shell: z
     .strictObject({

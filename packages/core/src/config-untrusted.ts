@@ -13,6 +13,16 @@ export interface Narrowed {
   readonly dropped: ReadonlyArray<string>
 }
 
+/**
+ * One thing an untrusted file asked for and did not get: `name` as the notice names it, and, for a dropped key, the
+ * value the file gave it (the plugin specs, the MCP servers, the URL), so a prompt can show what trusting would grant.
+ */
+export interface UntrustedItem {
+  readonly name: string
+  /** The file's raw value for a dropped key; absent when `name` already says it (narrowed rules, `{env:…}`). */
+  readonly value?: unknown
+}
+
 /** The decision for one config key of an untrusted project's file; `why` is the one-line reason. */
 export type UntrustedDecision =
   | { readonly kind: "keep"; readonly why: string }
@@ -118,6 +128,7 @@ export const untrustedConfig: UntrustedTable = {
       model: drop(sameModel),
       temperature: drop("tunes your agent's model; not the project's choice"),
       top_p: drop("tunes your agent's model; not the project's choice"),
+      reasoning: drop("thinking tokens are billed to you; how hard your model thinks is not the project's choice"),
       max_steps: drop("a higher cap lets a run go on (and cost) longer"),
       tools: narrow("only `false` entries apply: a project may switch tools off, never on", (value, label) => {
         if (!isObject(value)) return { value, dropped: [] }
@@ -171,6 +182,14 @@ export const untrustedConfig: UntrustedTable = {
     fields: { allow_private_hosts: drop("opens this machine and your private network to webfetch") }
   },
   store: drop("could send every session (files, command output) to the project's database"),
+  models: {
+    kind: "fields",
+    why: "where the model catalogue is downloaded from",
+    fields: {
+      refresh: only("only false narrows (no download)", (value) => value === false),
+      url: drop("downloads your model limits and prices from a server the project chose")
+    }
+  },
   shell: {
     kind: "fields",
     why: "how commands get their environment",
@@ -188,7 +207,7 @@ const applyFields = (
   table: UntrustedTable,
   value: Record<string, unknown>,
   path: ConfigPath,
-  dropped: Array<string>
+  dropped: Array<UntrustedItem>
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   for (const [key, item] of Object.entries(value)) {
@@ -203,26 +222,26 @@ const apply = (
   decision: UntrustedDecision | undefined,
   value: unknown,
   path: ConfigPath,
-  dropped: Array<string>
+  dropped: Array<UntrustedItem>
 ): unknown => {
   const label = dotted(path)
   if (decision === undefined || decision.kind === "keep") return value
   switch (decision.kind) {
     case "drop":
-      dropped.push(decision.name ? decision.name(value, label) : label)
+      dropped.push({ name: decision.name ? decision.name(value, label) : label, value })
       return undefined
     case "narrow": {
       const narrowed = decision.narrow(value, label)
-      dropped.push(...narrowed.dropped)
+      dropped.push(...narrowed.dropped.map((name) => ({ name })))
       return narrowed.value
     }
     case "fields": {
       if (typeof value === "string" && decision.shorthand) {
-        const inner: Array<string> = []
+        const inner: Array<UntrustedItem> = []
         const expanded = decision.shorthand(value)
         if (isObject(expanded)) applyFields(decision.fields, expanded, path, inner)
         if (inner.length === 0) return value
-        dropped.push(`${label} ${JSON.stringify(value)}`)
+        dropped.push({ name: `${label} ${JSON.stringify(value)}` })
         return undefined
       }
       return isObject(value) ? applyFields(decision.fields, value, path, dropped) : value
@@ -242,12 +261,16 @@ const apply = (
 
 /**
  * Applies {@link untrustedConfig} to an untrusted file's raw value: what it does not keep is removed and named
- * (`plugin`, `permission allow rules (bash: *)`, `provider.local.baseURL`, `sandbox "off"`, …), in file order.
+ * (`plugin`, `permission allow rules (bash: *)`, `provider.local.baseURL`, `sandbox "off"`, …), in file order;
+ * `items` are the same, each with the value it asked for where the name does not carry it.
  */
-export const stripUntrusted = (value: unknown): { readonly value: unknown; readonly dropped: Array<string> } => {
-  if (!isObject(value)) return { value, dropped: [] }
-  const dropped: Array<string> = []
-  return { value: applyFields(untrustedConfig, value, [], dropped), dropped }
+export const stripUntrusted = (
+  value: unknown
+): { readonly value: unknown; readonly dropped: Array<string>; readonly items: Array<UntrustedItem> } => {
+  if (!isObject(value)) return { value, dropped: [], items: [] }
+  const items: Array<UntrustedItem> = []
+  const kept = applyFields(untrustedConfig, value, [], items)
+  return { value: kept, dropped: items.map((item) => item.name), items }
 }
 
 /** An `allow` rule an untrusted project file asked for and did not get; `agent` is set for an agent's rule. */

@@ -23,14 +23,20 @@ import {
   ProviderType,
   permissionRules
 } from "./config-schema.js"
-import { type DroppedRule, droppedAllowRules, stripUntrusted } from "./config-untrusted.js"
+import { type DroppedRule, droppedAllowRules, stripUntrusted, type UntrustedItem } from "./config-untrusted.js"
 import { Paths, type PathsShape } from "./paths.js"
 import type { Rule } from "./permission-next.js"
 import type { ResolvedEnv } from "./secret-values.js"
 
 /** The loader's error (one tagged error with a `reason`), defined beside the file reader. */
 export { ConfigError, ConfigErrorReason } from "./config-load.js"
-export type { DroppedRule } from "./config-untrusted.js"
+export type { DroppedRule, UntrustedItem } from "./config-untrusted.js"
+
+/** What one untrusted project file asked for and did not get (see {@link ConfigShape.ignored}). */
+export interface IgnoredFile {
+  readonly file: string
+  readonly items: ReadonlyArray<UntrustedItem>
+}
 
 /** An agent in the merged config: its permission is the ruleset of every source, in merge order. */
 export type ConfigAgent = Omit<AgentConfig, "permission"> & { readonly permission: Array<Rule> }
@@ -66,6 +72,11 @@ export interface ConfigShape {
    * starts with "Ignored from untrusted" and ends saying how to trust the folder.
    */
   readonly notices: ReadonlyArray<string>
+  /**
+   * The same as the "Ignored from untrusted" notice, per file, with the value each dropped key asked for (the plugin
+   * specs, the MCP servers, the provider URL), for a prompt that shows what trusting the folder would grant.
+   */
+  readonly ignored?: ReadonlyArray<IgnoredFile>
   /** The allow rules an untrusted project's files asked for and did not get (empty when trusted). */
   readonly dropped: ReadonlyArray<DroppedRule>
   /** Whether the project is trusted (`lathe trust`). */
@@ -75,6 +86,19 @@ export interface ConfigShape {
    * them as secrets (a config that reads a variable into a header or a server's env holds a credential).
    */
   readonly envResolved?: ReadonlyArray<ResolvedEnv>
+  /**
+   * Set when an untrusted project's files lost settings (see `ignored`): the project root, where `lathe trust` trusts
+   * it, and the person's own config file, where provider settings apply in every folder. A failure that comes from
+   * those settings (no model, no key) names them instead of asking for them again.
+   */
+  readonly untrusted?: UntrustedPlaces
+}
+
+/** Where an untrusted project's ignored settings can take effect (see `ConfigShape.untrusted`). */
+export interface UntrustedPlaces {
+  readonly root: string
+  /** The person's own config file: the one loaded (`<config>/lathe.json` or `.jsonc`), else `<config>/lathe.json`. */
+  readonly userConfig: string
 }
 
 /** What `Config.layerTest` builds from: a config file's content as an object. */
@@ -202,27 +226,35 @@ const projectDirs = (paths: PathsShape): Array<string> => {
 }
 
 const trustFile = (paths: PathsShape) => join(paths.data, "trust.json")
-const TrustStore = z.object({ trusted: z.array(z.string()) })
+const TrustStore = z.object({ trusted: z.array(z.string()), declined: z.array(z.string()).optional() })
 
-const readTrustStore = Effect.fnUntraced(function* (paths: PathsShape) {
+/** The trust store: the trusted folders, and the project roots whose person answered "no" to trusting them. */
+const readTrustRecords = Effect.fnUntraced(function* (paths: PathsShape) {
   const file = trustFile(paths)
   const text = yield* readText(file)
-  if (text === undefined) return []
+  if (text === undefined) return { trusted: [], declined: [] }
   const parsed = yield* parseJsonc(file, text)
-  return (yield* validate(parsed, parsed.value, TrustStore)).trusted
+  const store = yield* validate(parsed, parsed.value, TrustStore)
+  return { trusted: store.trusted, declined: store.declined ?? [] }
 })
+
+const readTrustStore = (paths: PathsShape) => Effect.map(readTrustRecords(paths), (store) => store.trusted)
 
 /** Whether the project root, or a folder above it, is in the trust store (`<data>/trust.json`). */
 export const isTrusted = Effect.fn("Config.isTrusted")(function* (paths: PathsShape) {
   return (yield* readTrustStore(paths)).some((dir) => isWithin(dir, paths.root))
 })
 
-const writeTrustStore = (paths: PathsShape, trusted: ReadonlyArray<string>) => {
+const writeTrustStore = (
+  paths: PathsShape,
+  { trusted, declined }: { readonly trusted: ReadonlyArray<string>; readonly declined: ReadonlyArray<string> }
+) => {
   const file = trustFile(paths)
   return Effect.tryPromise({
     try: async () => {
       await mkdir(paths.data, { recursive: true })
-      await writeFile(file, `${JSON.stringify({ trusted }, null, 2)}\n`)
+      const store = declined.length > 0 ? { trusted, declined } : { trusted }
+      await writeFile(file, `${JSON.stringify(store, null, 2)}\n`)
     },
     catch: (error) =>
       new ConfigError({
@@ -238,11 +270,33 @@ export const trustedFolders = Effect.fn("Config.trustedFolders")(function* (path
   return yield* readTrustStore(paths)
 })
 
-/** Adds the project root (a real path, see `Paths`) to the trust store, so its config applies in full from the next load. */
+/**
+ * Adds the project root (a real path, see `Paths`) to the trust store, so its config applies in full from the next
+ * load, and forgets a "no" recorded for it by {@link declineTrust}.
+ */
 export const trustProject = Effect.fn("Config.trustProject")(function* (paths: PathsShape) {
-  const trusted = yield* readTrustStore(paths)
-  if (trusted.includes(paths.root)) return
-  yield* writeTrustStore(paths, [...trusted, paths.root])
+  const { trusted, declined } = yield* readTrustRecords(paths)
+  const still = declined.filter((dir) => dir !== paths.root)
+  if (trusted.includes(paths.root) && still.length === declined.length) return
+  yield* writeTrustStore(paths, {
+    trusted: trusted.includes(paths.root) ? trusted : [...trusted, paths.root],
+    declined: still
+  })
+})
+
+/**
+ * Records that the person answered "no" when the interactive UI offered to trust the project root, so it does not
+ * ask again there (`lathe trust` still trusts it, and forgets the "no").
+ */
+export const declineTrust = Effect.fn("Config.declineTrust")(function* (paths: PathsShape) {
+  const { trusted, declined } = yield* readTrustRecords(paths)
+  if (declined.includes(paths.root)) return
+  yield* writeTrustStore(paths, { trusted, declined: [...declined, paths.root] })
+})
+
+/** Whether the person declined to trust this project root (see {@link declineTrust}). */
+export const trustDeclined = Effect.fn("Config.trustDeclined")(function* (paths: PathsShape) {
+  return (yield* readTrustRecords(paths)).declined.includes(paths.root)
 })
 
 /**
@@ -250,9 +304,9 @@ export const trustProject = Effect.fn("Config.trustProject")(function* (paths: P
  * still trusted above it (the project stays trusted through them until they are untrusted too).
  */
 export const untrustProject = Effect.fn("Config.untrustProject")(function* (paths: PathsShape) {
-  const trusted = yield* readTrustStore(paths)
+  const { trusted, declined } = yield* readTrustRecords(paths)
   const kept = trusted.filter((dir) => dir !== paths.root)
-  if (kept.length !== trusted.length) yield* writeTrustStore(paths, kept)
+  if (kept.length !== trusted.length) yield* writeTrustStore(paths, { trusted: kept, declined })
   return { removed: kept.length !== trusted.length, coveredBy: kept.filter((dir) => isWithin(dir, paths.root)) }
 })
 
@@ -273,17 +327,17 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const trusted = yield* isTrusted(paths)
   const loaded: Array<Loaded> = []
   const notices: Array<string> = []
-  const ignored: Array<{ readonly file: string; readonly items: ReadonlyArray<string> }> = []
+  const ignored: Array<IgnoredFile> = []
   const dropped: Array<DroppedRule> = []
   const envResolved: Array<ResolvedEnv> = []
   const load = Effect.fnUntraced(function* (file: string, scope: ConfigSource["scope"], trustedFile: boolean) {
     const text = yield* readText(file)
     if (text === undefined) return false
     const parsed = yield* parseJsonc(file, text)
-    const stripped = trustedFile ? { value: parsed.value, dropped: [] } : stripUntrusted(parsed.value)
+    const stripped = trustedFile ? { value: parsed.value, items: [] } : stripUntrusted(parsed.value)
     const substituted = yield* substitute(parsed, stripped.value, { env, home: paths.home, trusted: trustedFile })
     const data = yield* validate(parsed, substituted.value, ConfigFile)
-    const items = [...stripped.dropped, ...substituted.ignored]
+    const items = [...stripped.items, ...substituted.ignored.map((name) => ({ name }))]
     if (items.length > 0) ignored.push({ file, items })
     if (!trustedFile) dropped.push(...droppedAllowRules(parsed.value, file))
     else for (const name of envReferences(parsed.value)) envResolved.push({ name, value: env[name] ?? "" })
@@ -296,7 +350,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
       yield* load(join(dir, name), "project", trusted)
   if (ignored.length > 0)
     notices.push(
-      `Ignored from untrusted ${ignored.map(({ file, items }) => `${file}: ${items.join(", ")}`).join("; ")}. ` +
+      `Ignored from untrusted ${ignored.map(({ file, items }) => `${file}: ${items.map((i) => i.name).join(", ")}`).join("; ")}. ` +
         `Run \`lathe trust\` in ${paths.root} to trust this folder.`
     )
   if (env.LATHE_CONFIG) {
@@ -317,7 +371,17 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const fromVariables = store.store === undefined ? environment : { ...environment, store: store.store }
   if (fromVariables) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: fromVariables })
   const info = yield* merge(loaded)
-  return { info, sources: loaded.map((l) => l.source), notices, dropped, trusted, envResolved } satisfies ConfigShape
+  const userConfig = loaded.find((l) => l.source.scope === "global")?.source.file ?? join(paths.config, "lathe.json")
+  return {
+    info,
+    sources: loaded.map((l) => l.source),
+    notices,
+    ignored,
+    dropped,
+    trusted,
+    envResolved,
+    ...(ignored.length > 0 ? { untrusted: { root: paths.root, userConfig } } : {})
+  } satisfies ConfigShape
 })
 
 /** Builds a config from an object, validated and expanded like a file (rule source "config"), with no sources. */

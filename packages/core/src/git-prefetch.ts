@@ -14,11 +14,13 @@ export const startupGitCommands = {
   /** The branch (empty for a detached head), also in a repository without commits (the system prompt). */
   branch: ["branch", "--show-current"],
   /**
-   * The changed tracked files (the system prompt). Last: on a large repository it stats every file, and the
-   * questions before it are answered without waiting for it. Without optional locks: a plain status may rewrite the
-   * index, holding `index.lock` meanwhile, and a `git commit` the person runs at that moment would fail.
+   * The uncommitted changes (the system prompt): changed tracked files and untracked ones, as `git status --porcelain`
+   * lists them (an untracked folder is one line; what .gitignore ignores is left out). Last: on a large repository it
+   * stats every file, and the questions before it are answered without waiting for it. Without optional locks: a
+   * plain status may rewrite the index, holding `index.lock` meanwhile, and a `git commit` the person runs at that
+   * moment would fail.
    */
-  status: ["--no-optional-locks", "status", "--porcelain=v2", "--untracked-files=no"]
+  status: ["--no-optional-locks", "status", "--porcelain=v2", "--untracked-files=normal"]
 } as const
 
 /** How long a git command may take before it counts as failed. */

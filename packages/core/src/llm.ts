@@ -10,14 +10,16 @@ import {
   type ToolSet,
   tool
 } from "ai"
-import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
-import { Config, type ConfigInfo } from "./config.js"
+import { Clock, Context, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Config, type ConfigInfo, type ConfigShape } from "./config.js"
 import type { ModelConfig, ProviderConfig } from "./config-schema.js"
 import { nodeFetch } from "./http-fetch.js"
 import { ProviderErrorReason } from "./message.js"
-import { DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, modelInfo } from "./model-catalog.js"
+import { catalogOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, ModelCatalog } from "./model-catalog.js"
 import { liftToolImages } from "./model-messages.js"
+import { markAnthropicCache, openAICacheKey } from "./prompt-cache.js"
 import { keyHintFor, StreamCutError, toProviderError } from "./provider-error.js"
+import { type ProviderFamily, type Reasoning, reasoningOptions } from "./reasoning.js"
 
 /** One event of a model step: exactly ai 7's `fullStream` part union (see STACK.md §5 for the fields). */
 export type LLMEvent = TextStreamPart<ToolSet>
@@ -47,6 +49,11 @@ export interface ModelInfo {
     /** Takes images as input: tool results that carry images and image attachments are sent as images. */
     readonly image: boolean
   }
+  /**
+   * How hard the model reasons on this turn (the `--variant`, else the agent's `reasoning`, else the model entry's);
+   * absent: the provider's default. Sent only when `capabilities.reasoning` is true.
+   */
+  readonly reasoning?: Reasoning
 }
 
 /** A tool as the model sees it: a name, a description and a JSON schema. Execution stays with the loop. */
@@ -79,9 +86,14 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   message: Schema.String
 }) {}
 
-/** No provider is configured at all; the message lists the three ways to set one up. */
+/**
+ * The model a run needs is not set up (no model, no key, no URL); the message lists the three ways to set one up. With
+ * `untrusted`, the settings were there but in an untrusted project's config, which ignored them: the message names
+ * them and says how to trust the folder, instead of the three ways.
+ */
 export class ProviderNotConfigured extends Schema.TaggedError<ProviderNotConfigured>()("ProviderNotConfigured", {
-  message: Schema.String
+  message: Schema.String,
+  untrusted: Schema.optionalKey(Schema.Boolean)
 }) {}
 
 /** A model reference that names an unknown provider or is malformed. */
@@ -117,6 +129,10 @@ export class LLM extends Context.Service<
       Effect.gen(function* () {
         const config = yield* Config
         const providers = providerTable(config.info, env)
+        // The provided ModelCatalog (the CLI's refreshes itself), else a read-only one on this config and env.
+        const catalog = Option.getOrElse(yield* Effect.serviceOption(ModelCatalog), () =>
+          ModelCatalog.make({ ...catalogOptions(config.info, env), refresh: false })
+        )
         const models = new Map<string, Promise<LanguageModelV4>>()
         const load = (provider: ProviderDef, modelID: string) => {
           const key = `${provider.id}/${modelID}`
@@ -136,7 +152,16 @@ export class LLM extends Context.Service<
         if (preferred && preferredProvider)
           setImmediate(() => void load(preferredProvider, preferred.slice(slash + 1)).catch(() => undefined))
         const resolve = Effect.fn("LLM.resolve")(function* (model?: string) {
-          return yield* resolveModel(config.info, providers, model)
+          const resolved: Effect.Effect<ModelInfo, ModelNotFound | ProviderNotConfigured> = resolveModel(
+            config.info,
+            providers,
+            catalog,
+            model
+          )
+          return yield* Effect.mapError(
+            resolved,
+            (error) => ignoredUntrusted(config, model ?? config.info.model) ?? error
+          )
         })
         const stream = (request: LLMRequest): Stream.Stream<LLMEvent, ProviderError> => {
           const { providerID, modelID } = request.model
@@ -148,7 +173,8 @@ export class LLM extends Context.Service<
           const options = {
             keyHint: provider.keyHint,
             url: provider.baseURL ?? "",
-            imagesInToolResults: provider.type === "anthropic" || provider.type === "openai"
+            imagesInToolResults: provider.type === "anthropic" || provider.type === "openai",
+            family: provider.type
           }
           return Stream.unwrap(
             Effect.map(
@@ -158,7 +184,7 @@ export class LLM extends Context.Service<
               }),
               (model) => streamWithModel(model, request, options)
             )
-          )
+          ).pipe(Stream.ensuring(catalog.afterRequest())) // the catalogue refreshes after a request, never before
         }
         return LLM.of({ resolve, stream })
       })
@@ -179,6 +205,11 @@ export interface StreamOptions {
    * servers), images move to a user message after the results (`liftToolImages`).
    */
   readonly imagesInToolResults?: boolean
+  /**
+   * The provider's SDK family, for the options Lathe adds itself: prompt-cache breakpoints (Anthropic) or a
+   * per-session cache key (OpenAI), and the reasoning setting (`requestOptions`). None without it.
+   */
+  readonly family?: ProviderFamily
 }
 
 const toolSets = new WeakMap<LLMRequest["tools"], ToolSet>()
@@ -226,19 +257,24 @@ export const streamWithModel = (
       const internal = new AbortController()
       const hasTools = Object.keys(request.tools).length > 0
       const abortSignal = AbortSignal.any([request.abort, internal.signal])
-      const call = streamLanguageModelCall({
-        model,
+      const prompt = {
         instructions: request.system.map((content) => ({ role: "system" as const, content })),
         messages: options.imagesInToolResults === false ? liftToolImages(request.messages) : [...request.messages],
+        tools: hasTools ? toolSet(request.tools) : undefined
+      }
+      const { instructions, messages, tools } = options.family === "anthropic" ? markAnthropicCache(prompt) : prompt
+      const providerOptions = requestOptions(request, options.family)
+      const call = streamLanguageModelCall({
+        model,
+        instructions: [...instructions],
+        messages: [...messages],
         allowSystemInMessages: true,
-        ...(hasTools ? { tools: toolSet(request.tools) } : {}),
+        ...(tools ? { tools } : {}),
         abortSignal,
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
         ...(request.topP === undefined ? {} : { topP: request.topP }),
         ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
-        ...(request.providerOptions === undefined
-          ? {}
-          : { providerOptions: request.providerOptions as SharedV4ProviderOptions }),
+        ...(providerOptions === undefined ? {} : { providerOptions }),
         ...(request.headers === undefined ? {} : { headers: { ...request.headers } })
       })
       // Failures surface through the generator below; this keeps an early one from being an unhandled rejection.
@@ -303,6 +339,24 @@ export const streamWithModel = (
     })
   )
 
+/**
+ * The provider options of one request: what Lathe adds for `family` (OpenAI's per-session prompt cache key, the
+ * model's reasoning setting), then the request's own (the `chat.params` hook's), which win key by key.
+ */
+export const requestOptions = (
+  request: LLMRequest,
+  family: ProviderFamily | undefined
+): SharedV4ProviderOptions | undefined => {
+  const merged: Record<string, Record<string, unknown>> = {}
+  const add = (options: Readonly<Record<string, Readonly<Record<string, unknown>>>>) => {
+    for (const [name, values] of Object.entries(options)) merged[name] = { ...merged[name], ...values }
+  }
+  if (family === "openai") add(openAICacheKey(request.sessionID))
+  if (family !== undefined) add(reasoningOptions(family, request.model, request.model.reasoning))
+  if (request.providerOptions !== undefined) add(request.providerOptions)
+  return Object.keys(merged).length > 0 ? (merged as SharedV4ProviderOptions) : undefined
+}
+
 class StreamAborted extends Error {
   override readonly name = "AbortError"
 }
@@ -365,9 +419,12 @@ export const providerSetupHelp = [
   "  2. A local OpenAI-compatible server (Ollama, LM Studio, vLLM, llama.cpp) for one run:",
   '     LATHE_BASE_URL=http://127.0.0.1:11434/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
   "     (LATHE_API_KEY is sent as the bearer token if the server wants one)",
-  "  3. lathe.json in the project root (or ~/.config/lathe/lathe.json for every project) with a provider block:",
+  "  3. Your own config file, ~/.config/lathe/lathe.json (it applies in every folder), with a provider block:",
   '     { "model": "local/qwen3-coder", "provider": { "local": { "type": "openai-compatible",',
-  '       "baseURL": "http://127.0.0.1:11434/v1" } } }'
+  '       "baseURL": "http://127.0.0.1:11434/v1" } } }',
+  "     A project's lathe.json may only narrow what Lathe does until you trust the folder (lathe trust), so",
+  "     provider settings there are ignored until then.",
+  "In the interactive session (lathe), /connect writes option 3 for you."
 ].join("\n")
 
 const notConfigured = (first: string) => new ProviderNotConfigured({ message: `${first}\n${providerSetupHelp}` })
@@ -383,7 +440,12 @@ const defaultRef = (providers: ReadonlyMap<string, ProviderDef>): string | undef
 }
 
 /** `ref` (else config `model`, else a default for the keys present) to its `ModelInfo`, checking the provider. */
-const resolveModel = (info: ConfigInfo, providers: ReadonlyMap<string, ProviderDef>, requested?: string) => {
+const resolveModel = (
+  info: ConfigInfo,
+  providers: ReadonlyMap<string, ProviderDef>,
+  catalog: ModelCatalog["Service"],
+  requested?: string
+) => {
   const names = [...providers.keys()]
   const configured = names.length > 0 ? `Configured providers: ${names.join(", ")}.` : "No provider is configured."
   const ref = requested ?? info.model ?? defaultRef(providers)
@@ -422,7 +484,58 @@ const resolveModel = (info: ConfigInfo, providers: ReadonlyMap<string, ProviderD
           'lathe.json (for example "http://127.0.0.1:11434/v1"; an untrusted project\'s URL is ignored).'
       )
     )
-  return Effect.succeed(modelInfo(providerID, modelID, provider.models[modelID]))
+  const entry = provider.models[modelID]
+  return Effect.gen(function* () {
+    let found = yield* catalog.info(providerID, modelID, entry)
+    // An OpenAI-compatible provider the catalogue does not list (a local server, your own gateway) borrows another
+    // provider's limits and abilities for the model, never its prices: what you pay there is unknown (zero unless
+    // the config entry says `cost`).
+    if (provider.type === "openai-compatible" && entry?.cost === undefined) {
+      const listed = (yield* catalog.list(providerID)).length > 0
+      if (!listed) found = { ...found, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }
+    }
+    return entry?.reasoning_effort === undefined ? found : { ...found, reasoning: entry.reasoning_effort }
+  })
+}
+
+const MODEL_SETTING = /^(model|small_model|agent\.[^ ]+\.model)$/
+
+/** Whether a dropped item (`provider.local.baseURL`, `{env:K} in provider.local.apiKey`) is a provider's (`id`'s). */
+const providerSetting = (item: string, id?: string): boolean => {
+  const at = item.includes(" in ") ? item.slice(item.lastIndexOf(" in ") + 4) : item
+  if (id === undefined) return at.startsWith("provider.") || at.startsWith("provider[")
+  return at.startsWith(`provider.${id}.`) || at.startsWith(`provider[${JSON.stringify(id)}]`)
+}
+
+/**
+ * When a model cannot be resolved and an untrusted project's config had set what was missing (the model, the
+ * provider's URL, type or key), the one failure that says so: which keys, in which file, ignored until the folder is
+ * trusted, and the two ways out. `undefined` when the failure has another cause. `ref` is the model asked for.
+ */
+const ignoredUntrusted = (config: ConfigShape, ref: string | undefined): ProviderNotConfigured | undefined => {
+  const { untrusted, ignored = [] } = config
+  if (untrusted === undefined) return undefined
+  const slash = ref?.indexOf("/") ?? -1
+  if (ref !== undefined && (slash <= 0 || slash === ref.length - 1)) return undefined
+  const providerID = ref?.slice(0, slash)
+  const files = ignored
+    .map(({ file, items }) => ({
+      file,
+      items: items.map((item) => item.name).filter((i) => MODEL_SETTING.test(i) || providerSetting(i))
+    }))
+    .filter(({ items }) => items.length > 0)
+  if (!files.some(({ items }) => providerID === undefined || items.some((i) => providerSetting(i, providerID))))
+    return undefined
+  const them = files.length === 1 && files[0]?.items.length === 1 ? "it" : "them"
+  return new ProviderNotConfigured({
+    untrusted: true,
+    message:
+      `No model to run: ${files.map(({ file, items }) => `${file} sets ${items.join(", ")}`).join("; ")}, but Lathe ignores ${them} ` +
+      "because this folder is not trusted (until you trust it, a project's config may only narrow what Lathe does, " +
+      "not choose where your code is sent).\n" +
+      `Run \`lathe trust\` in ${untrusted.root} to use ${them}, or put the provider settings in your own config, ` +
+      `${untrusted.userConfig}, which applies in every folder.`
+  })
 }
 
 /** Builds the SDK model, importing only the SDK this provider needs. */

@@ -1,50 +1,17 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { CatalogIndex, type CatalogModel, type CatalogProvider } from "./catalog/catalog-index.js"
+import { loadShippedCatalog } from "./catalog/models-dev.js"
+import { DEFAULT_MODELS_URL, type RefreshOutcome, readCachedCatalog, refreshCatalog } from "./catalog/refresh.js"
+import { Config, type ConfigInfo } from "./config.js"
 import type { ModelConfig } from "./config-schema.js"
 import type { ModelInfo } from "./llm.js"
+import { dataDir, type PathEnv } from "./paths.js"
+
+export type { CatalogModel, CatalogProvider } from "./catalog/catalog-index.js"
+export { DEFAULT_MODELS_URL, REFRESH_INTERVAL_MS, type RefreshOutcome } from "./catalog/refresh.js"
 
 /** A catalogue entry: a model's limits, USD prices per million tokens and capabilities. */
 export type CatalogEntry = Omit<ModelInfo, "providerID" | "modelID">
-
-type Row = readonly [
-  name: string,
-  context: number,
-  output: number,
-  input: number,
-  outputPrice: number,
-  cacheRead: number,
-  cacheWrite: number,
-  reasoning: boolean,
-  temperature: boolean
-]
-
-// Published list prices (USD per million tokens) and limits, by model id without its date suffix.
-// Anthropic cache writes are the 5-minute rate; OpenAI charges nothing extra to write its cache.
-const ROWS: Readonly<Record<string, Row>> = {
-  "claude-opus-4-5": ["Claude Opus 4.5", 200_000, 64_000, 5, 25, 0.5, 6.25, true, true],
-  "claude-opus-4-1": ["Claude Opus 4.1", 200_000, 32_000, 15, 75, 1.5, 18.75, true, true],
-  "claude-opus-4": ["Claude Opus 4", 200_000, 32_000, 15, 75, 1.5, 18.75, true, true],
-  "claude-sonnet-4-5": ["Claude Sonnet 4.5", 200_000, 64_000, 3, 15, 0.3, 3.75, true, true],
-  "claude-sonnet-4": ["Claude Sonnet 4", 200_000, 64_000, 3, 15, 0.3, 3.75, true, true],
-  "claude-haiku-4-5": ["Claude Haiku 4.5", 200_000, 64_000, 1, 5, 0.1, 1.25, true, true],
-  "claude-3-7-sonnet": ["Claude Sonnet 3.7", 200_000, 64_000, 3, 15, 0.3, 3.75, true, true],
-  "claude-3-5-haiku": ["Claude Haiku 3.5", 200_000, 8_192, 0.8, 4, 0.08, 1, false, true],
-  "gpt-5.1": ["GPT-5.1", 400_000, 128_000, 1.25, 10, 0.125, 0, true, false],
-  "gpt-5": ["GPT-5", 400_000, 128_000, 1.25, 10, 0.125, 0, true, false],
-  "gpt-5-codex": ["GPT-5 Codex", 400_000, 128_000, 1.25, 10, 0.125, 0, true, false],
-  "gpt-5-mini": ["GPT-5 mini", 400_000, 128_000, 0.25, 2, 0.025, 0, true, false],
-  "gpt-5-nano": ["GPT-5 nano", 400_000, 128_000, 0.05, 0.4, 0.005, 0, true, false],
-  "gpt-4.1": ["GPT-4.1", 1_047_576, 32_768, 2, 8, 0.5, 0, false, true],
-  "gpt-4.1-mini": ["GPT-4.1 mini", 1_047_576, 32_768, 0.4, 1.6, 0.1, 0, false, true],
-  "gpt-4.1-nano": ["GPT-4.1 nano", 1_047_576, 32_768, 0.1, 0.4, 0.025, 0, false, true],
-  "gpt-4o": ["GPT-4o", 128_000, 16_384, 2.5, 10, 1.25, 0, false, true],
-  "gpt-4o-mini": ["GPT-4o mini", 128_000, 16_384, 0.15, 0.6, 0.075, 0, false, true],
-  o3: ["o3", 200_000, 100_000, 2, 8, 0.5, 0, true, false],
-  "o3-mini": ["o3-mini", 200_000, 100_000, 1.1, 4.4, 0.55, 0, true, false],
-  "o4-mini": ["o4-mini", 200_000, 100_000, 1.1, 4.4, 0.275, 0, true, false],
-  o1: ["o1", 200_000, 100_000, 15, 60, 7.5, 0, true, false]
-}
-
-/** Catalogue models that take no image input. */
-const TEXT_ONLY: ReadonlySet<string> = new Set(["claude-3-5-haiku", "o3-mini"])
 
 /** The model Lathe picks when only `ANTHROPIC_API_KEY` is set and no model is configured. */
 export const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
@@ -59,40 +26,45 @@ export const UNKNOWN_MODEL: CatalogEntry = {
   capabilities: { reasoning: false, toolCall: true, temperature: true, image: false }
 }
 
-const entry = (
-  id: string,
-  [name, context, output, input, outputPrice, cacheRead, cacheWrite, reasoning, temperature]: Row
-) => ({
-  name,
-  limit: { context, output },
-  cost: { input, output: outputPrice, cacheRead, cacheWrite },
-  capabilities: { reasoning, toolCall: true, temperature, image: !TEXT_ONLY.has(id) }
-})
-
-/**
- * The catalogue entry for a model id, whatever the provider (a proxy serving `gpt-4.1` has GPT-4.1's limits).
- * Matches the id as is, then without a date or `-latest` suffix (`claude-sonnet-4-5-20250929`,
- * `gpt-4.1-2025-04-14`), with `.` and `-` treated alike for Claude ids (`claude-sonnet-4.5`).
- */
-export const lookupModel = (modelID: string): CatalogEntry | undefined => {
-  const id = modelID.toLowerCase()
-  const bare = id.replace(/-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$/, "")
-  for (const candidate of [id, bare, bare.startsWith("claude") ? bare.replaceAll(".", "-") : bare]) {
-    const row = ROWS[candidate]
-    if (row !== undefined) return entry(candidate, row)
-  }
-  return undefined
+/** Where the catalogue comes from and whether it may refresh itself. */
+export interface ModelCatalogOptions {
+  /** The data directory: a refreshed catalogue is kept there as `models.json`. */
+  readonly dataDir: string
+  /** Where a refresh downloads from (models.dev's `api.json` shape). */
+  readonly url: string
+  /** Whether the daily background refresh runs (config `models.refresh`, default true). */
+  readonly refresh: boolean
 }
 
-/** Every model id in the built-in catalogue. */
-export const catalogModels = (): ReadonlyArray<string> => Object.keys(ROWS)
-
 /**
- * A model's info: the catalogue entry (or `UNKNOWN_MODEL`), then the config override
- * `provider.<id>.models.<model>` field by field on top.
+ * Options from config and environment: `LATHE_MODELS_URL`, else config `models.url`, else models.dev; refresh unless
+ * config `models.refresh` is false; the data directory of `env`.
  */
-export const modelInfo = (providerID: string, modelID: string, override?: ModelConfig): ModelInfo => {
-  const base = lookupModel(modelID) ?? { ...UNKNOWN_MODEL, name: modelID }
+export const catalogOptions = (info: ConfigInfo, env: PathEnv): ModelCatalogOptions => ({
+  dataDir: dataDir(env),
+  url: env.LATHE_MODELS_URL || info.models?.url || DEFAULT_MODELS_URL,
+  refresh: info.models?.refresh !== false
+})
+
+/** What `refresh` did: a `RefreshOutcome`, or `off` when config turned refreshing off. */
+export type CatalogRefresh = RefreshOutcome | { readonly status: "off" }
+
+/** The shipped snapshot, indexed once per process on first use. */
+let shipped: Promise<CatalogIndex> | undefined
+const shippedIndex = () => {
+  shipped ??= loadShippedCatalog().then((data) => new CatalogIndex(data))
+  return shipped
+}
+
+/** The catalogue most recently loaded by any `ModelCatalog`, for the synchronous `lookupModel`. */
+let current: CatalogIndex | undefined
+
+/** `provider/model` refs whose limits were assumed: unknown to the catalogue, and no config entry names the model. */
+const assumed = new Set<string>()
+const noticed = new Set<string>()
+
+/** `entry` with a config entry `provider.<id>.models.<model>` laid over it field by field. */
+const withOverride = (providerID: string, modelID: string, base: CatalogEntry, override?: ModelConfig): ModelInfo => {
   const cost = override?.cost
   return {
     providerID,
@@ -114,4 +86,179 @@ export const modelInfo = (providerID: string, modelID: string, override?: ModelC
       image: override?.image ?? base.capabilities.image
     }
   }
+}
+
+/** A model's info from an index (or `UNKNOWN_MODEL`), with the config override on top. */
+const infoFrom = (
+  index: CatalogIndex | undefined,
+  providerID: string,
+  modelID: string,
+  override?: ModelConfig
+): ModelInfo => {
+  const found = index?.find(providerID, modelID)?.entry
+  const info = withOverride(providerID, modelID, found ?? { ...UNKNOWN_MODEL, name: modelID }, override)
+  const ref = `${providerID}/${modelID}`
+  if (found === undefined && override === undefined) assumed.add(ref)
+  else assumed.delete(ref)
+  return info
+}
+
+/**
+ * The notice for a model whose limits Lathe had to assume (unknown to the catalogue, and no config entry for it: a
+ * person who wrote one is already where limits are set): which limits, and how to set them. Returned once per model
+ * per process, `undefined` after that, for known models and for configured ones.
+ */
+export const assumedModelNotice = (info: ModelInfo): string | undefined => {
+  const ref = `${info.providerID}/${info.modelID}`
+  if (!assumed.has(ref) || noticed.has(ref)) return undefined
+  noticed.add(ref)
+  const n = (value: number) => value.toLocaleString("en")
+  // The `env` provider is LATHE_BASE_URL's server: the person knows the model as LATHE_MODEL, not as "env/…".
+  const named = info.providerID === "env" ? `The model "${info.modelID}" (LATHE_MODEL)` : ref
+  return (
+    `${named} is not in Lathe's model catalogue (lathe models lists it): Lathe assumes a ${n(info.limit.context)}-token ` +
+    `context, ${n(info.limit.output)} output tokens and no price. If that is wrong, set them in lathe.json: ` +
+    `"provider": { "${info.providerID}": { "models": { "${info.modelID}": { "context": 128000, "output": 8192, ` +
+    `"cost": { "input": 1, "output": 4 } } } } } (prices in USD per million tokens).`
+  )
+}
+
+/**
+ * The catalogue entry for a model id, whatever the provider, from the catalogue a `ModelCatalog` has loaded
+ * (`undefined` until one has: `LLM.resolve` loads it). Prefer `ModelCatalog.lookup`.
+ */
+export const lookupModel = (modelID: string): CatalogEntry | undefined => current?.find(undefined, modelID)?.entry
+
+/** Every model id of the loaded catalogue (see `lookupModel`). */
+export const catalogModels = (): ReadonlyArray<string> => current?.list().map((model) => model.modelID) ?? []
+
+/** The model ids of one provider in the loaded catalogue (see `lookupModel`); empty until one is loaded. */
+export const catalogModelsOf = (providerID: string): ReadonlyArray<string> =>
+  current?.list(providerID).map((model) => model.modelID) ?? []
+
+/**
+ * The newest model of `providerID` in the loaded catalogue whose id starts with `prefix` (`claude-sonnet`): the latest
+ * release date, then the shortest id (the undated alias over its dated twin); `undefined` when none matches or no
+ * catalogue is loaded yet (`LLM.resolve` loads it).
+ */
+export const newestCatalogModel = (providerID: string, prefix: string): string | undefined => {
+  let best: { readonly id: string; readonly date: string } | undefined
+  for (const model of current?.list(providerID) ?? []) {
+    if (!model.modelID.startsWith(prefix)) continue
+    const date = model.releaseDate ?? ""
+    if (best === undefined || date > best.date || (date === best.date && model.modelID.length < best.id.length))
+      best = { id: model.modelID, date }
+  }
+  return best?.id
+}
+
+/** A model's info from the loaded catalogue (see `lookupModel`), or `UNKNOWN_MODEL`, with the override on top. */
+export const modelInfo = (providerID: string, modelID: string, override?: ModelConfig): ModelInfo =>
+  infoFrom(current, providerID, modelID, override)
+
+/**
+ * Every model a user may have, from the models.dev catalogue: limits, prices, abilities and where each provider's
+ * key comes from. The catalogue is the data-dir copy of the last refresh when there is a valid one, else the
+ * snapshot shipped in the package; either is read on first use, never at import or layer construction.
+ */
+export class ModelCatalog extends Context.Service<
+  ModelCatalog,
+  {
+    /**
+     * A model's entry: `providerID`'s own row first, then any provider's (a first-party row when several serve the
+     * id); each by exact id, then without a date or `-latest` suffix, a `vendor/` prefix or an Ollama `:tag`.
+     */
+    readonly lookup: (providerID: string, modelID: string) => Effect.Effect<CatalogEntry | undefined>
+    /** `lookup` (else `UNKNOWN_MODEL`, see `assumedModelNotice`) with the config entry for the model on top. */
+    readonly info: (providerID: string, modelID: string, override?: ModelConfig) => Effect.Effect<ModelInfo>
+    /** Every model of `providerID`, or of every provider. */
+    readonly list: (providerID?: string) => Effect.Effect<ReadonlyArray<CatalogModel>>
+    /** Every provider the catalogue knows. */
+    readonly providers: () => Effect.Effect<ReadonlyArray<CatalogProvider>>
+    /**
+     * Downloads the catalogue now into the data directory (at most daily unless `force`) and uses it from then on.
+     * Never fails: a failure is an outcome, and the catalogue in use stays.
+     */
+    readonly refresh: (options?: { readonly force?: boolean }) => Effect.Effect<CatalogRefresh>
+    /**
+     * Called after each model request: the first call starts `refresh()` in the background (nothing when config
+     * turned it off); a failure is only logged at debug level. Returns at once.
+     */
+    readonly afterRequest: () => Effect.Effect<void>
+  }
+>()("@lathe/core/ModelCatalog") {
+  /**
+   * A catalogue with explicit options (the LLM layer builds one this way when no `ModelCatalog` is provided). With
+   * `preload`, reading it starts on the next turn of the event loop, so it overlaps start-up's waits (git, files)
+   * instead of delaying the first request's model look-up.
+   */
+  static readonly make = (options: ModelCatalogOptions, preload = false): ModelCatalog["Service"] => {
+    let loading: Promise<CatalogIndex> | undefined
+    const start = () => {
+      loading ??= readCachedCatalog(options.dataDir)
+        .then((cached) => (cached === undefined ? shippedIndex() : new CatalogIndex(cached)))
+        .then((index) => {
+          current = index
+          return index
+        })
+      return loading
+    }
+    if (preload) setImmediate(() => void start().catch(() => undefined))
+    const load = Effect.promise(start)
+    const lookup = Effect.fn("ModelCatalog.lookup")(function* (providerID: string, modelID: string) {
+      return (yield* load).find(providerID, modelID)?.entry
+    })
+    const info = Effect.fn("ModelCatalog.info")(function* (
+      providerID: string,
+      modelID: string,
+      override?: ModelConfig
+    ) {
+      return infoFrom(yield* load, providerID, modelID, override)
+    })
+    const list = Effect.fn("ModelCatalog.list")(function* (providerID?: string) {
+      return (yield* load).list(providerID)
+    })
+    const providers = Effect.fn("ModelCatalog.providers")(function* () {
+      return (yield* load).providers()
+    })
+    const run = Effect.fn("ModelCatalog.refresh")(function* (force: boolean, background: boolean) {
+      if (!options.refresh && !force) return { status: "off" } as const
+      const now = yield* Clock.currentTimeMillis
+      const outcome = yield* Effect.promise(() =>
+        refreshCatalog({ dataDir: options.dataDir, url: options.url, now, force, background })
+      )
+      if (outcome.status === "updated") {
+        const index = new CatalogIndex(outcome.data)
+        loading = Promise.resolve(index)
+        current = index
+      }
+      if (outcome.status === "failed") yield* Effect.logDebug(`model catalogue refresh: ${outcome.reason}`)
+      return outcome
+    })
+    const refresh = (refreshOptions?: { readonly force?: boolean }) => run(refreshOptions?.force === true, false)
+    let started = false
+    const afterRequest = Effect.fn("ModelCatalog.afterRequest")(function* () {
+      if (started || !options.refresh) return
+      started = true
+      yield* Effect.forkDetach(run(false, true))
+    })
+    return ModelCatalog.of({ lookup, info, list, providers, refresh, afterRequest })
+  }
+
+  /** From `Config` and `env` (data directory, `LATHE_MODELS_URL`; see `catalogOptions`), preloading. */
+  static readonly layerWith = (env: PathEnv): Layer.Layer<ModelCatalog, never, Config> =>
+    Layer.effect(
+      ModelCatalog,
+      Effect.gen(function* () {
+        const config = yield* Config
+        return ModelCatalog.make(catalogOptions(config.info, env), true)
+      })
+    )
+
+  /** `layerWith(process.env)`. */
+  static readonly layer: Layer.Layer<ModelCatalog, never, Config> = ModelCatalog.layerWith(process.env)
+
+  /** A catalogue with the given options, for tests (point `dataDir` at a temp dir, `url` at a local server). */
+  static readonly layerTest = (options: ModelCatalogOptions): Layer.Layer<ModelCatalog> =>
+    Layer.succeed(ModelCatalog, ModelCatalog.make(options))
 }

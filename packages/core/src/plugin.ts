@@ -60,7 +60,7 @@ export interface PluginContext {
   readonly secrets: ReadonlyArray<string>
   /**
    * Changes this plugin's tools after setup (a server that connected later): `set` replaces every tool this plugin
-   * added this way (the tools setup returned stay). The loop offers them from its next turn.
+   * added this way (the tools setup returned stay). The loop offers them from its next step.
    */
   readonly tools: { readonly set: (tools: ReadonlyArray<AnyTool>) => void }
 }

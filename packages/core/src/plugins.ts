@@ -309,7 +309,7 @@ const makePlugins = Effect.fnUntraced(function* (
   return Plugins.of({
     list,
     failed,
-    // A getter: plugins may change their tools after setup (ctx.tools.set); each turn reads the current list.
+    // A getter: plugins may change their tools after setup (ctx.tools.set); each step reads the current list.
     get tools() {
       return [...tools.values()]
     },

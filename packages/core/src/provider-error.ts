@@ -120,7 +120,18 @@ interface HttpFailure {
 }
 
 /** Classifies an HTTP failure (or an in-band error that carries a status) by status, type and body. */
-const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: ClassifyOptions) => {
+/**
+ * What to check after a 404: the model as the server knows it, on the provider as the person configured it (the
+ * provider's key in lathe.json, or LATHE_BASE_URL for the one the environment configures, which Lathe calls "env").
+ */
+const notFoundHint = (providerID: string, modelID: string, url: string): string => {
+  const at = url ? ` (${url})` : ""
+  return providerID === "env"
+    ? `Check that the server at LATHE_BASE_URL${at} serves a model named "${modelID}" (LATHE_MODEL).`
+    : `Check that provider "${providerID}"${at} serves a model named "${modelID}".`
+}
+
+const fromStatus = (f: HttpFailure, ref: string, providerID: string, modelID: string, options: ClassifyOptions) => {
   const detail = detailOf(f.body, f.message)
   const type = `${f.type} ${detail.type}`
   const where = f.url ? ` at ${f.url}` : ""
@@ -164,10 +175,12 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, options: Cl
       `The conversation is too long for ${ref}'s context window (${http}: ${detail.text}). Compact the ` +
         "session or switch to a model with a larger context."
     )
-  const notFound = f.status === 404 ? ` Check that the model id "${ref}" exists on this provider.` : ""
+  const notFound = f.status === 404 ? ` ${notFoundHint(providerID, modelID, options.url || f.url)}` : ""
+  // LATHE_BASE_URL's server is named as the person set it, never by Lathe's id for it ("env").
+  const who = f.status === 404 && providerID === "env" ? "The server at LATHE_BASE_URL" : ref
   return make(
     { _tag: "InvalidRequest", status: f.status },
-    `${ref} rejected the request (${http})${where}: ${sentence(detail.text)}${notFound}`
+    `${who} rejected the request (${http})${where}: ${sentence(detail.text)}${notFound}`
   )
 }
 
@@ -246,6 +259,7 @@ export const toProviderError = (
         { ...error, url, status, headers: error.responseHeaders, body: error.responseBody, type: "" },
         ref,
         providerID,
+        modelID,
         options
       )
     )
@@ -253,7 +267,7 @@ export const toProviderError = (
     const type = `${error.type ?? ""} ${error.code ?? ""}`
     const status = error.statusCode ?? inBandStatus(type, error.message) ?? (error.isRetryable ? 500 : 400)
     const failure = { status, url, headers: undefined, body: undefined, type, message: error.message, inBand: true }
-    return done(fromStatus(failure, ref, providerID, options))
+    return done(fromStatus(failure, ref, providerID, modelID, options))
   }
   const text = error instanceof Error ? error.message : String(error)
   return done({ reason: { _tag: "InvalidRequest" }, message: `The call to ${ref} failed: ${text}` })

@@ -6,12 +6,14 @@ import { DoomLoopGuard, defaultDoomLoop } from "./doom-loop.js"
 import { ascendingId } from "./id.js"
 import { LLM, type ModelInfo, type ModelNotFound, type ProviderError, type ProviderNotConfigured } from "./llm.js"
 import type { AssistantMessage, MessageError, MessageWithParts, Session, UserMessage } from "./message.js"
+import { assumedModelNotice } from "./model-catalog.js"
 import { emptyTokens, type Part } from "./part.js"
 import { Paths } from "./paths.js"
 import { PermissionDefaults, type Ruleset } from "./permission-next.js"
 import { assembleRuleset } from "./permission-ruleset.js"
 import { Plugins } from "./plugins.js"
 import { type DoomLoopDetected, Processor } from "./processor.js"
+import type { Reasoning } from "./reasoning.js"
 import { Retry } from "./retry.js"
 import { DEFAULT_SESSION_TITLE } from "./session.js"
 import { recoverSession } from "./session-recover.js"
@@ -55,6 +57,11 @@ export interface PromptInput {
   readonly model?: string
   /** `provider/model` of the turn that started this one (a subagent's caller), for an agent with no model of its own. */
   readonly inheritedModel?: string
+  /**
+   * How hard the model reasons on this turn (`lathe run --variant`, `/variant`), over the agent's and the model
+   * entry's `reasoning`. Sent only to reasoning models.
+   */
+  readonly variant?: Reasoning
   /** Aborting ends the turn cleanly and records the aborted state. */
   readonly abort?: AbortSignal
   /** Name the session with the hidden `title` agent after its first message (default true). */
@@ -258,7 +265,11 @@ const makeSessionPrompt = Effect.gen(function* () {
     // A subagent with no model of its own runs on its caller's: the turn that started it, else (a mention) the
     // model the session's own agent would have used.
     const inherited = input.allowSubagents ? (input.inheritedModel ?? agents.get(sessionAgent)?.model) : undefined
-    const model = yield* llm.resolve(input.model ?? agent.model ?? inherited)
+    const resolved = yield* llm.resolve(input.model ?? agent.model ?? inherited)
+    const assumed = assumedModelNotice(resolved) // once per model: the limits Lathe guessed, and how to set them
+    if (assumed !== undefined) yield* bus.publish({ type: "notice", level: "warn", message: assumed })
+    const reasoning = input.variant ?? config.info.agent?.[agent.name]?.reasoning ?? resolved.reasoning
+    const model: ModelInfo = reasoning === undefined ? resolved : { ...resolved, reasoning }
     return { session, agents, agent, model }
   })
 
@@ -387,7 +398,9 @@ const makeSessionPrompt = Effect.gen(function* () {
     yield* bus.publish({ type: "session.updated", session: updated })
     if (history.length === 0 && firstText && input.title !== false) {
       const titleAgent = agents.get("title")
-      if (titleAgent) yield* Effect.forkIn(runner.title(sessionID, firstText, titleAgent, model), scope)
+      // A title needs no thinking: the turn's reasoning setting is not sent with it.
+      const { reasoning: _, ...titleModel } = model
+      if (titleAgent) yield* Effect.forkIn(runner.title(sessionID, firstText, titleAgent, titleModel), scope)
     }
 
     // A previous turn that ended over the limit is compacted before this one starts.
@@ -410,14 +423,21 @@ const makeSessionPrompt = Effect.gen(function* () {
       truncationDir: truncationDir(paths.data),
       extraRules: input.extraRules
     })
-    // The tools on offer are fixed for the turn: decided once, not every step.
-    const turnTools = offeredTools(plugins.tools, agent, ruleset)
+    // The tools on offer are decided again only when a plugin changed its tools (an MCP server that connected while
+    // the turn ran): its tools are offered from the next step.
+    let pluginTools = plugins.tools
+    let turnTools = offeredTools(pluginTools, agent, ruleset)
     let last: AssistantMessage | undefined
     // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
     const cap = stepCap(agent.maxSteps, config.info.max_steps)
     for (let step = 1; ; step++) {
       if (abort.aborted) break
       const lastStep = cap !== undefined && step >= cap
+      const current = plugins.tools
+      if (current.length !== pluginTools.length || current.some((tool, index) => tool !== pluginTools[index])) {
+        pluginTools = current
+        turnTools = offeredTools(pluginTools, agent, ruleset)
+      }
       const tools = lastStep ? {} : turnTools
       const assistant: AssistantMessage = {
         id: ascendingId("message"),

@@ -229,7 +229,7 @@ export class SystemPrompt extends Context.Service<
   )
 }
 
-/** What `git status` said of the tracked files: how many changed, or why it did not say. */
+/** What `git status` said of the uncommitted files (changed and untracked): how many, or why it did not say. */
 type ChangedFiles =
   | { readonly kind: "counted"; readonly files: number }
   | { readonly kind: "failed" }

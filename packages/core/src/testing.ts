@@ -25,6 +25,7 @@ import { ScriptedLLM, type ScriptedOptions, type ScriptedStep } from "./testing/
 
 export * from "./testing/scripted-llm.js"
 export * from "./testing/scripted-server.js"
+export * from "./testing/scripted-wire.js"
 export { Bus, Config, Paths, PermissionNext, Plugins, Question, Retry, SessionStore, Snapshot }
 
 /** What `testLayer` builds from. */

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -61,8 +61,29 @@ describe("git prefetch", () => {
     const prefetched = await Promise.all(questions.map((args) => gitOutput(dir, args)))
     const alone = await Promise.all(questions.map((args) => gitOutput(dir, args)))
     assert.deepStrictEqual(prefetched, alone)
-    // No commit: rev-list fails; the branch is named already; nothing tracked has changed.
-    assert.deepStrictEqual(prefetched, [dir, undefined, "main", "", "it's here.txt"])
+    // No commit: rev-list fails; the branch is named already; the one file is untracked.
+    assert.deepStrictEqual(prefetched, [dir, undefined, "main", "? it's here.txt", "it's here.txt"])
+  })
+
+  it("the status counts untracked files and folders as git status does, and leaves out what .gitignore ignores", async () => {
+    const dir = repo()
+    writeFileSync(join(dir, "a.txt"), "changed\n")
+    writeFileSync(join(dir, "lathe.json"), "{}\n")
+    mkdirSync(join(dir, ".lathe", "plans"), { recursive: true })
+    writeFileSync(join(dir, ".lathe", "plans", "p.md"), "x\n")
+    writeFileSync(join(dir, ".gitignore"), "build/\n*.log\n")
+    mkdirSync(join(dir, "build"))
+    writeFileSync(join(dir, "build", "out.js"), "x\n")
+    writeFileSync(join(dir, "debug.log"), "x\n")
+    const lines = (await gitOutput(dir, startupGitCommands.status))?.split("\n").sort()
+    // What plain `git status --porcelain` lists, line for line (v1 there, v2 here): the same files.
+    const plain = execFileSync("git", ["status", "--porcelain"], { cwd: dir, encoding: "utf8" }).trimEnd().split("\n")
+    plain.sort()
+    assert.deepStrictEqual(plain, ["?? .gitignore", "?? .lathe/", "?? lathe.json", " M a.txt"].sort())
+    assert.strictEqual(lines?.length, plain.length)
+    assert.includeMembers(lines ?? [], ["? .gitignore", "? .lathe/", "? lathe.json"])
+    assert.isTrue(lines?.some((line) => line.startsWith("1 .M ") && line.endsWith(" a.txt")))
+    assert.isFalse(lines?.some((line) => line.includes("build") || line.includes("debug.log")))
   })
 
   it("each answer arrives as its command ends: the root and project id while git status still runs", async () => {

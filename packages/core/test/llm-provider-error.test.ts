@@ -92,7 +92,27 @@ describe("toProviderError", () => {
     )
     const hinted = toProviderError(apiError(401), "work", "m", { keyHint: "set WORK_KEY" })
     assert.include(hinted.message, "To fix it, set WORK_KEY.")
-    assert.include(classify(apiError(404)).message, 'Check that the model id "anthropic/claude-sonnet-4-5" exists')
+    assert.include(
+      classify(apiError(404)).message,
+      `Check that provider "anthropic" (${url}) serves a model named "claude-sonnet-4-5".`
+    )
+  })
+
+  it("a 404 hint names the provider as the person configured it and the model as the server knows it", () => {
+    const notFound = apiError(404, json("model 'qwen-nope' not found", "not_found_error"))
+    const base = "http://127.0.0.1:8080/v1"
+    // LATHE_BASE_URL + LATHE_MODEL: Lathe's internal provider id "env" never shows.
+    const fromEnv = toProviderError(notFound, "env", "qwen-nope", { url: base })
+    assert.include(
+      fromEnv.message,
+      `Check that the server at LATHE_BASE_URL (${base}) serves a model named "qwen-nope"`
+    )
+    assert.notInclude(fromEnv.message, "env/")
+    assert.notInclude(fromEnv.message, '"env"')
+    // A provider key in lathe.json is named as written there, with its baseURL.
+    const fromConfig = toProviderError(notFound, "my-ollama", "qwen-nope", { url: base })
+    assert.include(fromConfig.message, `Check that provider "my-ollama" (${base}) serves a model named "qwen-nope".`)
+    assert.include(fromConfig.message, "model 'qwen-nope' not found")
   })
 
   it("turns refused, reset and cut connections into StreamCut with the URL", () => {

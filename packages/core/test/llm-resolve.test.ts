@@ -66,9 +66,27 @@ describe("LLM.resolve", () => {
         assert.deepStrictEqual(unknown.cost, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 })
         const tuned = yield* resolve(config, {})
         assert.strictEqual(tuned.modelID, "qwen3-coder", "first model of a provider is the default")
-        assert.deepStrictEqual(tuned.limit, { context: 131_072, output: 4_096 })
+        // The config's context; the output cap is the catalogue's (qwen3-coder is in models.dev).
+        assert.strictEqual(tuned.limit.context, 131_072)
+        assert.isAbove(tuned.limit.output, 4_096)
         assert.deepStrictEqual(tuned.cost, { input: 0.1, output: 0.2, cacheRead: 0.01, cacheWrite: 0 })
       })
+  )
+
+  it.effect("a local server's model borrows another provider's limits from the catalogue, never its prices", () =>
+    Effect.gen(function* () {
+      const local = { type: "openai-compatible" as const, baseURL: "http://127.0.0.1:11434/v1" }
+      const borrowed = yield* resolve({ provider: { local } }, {}, "local/qwen3-coder")
+      assert.isAbove(borrowed.limit.context, 32_768, "the catalogue's limits, not the unknown-model ones")
+      assert.deepStrictEqual(borrowed.cost, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 })
+      // A provider the catalogue lists keeps its own prices, whatever its type.
+      const listed = yield* resolve(
+        { provider: { deepseek: { type: "openai-compatible", baseURL: "https://api.deepseek.com/v1" } } },
+        {},
+        "deepseek/deepseek-chat"
+      )
+      assert.isAbove(listed.cost.input, 0)
+    })
   )
 
   it.effect("an unknown provider is ModelNotFound naming the configured providers", () =>

@@ -77,7 +77,7 @@ describe("SystemPrompt within a turn", () => {
     )
   })
 
-  it.live("the environment names the git branch and counts the changed tracked files", () => {
+  it.live("the environment names the git branch and counts the uncommitted files, untracked ones included", () => {
     const root = tempRoot()
     const git = (...args: Array<string>) => execFileSync("git", args, { cwd: root, stdio: "ignore" })
     git("init", "-q", "-b", "trunk")
@@ -91,7 +91,7 @@ describe("SystemPrompt within a turn", () => {
       const [system] = systems(yield* (yield* ScriptedLLM).requests)
       assert.include(system, "Is the directory a git repository: yes")
       assert.include(system, "Git branch: trunk")
-      assert.include(system, "Uncommitted changes: 1 file\n")
+      assert.include(system, "Uncommitted changes: 2 files\n")
     }).pipe(Effect.provide(testLoopLayer({ root, steps: [done] })))
   })
 

@@ -7,6 +7,7 @@ import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextpro
 import { McpAuthError } from "./oauth-error.js"
 import type { McpServer } from "./servers.js"
 import { describeStatus, type McpStatus } from "./status.js"
+import { ProcessGroupTransport } from "./stdio-transport.js"
 import { type AuthProviderFactory, createTransport } from "./transport.js"
 
 export { describeStatus, type McpStatus }
@@ -21,13 +22,37 @@ export interface ConnectionOptions {
   readonly onToolsChanged?: (connection: McpConnection) => void
   /** Told when the server stopped, restarted or gave up. */
   readonly onStatus?: (connection: McpConnection) => void
+  /** The environment local servers inherit, before their own `env` (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Lathe's credentials, kept out of local servers' environment (see `serverEnvironment`; default: provider keys). */
+  readonly credentials?: ReadonlyArray<string>
 }
 
 /** The default restart backoff: 0.5 s, 1 s, 2 s, 4 s, 8 s, then give up. */
 export const DEFAULT_RESTART_DELAYS: ReadonlyArray<number> = [500, 1_000, 2_000, 4_000, 8_000]
 
 const CLIENT = { name: "lathe", version: "0.0.0" }
-const STDERR_KEEP = 2_000
+/** How much of a server's stderr is kept for its errors: the last 20 lines, at most 2 KB. */
+const STDERR_BYTES = 2_048
+const STDERR_LINES = 20
+
+/** The end of a stream's text, bounded by {@link STDERR_BYTES}; `lines` gives at most {@link STDERR_LINES}. */
+class Tail {
+  private text = ""
+  add(chunk: string): void {
+    this.text = (this.text + chunk).slice(-STDERR_BYTES)
+  }
+  clear(): void {
+    this.text = ""
+  }
+  lines(): Array<string> {
+    return this.text
+      .split(/\r?\n/)
+      .map((line) => line.trimEnd())
+      .filter((line) => line.trim() !== "")
+      .slice(-STDERR_LINES)
+  }
+}
 
 /** An error as one line (servers answer errors with whole HTML pages), at most 300 characters. */
 const text = (error: unknown): string => {
@@ -62,14 +87,26 @@ export class McpConnection {
   tools: ReadonlyArray<McpTool> = []
   private client: Client | undefined
   private closed = false
-  private stderr = ""
+  /** stderr since the process started, and since it connected (what may explain a later stop). */
+  private readonly stderr = new Tail()
+  private readonly stderrConnected = new Tail()
+  private exitStatus: (() => string | undefined) | undefined
   private timer: ReturnType<typeof setTimeout> | undefined
+  private started: Promise<McpStatus> | undefined
 
   constructor(
     readonly server: McpServer,
     private readonly options: ConnectionOptions = {}
   ) {
     this.status = server.enabled ? { state: "connecting" } : { state: "disabled" }
+  }
+
+  /**
+   * Resolves with the status once the first start has settled (connected, failed, needs auth, disabled), for a host
+   * that needs this server now (an MCP prompt or resource). Starts the connection when nothing has yet.
+   */
+  ready(): Promise<McpStatus> {
+    return this.start()
   }
 
   /** The SDK client while connected, for requests beyond tools (prompts, resources); `undefined` otherwise. */
@@ -84,7 +121,12 @@ export class McpConnection {
   }
 
   /** Connects within the server's `timeout` (a disabled server stays disabled) and resolves with the status. */
-  async start(): Promise<McpStatus> {
+  start(): Promise<McpStatus> {
+    this.started ??= this.firstStart()
+    return this.started
+  }
+
+  private async firstStart(): Promise<McpStatus> {
     if (!this.server.enabled || this.closed) return this.status
     try {
       await within(this.connect(), this.server.timeout, `connecting to "${this.server.name}"`)
@@ -135,7 +177,9 @@ export class McpConnection {
     const attempt = async (protocol?: "streamable-http" | "sse") => {
       const transport = createTransport(server, {
         ...(authProvider ? { authProvider } : {}),
-        ...(protocol ? { protocol } : {})
+        ...(protocol ? { protocol } : {}),
+        ...(this.options.env ? { env: this.options.env } : {}),
+        ...(this.options.credentials ? { credentials: this.options.credentials } : {})
       })
       this.captureStderr(transport)
       const client = new Client(CLIENT, {
@@ -160,6 +204,7 @@ export class McpConnection {
     this.tools = await listAll(client)
     if (this.client !== client) return
     client.onclose = () => this.onClosed(client)
+    this.stderrConnected.clear()
     this.status = { state: "connected", tools: this.tools.length }
   }
 
@@ -179,7 +224,9 @@ export class McpConnection {
     if (this.closed || client !== this.client) return
     this.client = undefined
     const delays = this.options.restartDelays ?? DEFAULT_RESTART_DELAYS
-    const stopped = `the server stopped${this.stderr ? ` (stderr: ${this.stderr.trim()})` : ""}`
+    // Only what it printed after connecting: a start-up banner does not explain a stop.
+    const how = this.exitStatus?.()
+    const stopped = withStderr(`the server stopped${how ? ` (${how})` : ""}`, this.stderrConnected.lines())
     const retry = (attempt: number, reason: string) => {
       const delay = delays[attempt - 1]
       if (delay === undefined) {
@@ -191,7 +238,7 @@ export class McpConnection {
       this.options.onStatus?.(this)
       this.timer = setTimeout(() => {
         if (this.closed) return
-        this.stderr = ""
+        this.stderr.clear()
         within(this.connect(), this.server.timeout, `restarting "${this.server.name}"`).then(
           () => {
             this.options.onStatus?.(this)
@@ -209,17 +256,31 @@ export class McpConnection {
   }
 
   private captureStderr(transport: Transport): void {
+    this.exitStatus = transport instanceof ProcessGroupTransport ? () => transport.exitStatus : undefined
     const stream = "stderr" in transport ? (transport.stderr as NodeJS.ReadableStream | null) : null
     stream?.on("data", (chunk: Buffer | string) => {
-      this.stderr = (this.stderr + chunk.toString()).slice(-STDERR_KEEP)
+      this.stderr.add(chunk.toString())
+      this.stderrConnected.add(chunk.toString())
     })
   }
 
+  /**
+   * Why a start failed, with the end of the server's stderr when it printed any. A time-out with stderr points at
+   * it first (behind a proxy, `npx` prints why it cannot fetch); a silent one says how to check the command.
+   */
   private reason(error: unknown): string {
-    const why =
-      error instanceof Timeout ? `${text(error)} (raise "timeout" in its config if it needs longer)` : text(error)
-    const tail = this.stderr.trim()
-    return tail ? `${why} (stderr: ${tail.split("\n").slice(-5).join(" | ")})` : why
+    const tail = this.server.type === "local" ? this.stderr.lines() : []
+    if (!(error instanceof Timeout)) return withStderr(text(error), tail)
+    if (tail.length === 0)
+      return (
+        `${text(error)}, and the server printed nothing on stderr. Run its command in a shell to see whether it ` +
+        'starts (it should wait for input); if it is only slow to start, raise "timeout" in its config.'
+      )
+    return withStderr(
+      text(error),
+      tail,
+      'Its stderr may say why (if it is only slow to start, raise "timeout" in its config)'
+    )
   }
 
   private async dropClient(): Promise<void> {
@@ -228,6 +289,10 @@ export class McpConnection {
     if (client) await client.close().catch(() => undefined)
   }
 }
+
+/** `headline`, then `intro` and the stderr lines indented below it (`headline` alone when there are none). */
+const withStderr = (headline: string, lines: ReadonlyArray<string>, intro = "The server's stderr ends with"): string =>
+  lines.length === 0 ? headline : `${headline}. ${intro}:\n${lines.map((line) => `    ${line}`).join("\n")}`
 
 /** Every tool of a server, following `nextCursor`. */
 const listAll = async (client: Client): Promise<Array<McpTool>> => {

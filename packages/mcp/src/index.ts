@@ -8,6 +8,7 @@
 import { createMcpPlugin } from "./plugin.js"
 
 export * from "./connection.js"
+export * from "./environment.js"
 export * from "./names.js"
 export * from "./oauth.js"
 export * from "./permission.js"
@@ -19,6 +20,7 @@ export * from "./result.js"
 export * from "./search.js"
 export * from "./search-tools.js"
 export * from "./servers.js"
+export * from "./stdio-transport.js"
 export * from "./tools.js"
 export * from "./transport.js"
 

@@ -38,9 +38,13 @@ const toPrompt = (server: string, prompt: Prompt): McpPrompt => ({
   }))
 })
 
-/** The SDK client of the connected server `server`; a clear error when it is unknown or not connected. */
-export const clientOf = (connections: ReadonlyArray<McpConnection>, server: string): Client => {
+/**
+ * The SDK client of the connected server `server`, waiting for it when it is still starting (a run does not wait
+ * for every server before it goes on); a clear error when it is unknown or not connected.
+ */
+export const clientOf = async (connections: ReadonlyArray<McpConnection>, server: string): Promise<Client> => {
   const connection = connections.find((c) => c.server.name === server)
+  if (connection?.status.state === "connecting") await connection.ready()
   if (!connection) {
     const names = connections.map((c) => c.server.name)
     throw new McpRequestError(
@@ -187,7 +191,7 @@ export const runPrompt = async (
     throw new McpRequestError(`"${command}" is not a prompt name: write <server>:<prompt>, e.g. github:review-pr.`)
   const server = command.slice(0, colon)
   const name = command.slice(colon + 1)
-  const client = clientOf(connections, server)
+  const client = await clientOf(connections, server)
   const prompts = await serverPrompts(client, server)
   const prompt = prompts.find((p) => p.name === name)
   if (!prompt)

@@ -68,7 +68,7 @@ export const readResource = async (
   server: string,
   uri: string
 ): Promise<string> => {
-  const client = clientOf(connections, server)
+  const client = await clientOf(connections, server)
   try {
     return resourceText(await client.readResource({ uri }))
   } catch (error) {

@@ -14,6 +14,8 @@ interface Common {
   readonly enabled: boolean
   /** How long to wait for the connection, in ms. */
   readonly timeout: number
+  /** Whether a run waits for this server before its first model request (config `wait`; default false). */
+  readonly wait: boolean
 }
 
 /** A server Lathe starts and talks to over stdio. */
@@ -92,7 +94,8 @@ export const fromConfig = (name: string, entry: McpServerConfig, root: string): 
     name,
     source: "lathe.json",
     enabled: entry.enabled ?? true,
-    timeout: entry.timeout ?? DEFAULT_TIMEOUT_MS
+    timeout: entry.timeout ?? DEFAULT_TIMEOUT_MS,
+    wait: entry.wait ?? false
   }
   if (entry.type === "remote")
     return {
@@ -136,7 +139,7 @@ const readMcpJson = async (
     }
   }
   const servers = Object.entries(parsed.data.mcpServers).map(([name, entry]): McpServer => {
-    const common = { name, source: file, enabled: true, timeout: DEFAULT_TIMEOUT_MS }
+    const common = { name, source: file, enabled: true, timeout: DEFAULT_TIMEOUT_MS, wait: false }
     if ("url" in entry)
       return {
         ...common,

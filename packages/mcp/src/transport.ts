@@ -1,11 +1,12 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { lathesCredentials, serverEnvironment } from "./environment.js"
 import { oauthFetch } from "./oauth-fetch.js"
 import { McpOAuthProvider } from "./oauth-provider.js"
 import type { McpServer, RemoteServer } from "./servers.js"
+import { ProcessGroupTransport } from "./stdio-transport.js"
 
 /**
  * Supplies the OAuth provider for a remote server (the package's OAuth module does), or `undefined` for none. Called
@@ -19,24 +20,33 @@ export interface TransportOptions {
   readonly authProvider?: OAuthClientProvider
   /** For remote servers: which protocol (default Streamable HTTP; `sse` for the older HTTP+SSE one). */
   readonly protocol?: "streamable-http" | "sse"
+  /** For local servers: the environment they inherit (default `process.env`), before the server's own `env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * For local servers: Lathe's own credentials, removed from the inherited environment (see `serverEnvironment`).
+   * Default: the provider keys of `env` (`lathesCredentials({}, env)`); a host passes its config's providers too.
+   */
+  readonly credentials?: ReadonlyArray<string>
 }
 
 /**
- * The SDK transport for a server. Local: the command over stdio, in its `cwd`, with the SDK's safe default
- * environment (PATH, HOME, …; no secrets) plus the server's `env`, stderr piped (read it from `transport.stderr`).
+ * The transport for a server. Local: the command over stdio, in its `cwd` and its own process group (see
+ * {@link ProcessGroupTransport}), with the person's environment less Lathe's provider credentials plus the server's
+ * `env` (see `serverEnvironment`), stderr kept from the terminal (read it from `transport.stderr`).
  * Remote: Streamable HTTP (or SSE) with the server's headers and, when given, the OAuth provider. Lathe's own
  * provider (`createOAuthProvider`) takes the server's `oauth` config unless it was made with its own, and answers
  * the server's 401 / 403 `insufficient_scope` challenges as `oauthFetch` describes.
  */
 export const createTransport = (server: McpServer, options: TransportOptions = {}): Transport => {
-  if (server.type === "local")
-    return new StdioClientTransport({
+  if (server.type === "local") {
+    const base = options.env ?? process.env
+    return new ProcessGroupTransport({
       command: server.command,
-      args: [...server.args],
-      env: { ...getDefaultEnvironment(), ...server.env },
-      cwd: server.cwd,
-      stderr: "pipe"
+      args: server.args,
+      env: serverEnvironment(server, base, options.credentials ?? lathesCredentials({}, base)),
+      cwd: server.cwd
     })
+  }
   const url = new URL(server.url)
   const requestInit: RequestInit = { headers: { ...server.headers } }
   const provider =

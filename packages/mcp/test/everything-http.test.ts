@@ -39,6 +39,7 @@ const remote = (url: string, extra: Partial<RemoteServer> = {}): RemoteServer =>
   source: "test",
   enabled: true,
   timeout: 10_000,
+  wait: false,
   type: "remote",
   url,
   headers: { "X-Test": "1" },

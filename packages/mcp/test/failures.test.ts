@@ -63,6 +63,7 @@ describe("servers that fail", () => {
         source: "test",
         enabled: true,
         timeout: 5_000,
+        wait: false,
         type: "remote",
         url: `http://127.0.0.1:${port}/mcp`,
         headers: {}

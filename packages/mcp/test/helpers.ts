@@ -27,6 +27,7 @@ export const nodeServer = (
   source: "test",
   enabled: true,
   timeout: 10_000,
+  wait: false,
   type: "local",
   command: process.execPath,
   args: [...args],

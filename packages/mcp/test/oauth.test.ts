@@ -71,6 +71,7 @@ const remote = (): RemoteServer => ({
   source: "test",
   enabled: true,
   timeout: 10_000,
+  wait: false,
   type: "remote",
   url: servers.mcpUrl,
   headers: {}

@@ -17,7 +17,7 @@ const toolIds = (layer: Layer.Layer<Plugins, unknown>) =>
   )
 
 describe("the MCP plugin", () => {
-  it("contributes the tools of the servers that connected and goes on without the failed one", async () => {
+  it("contributes the tools of the servers that connected (wait: true) and goes on without the failed one", async () => {
     const root = tempDir()
     const ids = await toolIds(
       testLayer({
@@ -25,7 +25,7 @@ describe("the MCP plugin", () => {
         plugins: [createMcpPlugin()],
         config: {
           mcp: {
-            everything: { type: "local", command: [process.execPath, everythingBin, "stdio"] },
+            everything: { type: "local", command: [process.execPath, everythingBin, "stdio"], wait: true },
             broken: { type: "local", command: [process.execPath, "-e", "process.exit(1)"], timeout: 3000 },
             off: { type: "local", command: [process.execPath, everythingBin, "stdio"], enabled: false }
           }

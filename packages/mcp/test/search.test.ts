@@ -44,7 +44,7 @@ const loop = (options: {
     plugins: [createMcpPlugin({ env: {} })],
     config: {
       model: "anthropic/claude-sonnet-4-5",
-      mcp: { many: { type: "local", command: [process.execPath, manyTools] } },
+      mcp: { many: { type: "local", command: [process.execPath, manyTools], wait: true } },
       ...(options.search !== undefined ? { mcp_tool_search: options.search } : {})
     },
     permissionLayer: recording(options.asks),

@@ -41,6 +41,7 @@ describe("resolveServers", () => {
         source: join(root, ".mcp.json"),
         enabled: true,
         timeout: 10_000,
+        wait: false,
         type: "local",
         command: "npx",
         args: ["-y", "fs-server", "/home/me/work"],
@@ -77,7 +78,8 @@ describe("resolveServers", () => {
       args: ["mine.js"],
       cwd: join(root, "tools"),
       timeout: 500,
-      enabled: false
+      enabled: false,
+      wait: false
     })
   })
 

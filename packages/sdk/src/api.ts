@@ -223,8 +223,8 @@ export const AgentSummary = Schema.Struct({
 export type AgentSummary = typeof AgentSummary.Type
 
 /**
- * One Server-Sent Event of `GET /events`: `id` orders the stream (send the last one seen as `Last-Event-ID` when
- * reconnecting), `event` is the event's type, `data` the event itself (the catalogue `lathe run --format json`
+ * One Server-Sent Event of `GET /events`: `id` is the event's number in its session (`<session>:<number>` on the
+ * stream of every session; send the last one seen as `Last-Event-ID` when reconnecting, to any server of a cluster), `event` is the event's type, `data` the event itself (the catalogue `lathe run --format json`
  * prints).
  */
 export const ServerEvent = Schema.Struct({
@@ -374,7 +374,7 @@ export class EventsApi extends HttpApiGroup.make("events")
       error: Unauthorized
     }).annotate(
       OpenApi.Description,
-      "Server-Sent Events, one Lathe event per message (`event:` is its type, `data:` the event as JSON, `id:` its sequence number). With `sessionID`, that session's events and its subagents', plus notices. Reconnect with `Last-Event-ID` to get what was missed (from a bounded buffer). A comment line every 15 s keeps the connection alive."
+      "Server-Sent Events, one Lathe event per message (`event:` is its type, `data:` the event as JSON). With `sessionID`, that session's events and its subagents', plus notices. `id:` is per session: a session and its subagents share one count, 1, 2, 3, … in publish order (in a cluster the shared store numbers them, so every server gives an event the same id; a single server numbers them in memory, from 1 again after a restart). On a `sessionID` stream the id is that number; on the stream of every session it is `<session>:<number>` (the top-level session). Events of no session (notices, plugin errors) have no id and are never replayed. Reconnect with `Last-Event-ID` (or `?lastEventId=`), to this server or another server of the cluster, to get exactly the events missed, from a bounded buffer of recent events that reaches back as far as that server has been following the cluster (a comment says when some are not in it; then reload the session's messages). On the stream of every session, resuming works only on the same server. An id from before ids were per session (a bare number counting every event of one server) resumes a `sessionID` stream after that many events of the session, and nothing on the stream of every session: reload the session's messages after such a reconnect. A comment line every 15 s keeps the connection alive."
     )
   )
   .annotateMerge(
@@ -382,7 +382,8 @@ export class EventsApi extends HttpApiGroup.make("events")
       title: "Events",
       description:
         "Server-Sent Events, one Lathe event per message. With ?sessionID=, that session's events and its " +
-        "subagents'. Send Last-Event-ID to resume after a reconnect; a comment line every 15 s keeps it alive."
+        "subagents'. Ids are per session and the same on every server: send Last-Event-ID to resume after a " +
+        "reconnect, on this server or another; a comment line every 15 s keeps it alive."
     })
   ) {}
 

@@ -10,7 +10,10 @@ export interface EventsOptions {
   readonly sessionID?: string | undefined
   /** Ends the iteration (without an error) when it aborts. */
   readonly signal?: AbortSignal | undefined
-  /** Start after this event ID (the server replays what came after it, as far as its buffer reaches). */
+  /**
+   * Start after this event ID (the server replays what came after it, as far as its buffer reaches). IDs are per
+   * session and the same on every server of a cluster: with `sessionID`, an ID seen on one server resumes on another.
+   */
   readonly lastEventId?: string | undefined
   /**
    * Reconnection after a dropped connection: the first wait (default 100 ms) doubles up to `maxDelayMs` (default
@@ -49,9 +52,38 @@ export interface EventsConnection {
 const decodeEvent = Schema.decodeUnknownSync(ServerEvent)
 const known = new Set<string>(eventTypes)
 
-/** Whether `id` is an ID at or before `last` (the server's IDs are increasing integers). */
-const seen = (id: string, last: string | undefined): boolean =>
-  last !== undefined && /^\d+$/.test(id) && /^\d+$/.test(last) ? BigInt(id) <= BigInt(last) : id === last
+/** An event ID as the server writes it: `<seq>` on one session's stream, `<session>:<seq>` on the stream of all. */
+const position = (id: string): { readonly session: string | undefined; readonly seq: bigint } | undefined => {
+  const match = /^(?:(.+):)?(\d+)$/.exec(id)
+  return match?.[2] === undefined ? undefined : { session: match[1], seq: BigInt(match[2]) }
+}
+
+/**
+ * The newest number seen of each session (the server numbers each session's events 1, 2, 3, …, the same on every
+ * server of a cluster, so numbers compare only within one session): an event at or before it was already yielded.
+ */
+class Seen {
+  private readonly newest = new Map<string | undefined, bigint>()
+  private last: string | undefined
+
+  constructor(start: string | undefined) {
+    if (start !== undefined) this.add(start)
+  }
+
+  /** Whether the event with this id was yielded already (an id that is no number: only when it repeats the last). */
+  has(id: string): boolean {
+    const at = position(id)
+    if (at === undefined) return id === this.last
+    const newest = this.newest.get(at.session)
+    return newest !== undefined && at.seq <= newest
+  }
+
+  add(id: string): void {
+    this.last = id
+    const at = position(id)
+    if (at !== undefined && at.seq > (this.newest.get(at.session) ?? -1n)) this.newest.set(at.session, at.seq)
+  }
+}
 
 const wait = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -72,6 +104,7 @@ const wait = (ms: number, signal: AbortSignal): Promise<void> =>
  */
 export const subscribeEvents = (connection: EventsConnection, options: EventsOptions = {}): LatheEventStream => {
   let lastEventId = options.lastEventId
+  const seen = new Seen(lastEventId)
   const base = connection.baseUrl.replace(/\/+$/, "")
   const query = options.sessionID === undefined ? "" : `?sessionID=${encodeURIComponent(options.sessionID)}`
   const url = `${base}/events${query}`
@@ -123,9 +156,12 @@ export const subscribeEvents = (connection: EventsConnection, options: EventsOpt
           try {
             for await (const message of parseSse(response.body)) {
               if (message.retry !== undefined) maxDelay = message.retry
-              if (message.id !== undefined && seen(message.id, lastEventId)) continue
+              if (message.id !== undefined && seen.has(message.id)) continue
               const event = decodeServerEvent(message, url)
-              if (message.id !== undefined) lastEventId = message.id
+              if (message.id !== undefined) {
+                lastEventId = message.id
+                seen.add(message.id)
+              }
               if (event !== undefined) yield event
             }
           } catch (cause) {

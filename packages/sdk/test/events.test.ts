@@ -88,6 +88,23 @@ describe("client.events (subscribeEvents)", () => {
     expect(ids).toEqual(["41"])
   })
 
+  it("compares ids only within one session on the stream of every session (<session>:<seq>)", async () => {
+    const server = await start((_request, response) => {
+      streamHead(response)
+      response.write(sse("ses_a:5", notice("a5")) + sse("ses_b:1", notice("b1")) + sse("ses_a:5", notice("again")))
+      response.end(sse("ses_a:6", { type: "session.idle", sessionID: "ses_a" }))
+    })
+    const stream = subscribeEvents({ baseUrl: server.url }, { reconnect: fast })
+    const got: Array<string> = []
+    for await (const event of stream) {
+      got.push(messageOf(event))
+      if (event.type === "session.idle") break
+    }
+    // ses_b's 1 comes after ses_a's 5 and is new; ses_a's 5 again is a repeat.
+    expect(got).toEqual(["a5", "b1", "session.idle"])
+    expect(stream.lastEventId).toBe("ses_a:6")
+  })
+
   it("skips events of a type it does not know, and fails on a known event that does not match the catalogue", async () => {
     const server = await start((_request, response) => {
       streamHead(response)

@@ -1,19 +1,37 @@
 import type { LatheEvent } from "@lathe/core/schema"
 
-/** One Bus event as the server numbered it. */
+/** Where an event stands in its session's stream: the top-level session and the event's number in it. */
+export interface EventPosition {
+  /** The top-level session: a session and its subagents' sessions (at any depth) share one sequence. */
+  readonly root: string
+  /** 1, 2, 3, … per `root`, with no gap, in publish order; the same on every server of a cluster. */
+  readonly seq: number
+}
+
+/** One Bus event as the server keeps it. */
 export interface LoggedEvent {
-  /** Global, strictly increasing from 1 over the server's life (sent as the SSE `id:`). */
-  readonly id: number
+  /** This server's own arrival order (not sent to clients: it differs between servers). */
+  readonly offset: number
   readonly event: LatheEvent
   /** The session the event belongs to; `undefined` for events of no session (`notice`, `plugin.error`). */
   readonly sessionID: string | undefined
+  /** Its place in its session's stream; `undefined` for events of no session (they are live only, never replayed). */
+  readonly position: EventPosition | undefined
 }
+
+/**
+ * Where a reconnecting client resumes: after `seq` in the stream of `sessionID` (and its subagents), or, on the
+ * stream of every session, after one event, in this server's order.
+ */
+export type EventCursor =
+  | { readonly kind: "session"; readonly sessionID: string; readonly seq: number }
+  | { readonly kind: "event"; readonly position: EventPosition }
 
 /** A subscriber's view of the log: what it missed, then everything new until it unsubscribes. */
 export interface EventSubscription {
-  /** Events after the subscriber's last seen id still in the buffer, oldest first. */
+  /** Events after the subscriber's cursor still in the buffer, oldest first. */
   readonly replay: ReadonlyArray<LoggedEvent>
-  /** Whether events between the last seen id and `replay` fell out of the buffer (the client missed some). */
+  /** Whether events after the cursor are not in the buffer (they fell out, or this server never had them). */
   readonly truncated: boolean
   readonly unsubscribe: () => void
 }
@@ -37,17 +55,22 @@ export const eventSessionID = (event: LatheEvent): string | undefined => {
 }
 
 /**
- * Every Bus event of every directory the server runs, numbered once in publish order and kept in a bounded ring
- * buffer, so a client that reconnects with `Last-Event-ID` gets what it missed. Subscribing is synchronous: the replay
- * is taken and the listener attached in the same tick, so no event falls between them or arrives twice.
+ * Every Bus event of every directory the server runs, kept in a bounded ring buffer, so a client that reconnects
+ * with `Last-Event-ID` gets what it missed. Each event of a session has a {@link EventPosition}: numbered here in
+ * publish order (a single server), or given by whoever pushes it (a cluster front: the relay numbers events in
+ * Postgres, so every front gives an event the same position). Subscribing is synchronous: the replay is taken and the
+ * listener attached in the same tick, so no event falls between them or arrives twice.
  */
 export class EventLog {
-  /** Event `id` lives at `ring[id % capacity]`; ids are consecutive, so the kept ones are `next - size … next - 1`. */
+  /** Event `offset` lives at `ring[offset % capacity]`; offsets are consecutive, kept ones are `next - size …`. */
   private readonly ring: Array<LoggedEvent | undefined>
   private size = 0
   private readonly listeners = new Set<(event: LoggedEvent) => void>()
+  private readonly closers = new Set<() => void>()
   /** child session → parent session, learned from `session.created` events and lookups. */
   private readonly parents = new Map<string, string>()
+  /** The last `seq` of each top-level session's stream. */
+  private readonly last = new Map<string, number>()
   private next = 1
   private closed = false
 
@@ -56,18 +79,27 @@ export class EventLog {
     this.ring = new Array<LoggedEvent | undefined>(capacity)
   }
 
-  /** The id the most recent event got (0 before any). */
-  get lastId(): number {
-    return this.next - 1
-  }
-
-  /** Numbers an event, keeps it, and hands it to every subscriber. Ignored after `close`. */
-  push(event: LatheEvent): LoggedEvent | undefined {
+  /**
+   * Keeps an event and hands it to every subscriber. Without `position` the log numbers it itself (the next `seq` of
+   * its top-level session); with one (a relayed event) it keeps that, and drops an event at or before the last
+   * position it has of that session (a repeat). Ignored after `close`.
+   */
+  push(event: LatheEvent, position?: EventPosition): LoggedEvent | undefined {
     if (this.closed) return undefined
     if (event.type === "session.created" && event.session.parentID)
       this.parents.set(event.session.id, event.session.parentID)
-    const logged: LoggedEvent = { id: this.next++, event, sessionID: eventSessionID(event) }
-    this.ring[logged.id % this.capacity] = logged
+    const sessionID = eventSessionID(event)
+    let at: EventPosition | undefined
+    if (position !== undefined) {
+      if (position.seq <= (this.last.get(position.root) ?? 0)) return undefined
+      at = position
+    } else if (sessionID !== undefined) {
+      const root = this.rootOf(sessionID)
+      at = { root, seq: (this.last.get(root) ?? 0) + 1 }
+    }
+    if (at !== undefined) this.last.set(at.root, at.seq)
+    const logged: LoggedEvent = { offset: this.next++, event, sessionID, position: at }
+    this.ring[logged.offset % this.capacity] = logged
     this.size = Math.min(this.size + 1, this.capacity)
     for (const listener of this.listeners) listener(logged)
     return logged
@@ -76,6 +108,17 @@ export class EventLog {
   /** Records a parent the log did not see created (a session loaded from the store). */
   learnParent(sessionID: string, parentID: string): void {
     this.parents.set(sessionID, parentID)
+  }
+
+  /** The top-level session of `sessionID` as far as this log knows its parents (itself when it knows none). */
+  rootOf(sessionID: string): string {
+    let current = sessionID
+    for (let depth = 0; depth < 64; depth++) {
+      const parent = this.parents.get(current)
+      if (parent === undefined) return current
+      current = parent
+    }
+    return current
   }
 
   /** Whether `sessionID` is `root` or a descendant of it (a subagent's session, at any depth). */
@@ -89,36 +132,57 @@ export class EventLog {
   }
 
   /**
-   * Subscribes from `after` (the last id the client saw; `undefined` for live events only). `listener` gets every
-   * event published from now on; `onClose` is called once when the log closes (server drain).
+   * Subscribes from `after` (`undefined` for live events only). `listener` gets every event kept from now on (a
+   * relayed event can arrive here after a client saw it on another server: the SSE body skips it by `seq`);
+   * `onClose` is called once when the log closes (server drain).
    */
-  subscribe(after: number | undefined, listener: (event: LoggedEvent) => void, onClose: () => void): EventSubscription {
+  subscribe(
+    after: EventCursor | undefined,
+    listener: (event: LoggedEvent) => void,
+    onClose: () => void
+  ): EventSubscription {
     if (this.closed) {
       onClose()
       return { replay: [], truncated: false, unsubscribe: () => {} }
     }
-    const oldest = this.next - this.size
-    const replay: Array<LoggedEvent> = []
-    if (after !== undefined)
-      for (let id = Math.max(after + 1, oldest); id < this.next; id++) {
-        const logged = this.ring[id % this.capacity]
-        if (logged) replay.push(logged)
-      }
-    const truncated = after !== undefined && after + 1 < oldest && after < this.lastId
-    const entry = (event: LoggedEvent) => listener(event)
-    this.listeners.add(entry)
+    const { replay, truncated } = after === undefined ? { replay: [], truncated: false } : this.since(after)
+    this.listeners.add(listener)
     this.closers.add(onClose)
     return {
       replay,
       truncated,
       unsubscribe: () => {
-        this.listeners.delete(entry)
+        this.listeners.delete(listener)
         this.closers.delete(onClose)
       }
     }
   }
 
-  private readonly closers = new Set<() => void>()
+  /** The kept events after a cursor, and whether some after it are missing from the buffer. */
+  private since(after: EventCursor): { replay: Array<LoggedEvent>; truncated: boolean } {
+    const kept: Array<LoggedEvent> = []
+    for (let offset = this.next - this.size; offset < this.next; offset++) {
+      const logged = this.ring[offset % this.capacity]
+      if (logged) kept.push(logged)
+    }
+    if (after.kind === "event") {
+      const { root, seq } = after.position
+      const index = kept.findIndex((logged) => logged.position?.root === root && logged.position.seq === seq)
+      return index < 0 ? { replay: [], truncated: true } : { replay: kept.slice(index + 1), truncated: false }
+    }
+    const root = this.rootOf(after.sessionID)
+    const replay = kept.filter(
+      (logged) =>
+        logged.position !== undefined &&
+        logged.position.seq > after.seq &&
+        logged.sessionID !== undefined &&
+        this.isWithin(logged.sessionID, after.sessionID)
+    )
+    // The stream's first kept event after the cursor must be the one right after it, else some are missing.
+    const first = kept.find((logged) => logged.position?.root === root && logged.position.seq > after.seq)
+    const truncated = (this.last.get(root) ?? 0) > after.seq && (first?.position?.seq ?? 0) !== after.seq + 1
+    return { replay, truncated }
+  }
 
   /** Stops taking events and ends every subscription (their streams close). */
   close(): void {

@@ -11,8 +11,15 @@ export {
   resolveDirectory,
   type ServerServices
 } from "./directories.js"
-export { EventLog, type EventSubscription, eventSessionID, type LoggedEvent } from "./event-log.js"
-export { HEARTBEAT_MS, renderSse } from "./events-api.js"
+export {
+  type EventCursor,
+  EventLog,
+  type EventPosition,
+  type EventSubscription,
+  eventSessionID,
+  type LoggedEvent
+} from "./event-log.js"
+export { cursorOf, HEARTBEAT_MS, renderSse } from "./events-api.js"
 export { isLoopback, type LatheServer, ServeError, type ServeOptions, serve } from "./serve.js"
 export {
   type PendingAsk,

@@ -3,6 +3,7 @@ import { realpath } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { SessionStore } from "@lathe/core"
+import type { LatheEvent } from "@lathe/core/schema"
 import type { Workspaces } from "@lathe/workspace"
 import { Effect } from "effect"
 import { runIn, ServerContext } from "./context.js"
@@ -97,9 +98,12 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
         : options.token
   const report = options.report ?? (() => {})
   const log = new EventLog(options.eventBuffer)
-  const directories = new Directories(options.app, log)
+  // The apps' events go to the log, or where the runner says once it is made (a cluster front relays them).
+  let sink: (event: LatheEvent) => void = (event) => log.push(event)
+  const directories = new Directories(options.app, { push: (event) => sink(event) })
   const home = await directories.get(await realpath(options.directory ?? process.cwd()))
   const turns: SessionRunner = options.runner ? await options.runner(log) : new Turns(options.titles === true)
+  if (turns.publish) sink = turns.publish
   const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown", {
     // A front end of a cluster works through its own app only: sessions' directories are on the runners.
     homeOnly: options.runner !== undefined,

@@ -44,6 +44,11 @@ export interface SessionRunner {
   respond?(response: RunnerResponse): Promise<boolean>
   /** Stops what the runner holds (connections, listeners). */
   dispose?(): Promise<void>
+  /**
+   * Where the server's own apps' events go instead of its event log (a cluster front relays them, so they are
+   * numbered in the shared store with the runners' events and every front sees them).
+   */
+  readonly publish?: (event: LatheEvent) => void
 }
 
 /** A pending permission ask, as its event announced it. */

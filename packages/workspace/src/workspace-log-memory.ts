@@ -63,6 +63,12 @@ export const makeMemoryLog = (keep: number): Effect.Effect<WorkspaceLogShape> =>
         return entry
       }).pipe(Effect.withSpan("WorkspaceLog.latest"))
 
+    const at = (sessionID: string, checkpoint: number) =>
+      Effect.sync(() => {
+        const found = sessions.get(sessionID)?.checkpoints.find((c) => c.number === checkpoint)
+        return found ? { patch: Uint8Array.from(found.patch), hash: found.hash } : undefined
+      }).pipe(Effect.withSpan("WorkspaceLog.at"))
+
     const checkpoints = (sessionID: string) =>
       Effect.sync(() => (sessions.get(sessionID)?.checkpoints ?? []).map((c) => c.number)).pipe(
         Effect.withSpan("WorkspaceLog.checkpoints")
@@ -73,5 +79,5 @@ export const makeMemoryLog = (keep: number): Effect.Effect<WorkspaceLogShape> =>
         sessions.delete(sessionID)
       }).pipe(Effect.withSpan("WorkspaceLog.remove"))
 
-    return { begin, record, latest, checkpoints, remove }
+    return { begin, record, latest, at, checkpoints, remove }
   })

@@ -156,6 +156,16 @@ export const makeSqlLog = (keep: number): Effect.Effect<WorkspaceLogShape, Works
         .pipe(Effect.catchTag("SqlError", (error) => Effect.fail(logError("record a checkpoint")(error))))
     })
 
+    const at = Effect.fn("WorkspaceLog.at")(function* (sessionID: string, checkpoint: number) {
+      const rows = yield* sql<{ hash: string; patch: Uint8Array }>`
+        select hash, patch from lathe_workspace_checkpoint
+        where session_id = ${sessionID} and checkpoint = ${checkpoint}`.pipe(
+        Effect.mapError(logError("read a checkpoint"))
+      )
+      const row = rows[0]
+      return row ? { patch: Uint8Array.from(row.patch), hash: row.hash } : undefined
+    })
+
     const checkpoints = Effect.fn("WorkspaceLog.checkpoints")(function* (sessionID: string) {
       const rows = yield* sql<{ checkpoint: number }>`
         select checkpoint from lathe_workspace_checkpoint where session_id = ${sessionID}
@@ -169,5 +179,5 @@ export const makeSqlLog = (keep: number): Effect.Effect<WorkspaceLogShape, Works
       )
     })
 
-    return { begin, record, latest, checkpoints, remove }
+    return { begin, record, latest, at, checkpoints, remove }
   })

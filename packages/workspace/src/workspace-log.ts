@@ -61,6 +61,11 @@ export interface WorkspaceLogShape {
   ) => Effect.Effect<number, WorkspaceNotFound | WorkspaceLogError>
   /** The session's origin and newest checkpoint, or `undefined` when it has no workspace. */
   readonly latest: (sessionID: string) => Effect.Effect<WorkspaceEntry | undefined, WorkspaceLogError>
+  /**
+   * The kept checkpoint `checkpoint` of the session (its patch and hash), or `undefined` when it was never recorded
+   * or is no longer kept.
+   */
+  readonly at: (sessionID: string, checkpoint: number) => Effect.Effect<CheckpointInput | undefined, WorkspaceLogError>
   /** The numbers of the checkpoints kept for the session, oldest first (empty when there are none). */
   readonly checkpoints: (sessionID: string) => Effect.Effect<ReadonlyArray<number>, WorkspaceLogError>
   /** Forgets the session's workspace and all its checkpoints (no-op when there is none). */

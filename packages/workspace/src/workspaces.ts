@@ -63,6 +63,15 @@ export interface WorkspacesShape {
    * open on this runner.
    */
   readonly checkpoint: (sessionID: string) => Effect.Effect<CheckpointResult, WorkspaceError>
+  /**
+   * Puts the open checkout back to checkpoint `acknowledged` (the base when `undefined`) when the log holds a newer
+   * one, and records that tree as the newest checkpoint. A runner calls it when it takes a session over: a checkpoint
+   * newer than the last one a completed tool call reported was written by a call whose result never reached the
+   * session (the process died or handed the session over in between), so the model was never told it succeeded.
+   * Returns whether the tree was rolled back; `false` when nothing is newer, the newest already has the same tree, or
+   * `acknowledged` is no longer kept.
+   */
+  readonly rollback: (sessionID: string, acknowledged: number | undefined) => Effect.Effect<boolean, WorkspaceError>
   /** The session's newest checkpointed patch (`git diff --binary` text; "" before the first), from the log alone. */
   readonly diff: (sessionID: string) => Effect.Effect<string | undefined, WorkspaceLogError>
   /** The directory of the session's checkout when it is open on this runner (a memory lookup). */
@@ -213,6 +222,28 @@ const make = (log: WorkspaceLog["Service"], options: WorkspacesOptions): Workspa
     )
   })
 
+  const rollback = Effect.fn("Workspaces.rollback")(function* (sessionID: string, acknowledged: number | undefined) {
+    return yield* serial(sessionID)(
+      Effect.gen(function* () {
+        const state = opened.get(sessionID)
+        if (!state) return yield* Effect.fail(notOpen(sessionID, "it is not open on this runner"))
+        if ((state.checkpoint ?? 0) <= (acknowledged ?? 0)) return false
+        const target =
+          acknowledged === undefined || acknowledged <= 0
+            ? { patch: new Uint8Array(), hash: emptyHash }
+            : yield* log.at(sessionID, acknowledged)
+        // Unknown (no longer kept), or the tree already is that checkpoint (rolled back before, nothing since).
+        if (!target || target.hash === state.hash) return false
+        yield* restore(state.dir, state.base, target.patch)
+        // Recorded again under a new number, so every runner rebuilds (and `diff` serves) the rolled-back tree.
+        const number = yield* log.record(sessionID, target)
+        state.hash = target.hash
+        state.checkpoint = number
+        return true
+      })
+    )
+  })
+
   const diff = Effect.fn("Workspaces.diff")(function* (sessionID: string) {
     const entry = yield* log.latest(sessionID)
     if (!entry) return undefined
@@ -230,7 +261,7 @@ const make = (log: WorkspaceLog["Service"], options: WorkspacesOptions): Workspa
     )
   })
 
-  return { open, checkpoint, diff, close, directory: (sessionID) => opened.get(sessionID)?.dir }
+  return { open, checkpoint, rollback, diff, close, directory: (sessionID) => opened.get(sessionID)?.dir }
 }
 
 const notOpen = (sessionID: string, why: string) =>

@@ -112,6 +112,43 @@ const suite = (name: string, log: () => Layer.Layer<WorkspaceLog, unknown>) =>
       }).pipe(Effect.provide(log()))
     )
 
+    it.effect("rollback puts a taken-over tree back to the acknowledged checkpoint and records it as the newest", () =>
+      Effect.gen(function* () {
+        const first = yield* runnerOn()
+        const dir = yield* first.open("ses_rollback", { repo: src.path })
+        put(dir, "notes/one.txt", "one\n")
+        assert.deepStrictEqual(yield* first.checkpoint("ses_rollback"), { checkpoint: 1, recorded: true })
+        // A call appended, its checkpoint was recorded, and the process died before the call's result was stored.
+        put(dir, "notes/one.txt", "one\nappended\n")
+        assert.deepStrictEqual(yield* first.checkpoint("ses_rollback"), { checkpoint: 2, recorded: true })
+
+        const second = yield* runnerOn()
+        const other = yield* second.open("ses_rollback")
+        assert.strictEqual(readFileSync(join(other, "notes/one.txt"), "utf8"), "one\nappended\n")
+        assert.isFalse(yield* second.rollback("ses_rollback", 2), "nothing newer than 2: nothing to do")
+        assert.isTrue(yield* second.rollback("ses_rollback", 1))
+        assert.strictEqual(readFileSync(join(other, "notes/one.txt"), "utf8"), "one\n")
+        assert.notInclude(yield* second.diff("ses_rollback"), "appended")
+        assert.isFalse(
+          yield* second.rollback("ses_rollback", 1),
+          "a second rollback finds nothing newer unacknowledged"
+        )
+        // The next call's checkpoint follows the rolled-back one; a third runner rebuilds the rolled-back tree.
+        put(dir, "ignored-on-the-dead-runner.txt", "x\n")
+        put(other, "notes/two.txt", "two\n")
+        assert.deepStrictEqual(yield* second.checkpoint("ses_rollback"), { checkpoint: 4, recorded: true })
+        const third = yield* (yield* runnerOn()).open("ses_rollback")
+        assert.strictEqual(readFileSync(join(third, "notes/one.txt"), "utf8"), "one\n")
+        assert.isTrue(existsSync(join(third, "notes/two.txt")))
+
+        // Back to the base when no call was acknowledged.
+        const fourth = yield* runnerOn()
+        yield* fourth.open("ses_rollback")
+        assert.isTrue(yield* fourth.rollback("ses_rollback", undefined))
+        assert.strictEqual(yield* fourth.diff("ses_rollback"), "")
+      }).pipe(Effect.provide(log()))
+    )
+
     it.effect("close removes the checkout but not the log; diff still works", () =>
       Effect.gen(function* () {
         const ws = yield* runnerOn()

@@ -111,6 +111,21 @@ const contract = (log: Layer.Layer<WorkspaceLog, unknown>) =>
       })
     )
 
+    it.effect("at returns a kept checkpoint's patch and hash, and nothing for one never recorded or dropped", () =>
+      Effect.gen(function* () {
+        const log = yield* WorkspaceLog
+        const id = session()
+        yield* log.begin(id, origin)
+        for (let i = 0; i < 22; i++) yield* log.record(id, patch(`edit ${i}`))
+        const third = yield* log.at(id, 3)
+        assert.strictEqual(Buffer.from(third?.patch ?? []).toString("utf8"), "edit 2")
+        assert.strictEqual(third?.hash, patch("edit 2").hash)
+        assert.strictEqual(yield* log.at(id, 2), undefined)
+        assert.strictEqual(yield* log.at(id, 23), undefined)
+        assert.strictEqual(yield* log.at(session(), 1), undefined)
+      })
+    )
+
     it.effect("remove forgets the workspace and its checkpoints", () =>
       Effect.gen(function* () {
         const log = yield* WorkspaceLog

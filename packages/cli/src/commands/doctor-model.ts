@@ -101,8 +101,10 @@ export const modelChecks = async (
   )
   if (Result.isFailure(resolved)) {
     const error = resolved.failure
-    const first = error.message.split("\n")[0] ?? error.message
-    const help = error._tag === "ProviderNotConfigured" ? providerSetupHelp : undefined
+    // Settings an untrusted project set and Lathe ignored: the message itself says what to do, without the guide.
+    const untrusted = error._tag === "ProviderNotConfigured" && error.untrusted === true
+    const first = untrusted ? error.message.replace("\n", " ") : (error.message.split("\n")[0] ?? error.message)
+    const help = error._tag === "ProviderNotConfigured" && !untrusted ? providerSetupHelp : undefined
     const tail = help === undefined ? "" : " (how to set one up is below)"
     return { checks: [{ name: "model", ok: false, detail: `${first}${tail}` }], help }
   }

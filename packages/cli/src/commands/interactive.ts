@@ -141,7 +141,9 @@ const screenMode = async (
   const removeInterrupt = io.onInterrupt?.(() => exit())
   instance.rerender(createElement(App, { controller, style, onExit: () => exit() }))
   // A prompt from the command line goes in as if typed; its turn streams on the screen like any other.
-  if (prompt) void controller.submit(prompt)
+  // With no model yet it waits for /connect, as a typed prompt does, instead of failing and being lost.
+  if (prompt && controller.waitsForModel && !prompt.trim().startsWith("/")) controller.holdPrompt(prompt)
+  else if (prompt) void controller.submit(prompt)
   // A render error unmounts Ink (it shows the error); the session ends then too.
   const crashed = instance.waitUntilExit().then(
     () => 0,
@@ -195,6 +197,11 @@ const lineMode = async (
       if (item.level === "error") failed = true
       io.stdout(`[${item.title}]\n${item.lines.map((l) => `  ${l}\n`).join("")}`)
     }
+  // No trust prompt without a screen: what the folder's config asks for, and how to grant it.
+  if (controller.trustPrompt)
+    io.stdout(
+      `[trust]\n${[...controller.trustPrompt, `Ignored until you run \`lathe trust\` in ${controller.root}.`].map((l) => `  ${l}\n`).join("")}`
+    )
   if (controller.session) io.stdout(`Resumed session ${controller.session.id}: ${controller.session.title}\n`)
   const input = io.stdin
   if (!input && !prompt) return 0

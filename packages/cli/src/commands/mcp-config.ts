@@ -10,10 +10,12 @@ const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" }
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
 /** Usage of the two subcommands, for `lathe mcp --help`. */
-export const configUsage = `  add <name> [--env K=V]... [--timeout ms] [--force] -- <command> [args...]
+export const configUsage = `  add <name> [--env K=V]... [--timeout ms] [--wait] [--force] -- <command> [args...]
                         Add a local server (started over stdio) to your own config (<config dir>/lathe.jsonc if it
                         exists, else lathe.json), keeping its comments. --force replaces one of the same name.
-  add <name> --url <url> [--header K=V]... [--timeout ms] [--no-oauth] [--force]
+                        --wait: runs wait for it before their first model request (else its tools arrive once
+                        it has connected).
+  add <name> --url <url> [--header K=V]... [--timeout ms] [--wait] [--no-oauth] [--force]
                         Add a remote server (Streamable HTTP, falling back to SSE).
   remove <name>         Remove a server from your own config. A project's servers are edited in its own files.`
 
@@ -74,6 +76,7 @@ const additionFrom = (args: ReadonlyArray<string>, command: ReadonlyArray<string
       header: { type: "string", multiple: true },
       env: { type: "string", multiple: true },
       timeout: { type: "string" },
+      wait: { type: "boolean" },
       "no-oauth": { type: "boolean" },
       force: { type: "boolean" }
     }
@@ -102,13 +105,15 @@ const additionFrom = (args: ReadonlyArray<string>, command: ReadonlyArray<string
         url: values.url,
         ...(Object.keys(headers).length > 0 ? { headers } : {}),
         ...(values["no-oauth"] ? { oauth: false } : {}),
-        ...(timeout !== undefined ? { timeout } : {})
+        ...(timeout !== undefined ? { timeout } : {}),
+        ...(values.wait ? { wait: true } : {})
       }
     : {
         type: "local",
         command: [...command],
         ...(Object.keys(env).length > 0 ? { env } : {}),
-        ...(timeout !== undefined ? { timeout } : {})
+        ...(timeout !== undefined ? { timeout } : {}),
+        ...(values.wait ? { wait: true } : {})
       }
   const checked = McpServerConfig.safeParse(server)
   if (!checked.success) return `the server is not valid: ${checked.error.issues.map((i) => i.message).join("; ")}.`

@@ -6,6 +6,7 @@ import {
   createOAuthProvider,
   describeStatus,
   isReadOnly,
+  lathesCredentials,
   logout,
   type McpConnection,
   type McpServer,
@@ -41,7 +42,9 @@ const connect = async (io: CliIO, only?: string) => {
   const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
   const servers: Array<McpServer> = resolved.servers.filter((server) => only === undefined || server.name === only)
   const notices = [...config.notices.filter((n) => n.includes("mcp servers")), ...resolved.notices]
-  return { ok: true as const, servers, notices, connections: await connectAll(servers, { restartDelays: [] }) }
+  // Started as a run starts them: the person's environment less Lathe's provider credentials.
+  const options = { restartDelays: [], env: io.env, credentials: lathesCredentials(config.info, io.env) }
+  return { ok: true as const, servers, notices, connections: await connectAll(servers, options) }
 }
 
 const where = (server: McpServer): string =>
@@ -64,9 +67,12 @@ const list = async (json: boolean, io: CliIO): Promise<number> => {
       return bad ? 1 : 0
     }
     const width = Math.max(4, ...connections.map((c) => c.server.name.length))
-    const lines = connections.map(
-      (c) => `${c.server.name.padEnd(width)}  ${describeStatus(c.status)}\n${" ".repeat(width + 2)}${where(c.server)}`
-    )
+    const lines = connections.map((c) => {
+      const pad = " ".repeat(width + 2)
+      // A failure's stderr lines (already indented) stay under the status, the command comes last.
+      const status = describeStatus(c.status).replaceAll("\n", `\n${pad}`)
+      return `${c.server.name.padEnd(width)}  ${status}\n${pad}${where(c.server)}`
+    })
     if (connections.length === 0) lines.push('No MCP servers configured (add them under "mcp" in lathe.json).')
     for (const notice of notices) lines.push(`! ${notice}`)
     io.stdout(`${lines.join("\n")}\n`)

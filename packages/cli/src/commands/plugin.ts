@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { basename, dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { Config, Paths, Plugins } from "@lathe/core"
 import { resolveServers } from "@lathe/mcp/host"
@@ -12,7 +13,9 @@ const usage = `Usage: lathe plugin <list | init <name>> [options]
   list [--json]    Every plugin this project loads: where it came from, its hooks, tools and agents, and the
                    plugins that failed to load with what to do about it.
   init <name>      Scaffold a publishable plugin package in ./<name> (package.json, src/index.ts with one
-                   hook and one tool, a test that runs it with @lathe/core's test layers, README).
+                   hook and one tool, a test that runs it with @lathe/core's test layers, README). Run from a
+                   checkout of Lathe, it depends on that checkout's packages/core (file:), so npm install works
+                   before @lathe/core is on npm; installed from npm, on the same version as this CLI.
 
 Plugins load from the built-ins, then lathe.json "plugin" (package names, paths, ["name", { options }]), then
 .lathe/plugins/*.{ts,mts,js,mjs} (trusted projects only) and ~/.config/lathe/plugins/. See docs/plugins.md.
@@ -62,9 +65,49 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
   return plugins.failed.length > 0 ? 1 : 0
 }
 
+/**
+ * Where a new plugin's `@lathe/core` comes from: this checkout's `packages/core` when the CLI runs from a checkout of
+ * Lathe (its `@lathe/cli` folder is `<checkout>/packages/cli`), else the npm version the CLI itself has.
+ */
+export type CoreSource =
+  | { readonly kind: "checkout"; readonly path: string }
+  | { readonly kind: "npm"; readonly version: string }
+
+/** Finds {@link CoreSource} from this module's location: `src/commands/`, `dist/…` or `dist/bundle/`. */
+export const coreSource = (from: string = fileURLToPath(import.meta.url)): CoreSource => {
+  let dir = dirname(from)
+  for (let up = 0; up < 5; up++, dir = dirname(dir)) {
+    let pkg: { readonly name?: unknown; readonly version?: unknown }
+    try {
+      pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as typeof pkg
+    } catch {
+      continue
+    }
+    if (pkg.name !== "@lathe/cli") continue
+    const core = join(dirname(dir), "core")
+    if (basename(dirname(dir)) === "packages" && existsSync(join(core, "package.json")))
+      return { kind: "checkout", path: core }
+    return { kind: "npm", version: typeof pkg.version === "string" ? pkg.version : "0.0.0" }
+  }
+  return { kind: "npm", version: "0.0.0" }
+}
+
+/** The vitest config of a scaffold whose `@lathe/core` is a checkout's: its source, so no build is needed. */
+const checkoutVitestConfig = (core: string) => `import { defineConfig } from "vitest/config"
+
+// @lathe/core comes from the Lathe checkout at ${core} (a file: dependency, until it is on npm):
+// load its TypeScript source, so the checkout needs no build. When you switch package.json to a published
+// @lathe/core version, delete this file.
+export default defineConfig({
+  resolve: { conditions: ["@lathe/source"] },
+  ssr: { resolve: { conditions: ["@lathe/source"] } }
+})
+`
+
 /** The files of a new plugin package. */
-const scaffold = (name: string): Record<string, string> => {
+const scaffold = (name: string, source: CoreSource): Record<string, string> => {
   const id = name.replace(/^@[^/]+\//, "")
+  const core = source.kind === "checkout" ? `file:${source.path}` : `^${source.version}`
   return {
     "package.json": `${JSON.stringify(
       {
@@ -76,12 +119,13 @@ const scaffold = (name: string): Record<string, string> => {
         files: ["src"],
         keywords: ["lathe-plugin"],
         scripts: { test: "vitest run" },
-        peerDependencies: { "@lathe/core": "*" },
-        devDependencies: { "@lathe/core": "*", effect: "4.1.0", vitest: "5.1.1", zod: "4.6.7" }
+        peerDependencies: { "@lathe/core": source.kind === "checkout" ? "*" : core },
+        devDependencies: { "@lathe/core": core, effect: "4.1.0", vitest: "5.1.1", zod: "4.6.7" }
       },
       null,
       2
     )}\n`,
+    ...(source.kind === "checkout" ? { "vitest.config.ts": checkoutVitestConfig(source.path) } : {}),
     "src/index.ts": `import { definePlugin, Tool } from "@lathe/core"
 import { z } from "zod"
 
@@ -152,7 +196,15 @@ then in \`lathe.json\` (a trusted project, or \`~/.config/lathe/lathe.json\`):
 npm install
 npm test
 \`\`\`
+${
+  source.kind === "checkout"
+    ? `
+\`@lathe/core\` comes from the Lathe checkout at \`${source.path}\` (\`file:\` in package.json, and
+\`vitest.config.ts\` loads its source) while it is not on npm. Once it is, set a version in package.json and delete
+\`vitest.config.ts\`.
 `
+    : ""
+}`
   }
 }
 
@@ -169,13 +221,17 @@ const init = (args: ReadonlyArray<string>, io: CliIO): number => {
     io.stderr(`lathe plugin init: ${dir} already exists; choose another name or remove it.\n`)
     return 1
   }
-  for (const [file, content] of Object.entries(scaffold(name))) {
+  const source = coreSource()
+  const files = scaffold(name, source)
+  for (const [file, content] of Object.entries(files)) {
     mkdirSync(join(dir, file, ".."), { recursive: true })
     writeFileSync(join(dir, file), content)
   }
-  io.stdout(
-    `Created ${dir}: package.json, src/index.ts, test/index.test.ts, README.md.\nNext: cd ${dir} && npm install && npm test\n`
-  )
+  const from =
+    source.kind === "checkout"
+      ? `@lathe/core comes from this Lathe checkout (file:${source.path}) until it is on npm.\n`
+      : ""
+  io.stdout(`Created ${dir}: ${Object.keys(files).join(", ")}.\n${from}Next: cd ${dir} && npm install && npm test\n`)
   return 0
 }
 

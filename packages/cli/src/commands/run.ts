@@ -11,7 +11,9 @@ import {
   PermissionNext,
   type PermissionReply,
   Plugins,
+  ProviderNotConfigured,
   Question,
+  ReasoningLevel,
   resolveAgents,
   SessionPrompt,
   SessionStore
@@ -21,7 +23,8 @@ import { describeAsk, personOnlyMessage } from "@lathe/permission"
 import { Effect, Exit, Layer } from "effect"
 import { appLayer, cliLogger, failureText } from "../app.js"
 import type { CliIO, Command } from "../io.js"
-import { emptyTotals, textRenderer, totalsLine } from "../render.js"
+import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
+import { colorEnabled, createStyle } from "../tui/style.js"
 
 const usage = `Usage: lathe run [options] <message...>
        lathe run [options] --command <server>:<prompt> [key=value | value]...
@@ -36,6 +39,8 @@ the model of the turn that calls it (-m, else its caller's).
 Options:
   --agent <name>       The agent to run (default: the configured default_agent, else build)
   -m, --model <p/m>    The model, as provider/model (default: the agent's, else the configured model)
+  --variant <level>    How hard a reasoning model thinks for this run: low, medium or high (default: the
+                       agent's or the model's "reasoning" in lathe.json, else the provider's default)
   -s, --session <id>   Continue this session
   -c, --continue       Continue the most recent session of this project
   --command <s>:<p>    Run the MCP prompt <p> of server <s> (arguments as key=value, or in the prompt's order)
@@ -96,20 +101,39 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr("lathe run: use either --session or --continue, not both.\n")
     return 2
   }
-
-  const controller = new AbortController()
-  const removeInterrupt = io.onInterrupt?.(() => {
-    if (controller.signal.aborted) process.exit(130) // a second Ctrl-C does not wait
-    io.stderr("\nlathe: aborting (Ctrl-C again to quit at once)...\n")
-    controller.abort()
-  })
+  const variant = values.variant === undefined ? undefined : ReasoningLevel.safeParse(values.variant)
+  if (variant?.success === false) {
+    io.stderr(`lathe run: --variant must be "low", "medium" or "high", not "${values.variant}".\n`)
+    return 2
+  }
+  if (variant !== undefined && values.attach !== undefined) {
+    io.stderr("lathe run: --variant applies to a run on this machine; it cannot be used with --attach.\n")
+    return 2
+  }
 
   const totals = emptyTotals()
   let noTerminal = 0
   /** Set when `--command` names a prompt that cannot run as asked: a usage error (exit 2), said on stderr. */
   let badCommand: string | undefined
-  const render: (event: LatheEvent) => void =
-    format === "json" ? (event) => io.stdout(`${JSON.stringify(event)}\n`) : textRenderer(io.stdout, io.stderr, totals)
+  const text = format === "text" ? await textRendererFor(io, totals) : undefined
+  const render: (event: LatheEvent) => void = text ?? ((event) => io.stdout(`${JSON.stringify(event)}\n`))
+  // Everything written to the terminal outside the renderer (notices, the logger, asks) erases its live line first.
+  const shown: CliIO = text ? { ...io, stdout: text.around(io.stdout), stderr: text.around(io.stderr) } : io
+  const closing = () => {
+    text?.finish()
+    if (text && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
+  }
+
+  const controller = new AbortController()
+  const removeInterrupt = io.onInterrupt?.(() => {
+    if (controller.signal.aborted) {
+      text?.finish() // erases the live line
+      process.exit(130) // a second Ctrl-C does not wait
+    }
+    // The calls this stops say "interrupted" on their own lines: this says only what happens now.
+    shown.stderr("\nlathe: stopping (Ctrl-C again to quit at once)...\n")
+    controller.abort()
+  })
 
   if (values.attach !== undefined) {
     if (values.command) {
@@ -120,12 +144,12 @@ export const runCommand: Command = async (args, io: CliIO) => {
     const { localServerToken } = await import("../server-token.js")
     const token =
       values.token || io.env.LATHE_SERVER_TOKEN || (await localServerToken(io.env, values.attach)) || undefined
-    const code = await runAttached({ ...values, url: values.attach, token, message, yes: values.yes === true }, io, {
+    const code = await runAttached({ ...values, url: values.attach, token, message, yes: values.yes === true }, shown, {
       render,
       signal: controller.signal
     })
     removeInterrupt?.()
-    if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
+    closing()
     return code
   }
 
@@ -133,7 +157,14 @@ export const runCommand: Command = async (args, io: CliIO) => {
   // rather than a bus subscription (which would wake a fiber for every event of the loop); set once services exist.
   let answer: ((event: AskEvent) => Promise<void>) | undefined
   let answering: Promise<void> = Promise.resolve()
+  // The notice naming what an untrusted project's config lost waits until the model is resolved (the prompt is stored
+  // only then): when the run fails for want of those very settings, its error names them, and one message says it all.
+  const held: Array<string> = []
+  const flushHeld = () => {
+    for (const notice of held.splice(0)) shown.stderr(`lathe: ${notice}\n`)
+  }
   const onEvent = (event: LatheEvent) => {
+    if (event.type === "message.updated") flushHeld()
     render(event)
     if ((event.type === "permission.asked" || event.type === "question.asked") && answer !== undefined) {
       const reply = answer
@@ -144,12 +175,14 @@ export const runCommand: Command = async (args, io: CliIO) => {
   }
   // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
   // In text mode the renderer prints plugin failures on stderr: the logger leaves out its own copy of them.
-  const logger = cliLogger(io, { showsEvents: format === "text" })
-  const layer = appLayer(io, { onEvent }).pipe(Layer.provideMerge(logger))
+  const logger = cliLogger(shown, { showsEvents: format === "text" })
+  const layer = appLayer(shown, { onEvent }).pipe(Layer.provideMerge(logger))
 
   const program = Effect.gen(function* () {
     const config = yield* Config
-    for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+    for (const notice of config.notices)
+      if (config.untrusted !== undefined && notice.startsWith("Ignored from untrusted")) held.push(notice)
+      else shown.stderr(`lathe: ${notice}\n`)
     const store = yield* SessionStore
     const paths = yield* Paths
     const permission = yield* PermissionNext
@@ -217,6 +250,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
             ? { agent: values.agent }
             : {}),
         ...(values.model ? { model: values.model } : {}),
+        ...(variant?.success ? { variant: variant.data } : {}),
         abort: controller.signal,
         title: false
       })
@@ -225,12 +259,17 @@ export const runCommand: Command = async (args, io: CliIO) => {
 
   const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
   removeInterrupt?.()
-  if (format === "text" && totals.steps > 0) io.stderr(`${totalsLine(totals)}\n`)
+  closing()
   if (Exit.isFailure(exit)) {
+    const reason = exit.cause.reasons[0]
+    const error = reason?._tag === "Fail" ? reason.error : undefined
+    // The failure says what the held notice would: the model's settings were in the untrusted config, ignored.
+    if (!(error instanceof ProviderNotConfigured && error.untrusted === true)) flushHeld()
     if (controller.signal.aborted) return 130
     io.stderr(`lathe: ${failureText(exit.cause)}\n`)
     return 1
   }
+  flushHeld()
   if (badCommand !== undefined || exit.value === undefined) {
     io.stderr(`lathe run: ${badCommand ?? "the --command prompt did not run"}\n`)
     return 2
@@ -246,6 +285,22 @@ export const runCommand: Command = async (args, io: CliIO) => {
   return noTerminal > 0 ? 1 : 0
 }
 
+/**
+ * The text renderer for this output: on a terminal a live line while a tool runs (unless TERM=dumb), colour and the
+ * answer as terminal Markdown (unless NO_COLOR); piped, the plain lines a script can rely on, byte for byte.
+ */
+const textRendererFor = async (io: CliIO, totals: Totals): Promise<TextRenderer> => {
+  const color = io.isTTY && colorEnabled(io.env, io.isTTY)
+  const style = createStyle(color)
+  return textRenderer(io.stdout, io.stderr, totals, {
+    style,
+    ...(color ? { markdown: (await import("../answer-markdown.js")).answerMarkdown(style) } : {}),
+    live: io.isTTY && io.env.TERM !== "dumb",
+    sanitize: io.isTTY,
+    columns: () => process.stdout.columns || 80
+  })
+}
+
 const parse = (args: ReadonlyArray<string>) =>
   parseArgs({
     args: [...args],
@@ -253,6 +308,7 @@ const parse = (args: ReadonlyArray<string>) =>
     options: {
       agent: { type: "string" },
       model: { type: "string", short: "m" },
+      variant: { type: "string" },
       session: { type: "string", short: "s" },
       continue: { type: "boolean", short: "c" },
       command: { type: "string" },

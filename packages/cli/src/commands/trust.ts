@@ -14,7 +14,9 @@ config can only narrow it: deny and ask rules apply, the rest is ignored with a 
 
 The project is the git work tree holding [dir] (default: the current directory), else [dir] itself.
 Trust is kept per real path (symlinks resolved) in the data dir (trust.json); trusting a folder
-trusts every project inside it. Undo it with \`lathe untrust [dir]\`.
+trusts every project inside it. Undo it with \`lathe untrust [dir]\`. A "no" answered to the
+interactive UI's trust prompt is kept there too (the UI then does not ask again in that folder);
+\`lathe trust\` forgets it.
 
 Options:
   --check  Only say whether the project is trusted (exit 0 if trusted, 1 if not)

@@ -1,7 +1,11 @@
 /** @jsxRuntime automatic @jsxImportSource react */
 import { Box, type Key, Text, useInput, usePaste, useWindowSize } from "ink"
 import { useEffect, useReducer, useRef, useState, useSyncExternalStore } from "react"
+import { localTime } from "../session-text.js"
+import { armExpired } from "./arming.js"
+import { askKeyAction } from "./ask-keys.js"
 import { TranscriptView } from "./blocks.js"
+import { type ConnectFlow, type ConnectKeyFlags, connectKey, connectPanel, startConnect } from "./connect.js"
 import type { Controller } from "./controller.js"
 import * as ed from "./editor.js"
 import { fuzzyFiles, mentionAt } from "./mentions.js"
@@ -53,9 +57,12 @@ interface UiState {
   expandReasoning: boolean
   popup: { readonly index: number; readonly dismissed: string }
   picker: Picker | undefined
-  askMessage: string
+  /** The reject reason being typed after `r`; undefined while the ask's hotkeys act. */
+  askMessage: string | undefined
   question: { id: string; index: number; answers: Array<Array<string>>; input: string }
   armed: { readonly kind: "ctrl-c" | "esc"; readonly at: number } | undefined
+  /** The `/connect` dialog, while it is open. */
+  connect: ConnectFlow | undefined
 }
 
 type PopupItem = { readonly label: string; readonly detail?: string; readonly value: string }
@@ -68,7 +75,6 @@ type Picker = {
 }
 
 const PICKER_COMMANDS = new Set(["sessions", "agents", "models"])
-const ARM_MS = 2_000
 
 /** The interactive session: transcript, asks, editor, popups and footer. Keys are handled here, work in Controller. */
 export const App = ({
@@ -95,9 +101,10 @@ export const App = ({
     expandReasoning: false,
     popup: { index: 0, dismissed: "" },
     picker: undefined,
-    askMessage: "",
+    askMessage: undefined,
     question: { id: "", index: 0, answers: [], input: "" },
-    armed: undefined
+    armed: undefined,
+    connect: undefined
   }).current
   const [, force] = useReducer((n: number) => n + 1, 0)
   const update = (patch: Partial<UiState>) => {
@@ -109,8 +116,7 @@ export const App = ({
     update({ scroll: typeof scroll === "function" ? scroll(ui.scroll) : scroll })
   const setPopup = (popup: UiState["popup"]) => update({ popup })
   const setPicker = (picker: Picker | undefined) => update({ picker })
-  const setAskMessage = (m: string | ((m: string) => string)) =>
-    update({ askMessage: typeof m === "function" ? m(ui.askMessage) : m })
+  const setAskMessage = (askMessage: string | undefined) => update({ askMessage })
   const setQuestion = (q: UiState["question"] | ((q: UiState["question"]) => UiState["question"])) =>
     update({ question: typeof q === "function" ? q(ui.question) : q })
   const setArmed = (armed: UiState["armed"]) => update({ armed })
@@ -128,17 +134,20 @@ export const App = ({
     return () => clearInterval(timer)
   }, [busy])
   // Once per arming: a timer reset on every render would never fire while the UI re-renders (the spinner of a
-  // running turn draws every 100 ms), and a Ctrl+C pressed long after the first would quit at once.
+  // running turn draws every 100 ms), and a Ctrl+C pressed long after the first would quit at once. An armed Esc
+  // stays armed while the tool that asked for it still runs (its hint stays on screen), and goes when it ends.
   useEffect(() => {
     const armed = ui.armed
     if (!armed) return
-    const timer = setTimeout(() => {
-      if (ui.armed !== armed) return
+    const timer = setInterval(() => {
+      if (ui.armed !== armed) return clearInterval(timer)
+      if (!armExpired(armed, Date.now(), controller.writing())) return
       ui.armed = undefined
+      clearInterval(timer)
       force()
-    }, ARM_MS)
-    return () => clearTimeout(timer)
-  }, [ui, ui.armed])
+    }, 250)
+    return () => clearInterval(timer)
+  }, [ui, ui.armed, controller])
 
   // What the popup above the editor offers: commands after "/", files after "@". Computed from `ui` on demand, so
   // a key handler sees the effect of the key before it.
@@ -179,7 +188,7 @@ export const App = ({
       kind === "sessions"
         ? (await controller.sessions()).map((s) => ({
             label: s.title,
-            detail: `${new Date(s.time.updated).toLocaleString()} · ${s.id}`,
+            detail: `${localTime(s.time.updated)} · ${s.id}`,
             value: s.id
           }))
         : kind === "agents"
@@ -201,6 +210,10 @@ export const App = ({
     const name = /^\/(\S+)$/.exec(trimmed)?.[1]
     if (name && PICKER_COMMANDS.has(name)) return void openPicker(name as Picker["kind"])
     if (name === "exit" || name === "quit") return onExit()
+    if (name === "connect" && !controller.attached) return update({ connect: startConnect() })
+    // No model yet: the prompt waits for /connect instead of failing and being lost.
+    if (!trimmed.startsWith("/") && !trimmed.startsWith("!") && controller.waitsForModel)
+      return controller.holdPrompt(raw)
     if (name === "new") setScroll(0)
     void controller.submit(raw)
   }
@@ -260,6 +273,7 @@ export const App = ({
       else if (lower === "n" || key.escape) void controller.answerTrust(false)
       return
     }
+    if (ui.connect) return connectInput(input, key)
     if (picker) return pickerKey(input, key)
     if (ask) return askKey(input, key)
     if (pendingQuestion) return questionKey(input, key)
@@ -312,6 +326,15 @@ export const App = ({
     }
   }
 
+  const connectInput = (input: string, key: ConnectKeyFlags) => {
+    if (!ui.connect) return
+    const next = connectKey(ui.connect, input, key)
+    if (next === undefined) return
+    if ("flow" in next) return update({ connect: next.flow })
+    update({ connect: undefined })
+    if ("done" in next) void controller.connect(next.done)
+  }
+
   const pickerKey = (input: string, key: Key) => {
     const { picker } = ui
     const { pickerItems } = derive()
@@ -337,22 +360,12 @@ export const App = ({
 
   const askKey = (input: string, key: Key) => {
     const ask = controller.transcript.permissions[0]
-    const { askMessage } = ui
     if (!ask) return
-    const reply = (value: "once" | "always" | "reject", message?: string) => {
-      setAskMessage("")
-      void controller.replyPermission(ask.id, value, message)
-    }
-    if (key.escape) return askMessage ? setAskMessage("") : undefined
-    if (key.return) return askMessage.trim() ? reply("reject", askMessage.trim()) : reply("once")
-    if (key.backspace || key.delete) return setAskMessage((m) => m.slice(0, -1))
-    if (!askMessage) {
-      const lower = input.toLowerCase()
-      if (lower === "o" || lower === "y") return reply("once")
-      if (lower === "a") return reply("always")
-      if (lower === "r" || lower === "n") return reply("reject")
-    }
-    if (input && !key.ctrl && !key.meta) setAskMessage((m) => m + input)
+    const action = askKeyAction(ui.askMessage, input, key)
+    if (action.type === "reason") return setAskMessage(action.reason)
+    if (action.type !== "reply") return
+    setAskMessage(undefined)
+    void controller.replyPermission(ask.id, action.reply, action.message)
   }
 
   const questionKey = (input: string, key: Key) => {
@@ -389,8 +402,9 @@ export const App = ({
     const { picker } = ui
     const ask = controller.transcript.permissions[0]
     const pendingQuestion = controller.transcript.questions[0]
+    if (ui.connect) return connectInput(pasted.replace(/\s+/g, ""), {})
     if (picker) return setPicker({ ...picker, filter: picker.filter + pasted.replace(/\s+/g, " "), index: 0 })
-    if (ask) return setAskMessage((m) => m + pasted.replace(/\s+/g, " "))
+    if (ask) return setAskMessage((ui.askMessage ?? "") + pasted.replace(/\s+/g, " "))
     if (pendingQuestion) return setQuestion((q) => ({ ...q, input: q.input + pasted.replace(/\s+/g, " ") }))
     setEditor(ed.paste(ui.editor, pasted))
   })
@@ -403,9 +417,10 @@ export const App = ({
     bottom.push(rule(width, style, style.yellow(style.bold("Trust this folder?"))))
     for (const notice of controller.trustPrompt) bottom.push(...wrapText(notice, width))
     bottom.push(
-      `${style.green(style.bold("[y]"))}es, trust it (applies from the next start)  ${style.red(style.bold("[n]"))}o, keep it narrowed`
+      `${style.green(style.bold("[y]"))}es, trust it (applies now)  ${style.red(style.bold("[n]"))}o, keep it narrowed (not asked again here)`
     )
-  } else if (picker) {
+  } else if (ui.connect) bottom.push(...connectPanel(ui.connect, width, style))
+  else if (picker) {
     bottom.push(
       rule(width, style, `${style.bold(`/${picker.kind}`)} ${style.dim("type to filter · ↑↓ · Enter · Esc")}`)
     )
@@ -433,7 +448,7 @@ export const App = ({
     armed?.kind === "ctrl-c"
       ? "Press Ctrl+C again to quit"
       : armed?.kind === "esc"
-        ? "A tool is changing files: press Esc again to interrupt it"
+        ? "A tool is running (it may change files): press Esc again to interrupt it"
         : undefined
   if (hint) bottom.push(style.yellow(hint))
   const { tokens, cost, context } = transcript.totals()

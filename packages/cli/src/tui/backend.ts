@@ -1,4 +1,13 @@
-import type { AgentInfo, LatheEvent, MessageWithParts, PromptPart, Session, SessionTurn } from "@lathe/core"
+import type {
+  AgentInfo,
+  LatheEvent,
+  MessageWithParts,
+  PromptPart,
+  ReasoningLevel,
+  Session,
+  SessionTurn
+} from "@lathe/core"
+import type { SessionDocument } from "../session-document.js"
 
 /** A backend call's result: the value, or a failure as a message written for the person. */
 export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
@@ -17,7 +26,15 @@ export interface RevertDone {
 }
 
 /** What the interactive UI may do only with an in-process agent (a server's API has no route for these). */
-export type LocalFeature = "shell" | "compact" | "models" | "mcp" | "binary-attachments" | "trust"
+export type LocalFeature =
+  | "shell"
+  | "compact"
+  | "models"
+  | "mcp"
+  | "binary-attachments"
+  | "trust"
+  | "connect"
+  | "variant"
 
 /** An agent as the UI needs it: for the Tab cycle, `@agent` prompts and the agent's own model. */
 export type BackendAgent = Pick<AgentInfo, "name" | "mode" | "hidden" | "model">
@@ -48,6 +65,8 @@ export interface BackendPrompt {
   readonly parts: ReadonlyArray<PromptPart>
   readonly agent: string
   readonly model: string | undefined
+  /** How hard a reasoning model thinks for this prompt (`/variant`); unset: the agent's or the model's setting. */
+  readonly variant?: ReasoningLevel
   /** Set when the prompt addresses a subagent directly (`@agent …`). */
   readonly allowSubagents: boolean
   /** Aborting it ends the turn. */
@@ -116,8 +135,17 @@ export interface Backend {
   resolveModel(model: string | undefined, agent: string): Promise<Outcome<ResolvedModel>>
   /** Summarises older history (only when `supports("compact")`). */
   compact(sessionID: string, model: string | undefined, signal: AbortSignal): Promise<Outcome<void>>
-  /** Trusts the project (only when `supports("trust")`). */
+  /** Trusts the project (only when `supports("trust")`); its config (plugins, MCP, providers) applies from then on. */
   trust(): Promise<Outcome<void>>
+  /** Rebuilds the agent's services from the config files as they are now (only when `supports("connect")`). */
+  reload(): Promise<Outcome<void>>
+  /** Records that the person declined to trust the project, so the UI does not offer it again there. */
+  decline(): Promise<Outcome<void>>
+  /**
+   * The stored session as `lathe export` reads it (with subagent sessions and permission decisions), for `/export`;
+   * absent when the backend cannot read the store (the UI then exports what it has shown).
+   */
+  document?(sessionID: string): Promise<Outcome<SessionDocument>>
   /** Stops what the backend started (services, event streams). */
   dispose(): Promise<void>
 }

@@ -5,6 +5,10 @@ import { renderTool } from "./tool-view.js"
 import type { LocalItem, MessageEntry, TimelineItem, Transcript } from "./transcript.js"
 import { wrapText } from "./wrap.js"
 
+/** Whether a tool call among `parts` ended because the turn was interrupted (its block then says "interrupted"). */
+export const stoppedTool = (parts: ReadonlyArray<Part>): boolean =>
+  parts.some((p) => p.type === "tool" && p.state.status === "error" && p.state.error === "aborted")
+
 /** How the transcript is drawn right now. */
 export interface ViewOptions {
   readonly width: number
@@ -89,7 +93,8 @@ export class TranscriptView {
     }
     const lines: Array<string> = []
     for (const part of message.parts) lines.push(...this.part(transcript, part, options))
-    if (info.error) {
+    // An interrupt is said once: by the tool it stopped when there was one, else by this line.
+    if (info.error && !(info.error.name === "Aborted" && stoppedTool(message.parts))) {
       lines.push(
         info.error.name === "Aborted"
           ? style.yellow("■ interrupted")

@@ -1,15 +1,19 @@
 import { appendFileSync } from "node:fs"
-import { writeFile } from "node:fs/promises"
-import { join, relative } from "node:path"
-import type { LatheEvent, PromptPart, Session } from "@lathe/core"
+import { mkdir, writeFile } from "node:fs/promises"
+import { dirname, join, resolve } from "node:path"
+import { type LatheEvent, type PromptPart, ReasoningLevel, type Session } from "@lathe/core"
 import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp/host"
+import { userConfigFile } from "../commands/mcp-config.js"
 import { turnLines } from "../commands/undo.js"
+import { type ProviderSetup, writeProviderSetup } from "../connect-config.js"
 import type { CliIO } from "../io.js"
+import { renderMarkdown } from "../session-markdown.js"
 import { attachFiles } from "./attachments.js"
 import {
   type Backend,
   type BackendAgent,
   type BackendFactory,
+  type BackendSetup,
   type LocalFeature,
   notAvailableWhenAttached
 } from "./backend.js"
@@ -21,10 +25,10 @@ import { runPersonShell } from "./shell-command.js"
 import {
   BUILTIN_COMMANDS,
   costLines,
-  exportMarkdown,
   helpLines,
   INIT_PROMPT,
-  type SlashCommand
+  type SlashCommand,
+  transcriptDocument
 } from "./slash-commands.js"
 import { Transcript } from "./transcript.js"
 
@@ -48,6 +52,8 @@ export class Controller {
   transcript: Transcript
   agent: string
   model: string | undefined
+  /** `/variant`: how hard a reasoning model thinks for the rest of this run; unset: the agent's or the model's. */
+  variant: ReasoningLevel | undefined
   /** The resolved model's context window, for the footer. */
   contextLimit = 0
   modelLabel = ""
@@ -62,6 +68,9 @@ export class Controller {
   /** Set on start in an untrusted folder whose config was narrowed: what it would grant if trusted. */
   trustPrompt: ReadonlyArray<string> | undefined
   root = ""
+  /** Lathe's data folder for this project (where `/export` writes); undefined when the backend has none here. */
+  private dataDir: string | undefined
+  private readonly shownNotices = new Set<string>()
   private sessionID: string | undefined
   private abort: AbortController | undefined
   private readonly listeners = new Set<() => void>()
@@ -126,12 +135,10 @@ export class Controller {
       this.note("error", "Lathe could not start", setup.message.split("\n"))
       return
     }
-    const { root, agents, defaultAgent, notices, trustPrompt, history, configDir } = setup.value
+    const { root, trustPrompt, history, configDir } = setup.value
     this.root = root
-    this.agentInfos = agents
-    this.primaryAgents = this.agentInfos.filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
-    if (!this.options.agent) this.agent = defaultAgent ?? "build"
-    for (const notice of notices) this.note("warn", "config", [notice])
+    this.dataDir = history?.dataDir
+    this.applySetup(setup.value)
     this.trustPrompt = trustPrompt
     const [loadedHistory, commands] = await Promise.all([
       history ? PromptHistory.load(history.dataDir, history.projectID) : undefined,
@@ -147,6 +154,17 @@ export class Controller {
     if (this.options.session || this.options.continue) await this.resume(this.options.session)
     await this.resolveModel()
     this.changed()
+  }
+
+  /** Takes the agents and the config's notices of the backend at start, or reloaded (`reload`: keeps the agent). */
+  private applySetup({ agents, defaultAgent, notices }: BackendSetup, reload = false): void {
+    this.agentInfos = agents
+    this.primaryAgents = this.agentInfos.filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
+    if (!this.options.agent && !(reload && this.primaryAgents.includes(this.agent)))
+      this.agent = defaultAgent ?? "build"
+    // A reload (after trusting the folder) says only what is new.
+    for (const notice of notices) if (!this.shownNotices.has(notice)) this.note("warn", "config", [notice])
+    for (const notice of notices) this.shownNotices.add(notice)
   }
 
   /**
@@ -239,6 +257,33 @@ export class Controller {
     await this.prompt(raw)
   }
 
+  /** Whether a prompt typed now should wait for `/connect`: no model works, and `/connect` can set one up here. */
+  get waitsForModel(): boolean {
+    return this.modelLabel === "no model" && this.backend.supports("connect")
+  }
+
+  /**
+   * Keeps a prompt typed while no model works: it waits in the queue until `/connect` (or `/models`) sets one up.
+   * The full-screen UI calls this instead of `submit`; the plain line mode has no `/connect` and fails at once.
+   */
+  holdPrompt(raw: string): void {
+    void this.history?.add(raw.trimEnd()).catch(() => undefined)
+    this.queue.push(raw)
+    this.changed()
+    if (this.queue.length > 1) return
+    this.note("warn", "no model", [
+      "No model is set up yet, so this prompt waits (queued below). Type /connect to set up a provider here:",
+      "the prompt is sent as soon as a model works."
+    ])
+  }
+
+  /** Sends the prompts that waited for a model, once one works. */
+  private sendWaiting(): void {
+    const next = this.queue.shift()
+    if (next !== undefined && !this.busy) void this.prompt(next)
+    else if (next !== undefined) this.queue.unshift(next)
+  }
+
   /** Sends a prompt to a server while a turn runs there; the turn already waited for covers it. */
   private async sendWhileBusy(sessionID: string, text: string): Promise<void> {
     const result = await this.backend.prompt({
@@ -277,6 +322,7 @@ export class Controller {
         parts,
         agent: sub ? sub.name : agent,
         model,
+        ...(this.variant ? { variant: this.variant } : {}),
         allowSubagents: sub !== undefined,
         signal: abort.signal
       })
@@ -341,8 +387,10 @@ export class Controller {
   interrupt(): boolean {
     if (!this.abort) return false
     this.abort.abort()
-    this.queue.length = 0
-    this.note("warn", "interrupted", ["The turn was interrupted; queued prompts were dropped."])
+    // The transcript shows the interrupt itself (on the stopped tool, or the answer); this says only what else went.
+    const dropped = this.queue.splice(0).length
+    if (dropped > 0)
+      this.note("warn", "interrupted", [`Dropped ${dropped} queued prompt${dropped === 1 ? "" : "s"} with the turn.`])
     return true
   }
 
@@ -434,11 +482,21 @@ export class Controller {
       case "model":
         if (args) await this.setModel(args)
         return
+      case "variant":
+        return this.setVariant(args)
       case "sessions":
         if (args) await this.switchSession(args)
         return
       case "help":
         this.note("info", "/help", helpLines(this.commands()))
+        return
+      case "connect":
+        if (this.unavailable("connect", "/connect", "/connect")) return
+        // The full-screen UI asks its questions itself; the plain line mode has no dialog.
+        this.note("info", "/connect", [
+          `/connect asks its questions in the full-screen UI (lathe at a terminal). Here, set the provider in ` +
+            `${userConfigFile(this.io.env)} as the README's "Configure a model provider" shows.`
+        ])
         return
       default: {
         // A prompt listed at start, or one of a connected server's it added since (the server says if it has none).
@@ -591,6 +649,22 @@ export class Controller {
     this.setAgent(list[(list.indexOf(this.agent) + 1) % list.length] ?? this.agent)
   }
 
+  /** `/variant <low|medium|high|default>` sets how hard a reasoning model thinks; without an argument, says which. */
+  setVariant(args: string): void {
+    if (this.unavailable("variant", "/variant", "Choosing a reasoning variant")) return
+    const current = () => `Reasoning: ${this.variant ?? "default (the agent's or the model's setting)"}.`
+    if (args === "") return void this.note("info", "/variant", [current()])
+    if (args === "default" || args === "off") this.variant = undefined
+    else {
+      const level = ReasoningLevel.safeParse(args)
+      if (!level.success)
+        return void this.note("warn", "/variant", [`"${args}" is not a variant: use low, medium, high or default.`])
+      this.variant = level.data
+    }
+    this.note("info", "/variant", [`${current()} Only models that reason use it.`])
+    this.changed()
+  }
+
   /** Models to pick from (none when attached: the server's API does not list them). */
   async models(): Promise<ReadonlyArray<string>> {
     if (this.unavailable("models", "/models", "Listing models")) return []
@@ -604,12 +678,48 @@ export class Controller {
     this.model = model
     await this.resolveModel()
     this.changed()
+    this.sendWaiting()
+  }
+
+  /**
+   * `/connect`'s answers: writes the provider and model to the person's own config file (never the project's),
+   * rebuilds the agent's services so they apply, and sends the prompts that waited for a model.
+   */
+  async connect(setup: ProviderSetup): Promise<void> {
+    if (this.unavailable("connect", "/connect", "/connect")) return
+    if (this.busy) this.note("info", "/connect", ["Connecting once the running turn ends."])
+    // Not `idle()`: the prompts waiting for a model stay queued until the model works.
+    while (this.busy) await new Promise((resolve) => setTimeout(resolve, 20))
+    const file = userConfigFile(this.io.env)
+    const written = writeProviderSetup(file, setup)
+    if (typeof written === "string") return void this.note("error", "/connect", [written])
+    const reloaded = await this.backend.reload()
+    if (!reloaded.ok) return void this.note("error", "/connect", reloaded.message.split("\n"))
+    const ref = `${setup.id}/${setup.model}`
+    if (this.model !== undefined && this.model !== ref && !this.options.model) this.model = undefined
+    const resolved = await this.backend.resolveModel(this.model, this.agent)
+    const mode = written.literalKey ? " (it holds the key, so only you may read it: mode 0600)" : ""
+    this.note("info", "/connect", [`Wrote provider "${setup.id}" and model ${ref} to ${file}${mode}.`])
+    if (!resolved.ok) {
+      this.modelLabel = "no model"
+      this.note("error", "no model", resolved.message.split("\n"))
+      return
+    }
+    this.modelLabel = resolved.value.label
+    this.contextLimit = resolved.value.contextLimit
+    this.changed()
+    this.sendWaiting()
   }
 
   private async resolveModel(): Promise<void> {
     const resolved = await this.backend.resolveModel(this.model, this.agent)
     if (!resolved.ok) {
-      if (this.modelLabel === "") this.note("error", "no model", resolved.message.split("\n"))
+      // The setup guide names /connect itself; a message about an untrusted project's settings does not.
+      const connect =
+        this.backend.supports("connect") && !resolved.message.includes("/connect")
+          ? ["Or type /connect to set up a provider here (a prompt you type meanwhile waits for it)."]
+          : []
+      if (this.modelLabel === "") this.note("error", "no model", [...resolved.message.split("\n"), ...connect])
       this.modelLabel = "no model"
       return
     }
@@ -639,26 +749,61 @@ export class Controller {
     this.note("info", "/cost", costLines(this.transcript))
   }
 
+  /**
+   * `/export [file]`: the session as `lathe export` writes it (every call with its input, output and decisions), to
+   * `file` (from the working directory) or to `<data>/exports/<session>.md`, never into the project unasked.
+   */
   private async export(target: string): Promise<void> {
     const session = this.transcript.session
     if (!session) return void this.note("warn", "/export", ["Nothing to export yet."])
-    const path = target ? join(this.io.cwd, target) : join(this.io.cwd, `lathe-${session.id}.md`)
-    await writeFile(path, exportMarkdown(session, this.transcript))
-    this.note("info", "/export", [`Wrote ${relative(this.io.cwd, path) || path}`])
+    const file = target
+      ? resolve(this.io.cwd, target)
+      : this.dataDir !== undefined
+        ? join(this.dataDir, "exports", `${session.id}.md`)
+        : undefined
+    if (file === undefined) return void this.note("warn", "/export", ["Name the file to write: /export <file>."])
+    const stored = this.backend.document ? await this.backend.document(session.id) : undefined
+    if (stored && !stored.ok) return void this.note("warn", "/export", [stored.message])
+    const doc = stored?.value ?? transcriptDocument(session, this.transcript)
+    try {
+      await mkdir(dirname(file), { recursive: true })
+      // A transcript holds file contents and command output: readable by its owner only (as `lathe export -o`).
+      await writeFile(file, renderMarkdown(doc), { mode: 0o600 })
+    } catch (error) {
+      return void this.note("warn", "/export", [
+        `Cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`
+      ])
+    }
+    this.note("info", "/export", [`Wrote ${file}`])
   }
 
-  /** Answers the trust prompt: `true` trusts the project (its config applies from the next start). */
+  /**
+   * Answers the trust prompt. `true` trusts the project and reloads the agent's services, so its config (plugins,
+   * MCP servers, providers, rules) applies from the next prompt, in this session; `false` remembers the "no" for this
+   * folder (`lathe trust` still trusts it later).
+   */
   async answerTrust(trust: boolean): Promise<void> {
     this.trustPrompt = undefined
+    this.changed()
     if (!trust) {
-      this.note("info", "trust", ["Not trusted: the project's config stays narrowed. `lathe trust` trusts it later."])
+      const declined = await this.backend.decline()
+      this.note("info", "trust", [
+        `Not trusted: the project's config stays narrowed${declined.ok ? ", and Lathe will not ask again here" : ""}. ` +
+          `\`lathe trust\` in ${this.root} trusts it later.`
+      ])
       return
     }
+    // The services are rebuilt between turns, never under a running one.
+    if (this.busy) this.note("info", "trust", ["Trusting this folder once the running turn ends."])
+    await this.idle()
     const result = await this.backend.trust()
     if (!result.ok) return void this.note("error", "trust", [result.message])
-    this.note("info", "trust", [
-      `Trusted ${this.root}. Its config applies in full from the next start of Lathe (/exit, then lathe -c).`
-    ])
+    const setup = await this.backend.setup()
+    if (!setup.ok) return void this.note("error", "trust", setup.message.split("\n"))
+    this.applySetup(setup.value, true)
+    if (this.backend.supports("mcp")) void this.loadPrompts(this.root)
+    await this.resolveModel()
+    this.note("info", "trust", [`Trusted ${this.root}: its config applies in full from now on, in this session.`])
   }
 
   /**

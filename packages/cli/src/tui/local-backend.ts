@@ -2,6 +2,7 @@ import {
   type AgentInfo,
   Config,
   createSession,
+  declineTrust,
   discardIfEmpty,
   LLM,
   listTurns,
@@ -16,14 +17,19 @@ import {
   resolveAgents,
   SessionPrompt,
   SessionStore,
+  StoreError,
+  trustDeclined,
   trustProject,
   undoSession
 } from "@lathe/core"
+import { auditPath, readAudit } from "@lathe/permission"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { type AppServices, appLayer, failureText, repeatsEvent } from "../app.js"
 import type { CliIO } from "../io.js"
+import { loadDocument } from "../session-document.js"
 import type { Backend, BackendFactory, BackendHooks, LoadedSession, Outcome, RevertOptions } from "./backend.js"
 import { availableModels } from "./models.js"
+import { trustPromptLines } from "./trust-prompt.js"
 
 /**
  * The agent in this process: owns a `ManagedRuntime` of the app layer and calls its services directly. Every
@@ -34,10 +40,14 @@ export class LocalBackend implements Backend {
   readonly queuesPrompts = false
   private agents: ReadonlyArray<AgentInfo> = []
 
+  private runtime: ManagedRuntime.ManagedRuntime<AppServices, unknown>
+
   private constructor(
     private readonly io: CliIO,
-    private readonly runtime: ManagedRuntime.ManagedRuntime<AppServices, unknown>
-  ) {}
+    private readonly hooks: BackendHooks
+  ) {
+    this.runtime = LocalBackend.services(io, hooks)
+  }
 
   /** A factory for `Controller.start`: builds the app's services for `io`'s project. */
   static factory(io: CliIO): BackendFactory {
@@ -46,6 +56,11 @@ export class LocalBackend implements Backend {
 
   /** Builds the app's services; warnings and errors they log go to `hooks.onWarning`. */
   static make(io: CliIO, hooks: BackendHooks): LocalBackend {
+    return new LocalBackend(io, hooks)
+  }
+
+  /** The app's services for `io`'s project (built on first use), logging warnings to `hooks.onWarning`. */
+  private static services(io: CliIO, hooks: BackendHooks): ManagedRuntime.ManagedRuntime<AppServices, unknown> {
     const logger = Logger.layer([
       Logger.make((log) => {
         if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
@@ -57,7 +72,7 @@ export class LocalBackend implements Backend {
     ])
     // The session opens at once; MCP servers' tools join as they connect.
     const layer = appLayer(io, { onEvent: hooks.onEvent, mcpWait: false }).pipe(Layer.provideMerge(logger))
-    return new LocalBackend(io, ManagedRuntime.make(layer))
+    return ManagedRuntime.make(layer)
   }
 
   supports(): boolean {
@@ -79,22 +94,35 @@ export class LocalBackend implements Backend {
         const config = yield* Config
         const paths = yield* Paths
         const plugins = yield* Plugins
-        return { config, paths, agents: [...resolveAgents(plugins.agents, config.info.agent).values()] }
+        const declined = config.trusted ? false : yield* trustDeclined(paths)
+        return { config, paths, declined, agents: [...resolveAgents(plugins.agents, config.info.agent).values()] }
       })
     )
     if (!setup.ok) return setup
-    const { config, paths, agents } = setup.value
+    const { config, paths, declined, agents } = setup.value
     this.agents = agents
-    const ignored = config.notices.filter((n) => n.startsWith("Ignored from untrusted"))
+    const narrowed = (notice: string) => notice.startsWith("Ignored from untrusted")
+    const ask = !config.trusted && !declined && config.notices.some(narrowed)
     return {
       ok: true as const,
       value: {
         root: paths.root,
         agents,
         defaultAgent: config.info.default_agent,
-        notices: config.notices,
+        // What the trust prompt shows is not said twice; after a "no", one line instead of the whole list.
+        notices: config.notices.flatMap((notice) =>
+          !narrowed(notice)
+            ? [notice]
+            : ask
+              ? []
+              : declined
+                ? [
+                    `This folder's config is narrowed (you chose not to trust it). \`lathe trust\` in ${paths.root} trusts it later.`
+                  ]
+                : [notice]
+        ),
         // An untrusted folder whose config asks for more than it may: offer to trust it, showing what it asks for.
-        trustPrompt: !config.trusted && ignored.length > 0 ? ignored : undefined,
+        trustPrompt: ask ? trustPromptLines(config.ignored ?? []) : undefined,
         history: { dataDir: paths.data, projectID: paths.projectID },
         configDir: paths.config
       }
@@ -119,6 +147,7 @@ export class LocalBackend implements Backend {
           agent: input.agent,
           ...(input.allowSubagents ? { allowSubagents: true } : {}),
           ...(input.model ? { model: input.model } : {}),
+          ...(input.variant ? { variant: input.variant } : {}),
           abort: input.signal
         })
       )
@@ -217,8 +246,47 @@ export class LocalBackend implements Backend {
     return result.ok ? { ok: true as const, value: undefined } : result
   }
 
+  /**
+   * Trusts the project, then rebuilds the app's services (config, plugins, MCP servers, providers, rules), so its
+   * config applies in full from the next prompt; sessions live in the store, so the one in view goes on.
+   */
   async trust() {
     const result = await this.run(Effect.flatMap(Paths, (paths) => trustProject(paths)))
+    if (!result.ok) return result
+    const old = this.runtime
+    this.runtime = LocalBackend.services(this.io, this.hooks)
+    await old.dispose()
+    return { ok: true as const, value: undefined }
+  }
+
+  /** Rebuilds the app's services, so config written since (by `/connect`) applies from the next prompt. */
+  async reload() {
+    const old = this.runtime
+    this.runtime = LocalBackend.services(this.io, this.hooks)
+    await old.dispose()
+    return { ok: true as const, value: undefined }
+  }
+
+  document(sessionID: string) {
+    return this.run(
+      Effect.gen(function* () {
+        const file = auditPath((yield* Paths).data)
+        const audit = yield* Effect.tryPromise({
+          try: () => readAudit(file),
+          catch: (error) =>
+            new StoreError({
+              operation: "readAudit",
+              message: `Cannot read the permission audit trail ${file}: ${error instanceof Error ? error.message : String(error)}`
+            })
+        })
+        return yield* loadDocument(sessionID, audit)
+      })
+    )
+  }
+
+  /** Records the person's "no" for this project, so the UI does not offer to trust it again here. */
+  async decline() {
+    const result = await this.run(Effect.flatMap(Paths, (paths) => declineTrust(paths)))
     return result.ok ? { ok: true as const, value: undefined } : result
   }
 

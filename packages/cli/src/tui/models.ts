@@ -1,10 +1,8 @@
-import { type AgentInfo, type ConfigInfo, catalogModels } from "@lathe/core"
-
-const isAnthropic = (id: string) => id.startsWith("claude")
+import { type AgentInfo, type ConfigInfo, catalogModelsOf } from "@lathe/core"
 
 /**
  * The models a person can switch to: the configured and agent models, every model named in a configured provider's
- * `models`, and the built-in catalogue's models of `anthropic` / `openai` when that provider is usable (configured, or
+ * `models`, and the catalogue's models of `anthropic` / `openai` when that provider is usable (configured, or
  * its API key is in the environment). As `provider/model`, without duplicates, configured ones first.
  */
 export const availableModels = (
@@ -24,7 +22,7 @@ export const availableModels = (
   if (env.OPENAI_API_KEY && !providers.has("openai")) providers.set("openai", "openai")
   for (const [id, type] of providers) {
     if (type === "openai-compatible") continue
-    for (const model of catalogModels()) if (isAnthropic(model) === (type === "anthropic")) out.add(`${id}/${model}`)
+    for (const model of catalogModelsOf(type)) out.add(`${id}/${model}`)
   }
   return [...out]
 }

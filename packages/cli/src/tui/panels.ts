@@ -12,12 +12,12 @@ export const rule = (width: number, style: Style, label = ""): string =>
 
 /**
  * The permission ask in front of the queue: what is asked and why (the deciding rule, from describeAsk), the diff of
- * an edit, and the answers. `message` is the reject message being typed.
+ * an edit, and the answers. `message` is the reject reason being typed; undefined while the hotkeys act.
  */
 export const askPanel = (
   ask: PermissionAsk,
   queued: number,
-  message: string,
+  message: string | undefined,
   width: number,
   style: Style,
   transcript?: Transcript
@@ -45,9 +45,9 @@ export const askPanel = (
   const diff = typeof ask.metadata.diff === "string" ? ask.metadata.diff : undefined
   if (diff) lines.push(...renderDiff(diff, width - 2, style, { maxLines: 12 }).map((l) => `  ${l}`))
   lines.push(
-    message
-      ? `${style.red("reject with message:")} ${sanitize(message)}${style.inverse(" ")}  ${style.dim("Enter sends · Esc clears")}`
-      : `${style.green(style.bold("[o]"))}nce (Enter)  ${style.cyan(style.bold("[a]"))}lways  ${style.red(style.bold("[r]"))}eject  ${style.dim("or type why you reject, then Enter")}`
+    message !== undefined
+      ? `${style.red("reject, because:")} ${sanitize(message)}${style.inverse(" ")}  ${style.dim("Enter rejects · Esc goes back")}`
+      : `${style.green(style.bold("[o]"))}nce (Enter)  ${style.cyan(style.bold("[a]"))}lways  ${style.red(style.bold("[r]"))}eject with a reason  ${style.red(style.bold("[n]"))}o`
   )
   return lines
 }

@@ -10,6 +10,7 @@ import type {
   Outcome,
   RevertOptions
 } from "./backend.js"
+import { notAvailableWhenAttached } from "./backend.js"
 
 /** Why attaching failed, written for the person (the server's address and what to do). */
 export class AttachError extends Error {
@@ -321,6 +322,14 @@ export class RemoteBackend implements Backend {
   }
 
   async trust(): Promise<Outcome<void>> {
+    return { ok: false, message: "Trust is decided where the server runs: run lathe trust there." }
+  }
+
+  async reload(): Promise<Outcome<void>> {
+    return { ok: false, message: notAvailableWhenAttached("/connect") }
+  }
+
+  async decline(): Promise<Outcome<void>> {
     return { ok: false, message: "Trust is decided where the server runs: run lathe trust there." }
   }
 

@@ -1,5 +1,6 @@
 import type { Session } from "@lathe/core"
 import type { McpPrompt } from "@lathe/mcp/host"
+import type { SessionDocument } from "../session-document.js"
 import type { CustomCommand } from "./custom-commands.js"
 import type { Transcript } from "./transcript.js"
 
@@ -15,16 +16,18 @@ export interface SlashCommand {
 export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [
   {
     name: "undo",
-    description: "Put back the files the last turn changed and hide it from the model (<n>, --step, --list, --force)"
+    description: "Take back the last turn (<n>, --step, --list, --force)"
   },
-  { name: "redo", description: "Bring back what /undo took away (--force over files changed since)" },
+  { name: "redo", description: "Bring back what /undo took away (--force over later changes)" },
   { name: "new", description: "Start a new session" },
   { name: "sessions", description: "Pick an earlier session of this project and resume it" },
   { name: "agents", description: "Switch the primary agent (Tab cycles them)" },
   { name: "models", description: "Switch the model for this session" },
+  { name: "variant", description: "Reasoning effort this session: low, medium, high or default" },
+  { name: "connect", description: "Set up a model provider (key or server URL) in your config" },
   { name: "compact", description: "Summarise the history now to free the model's context" },
   { name: "cost", description: "Tokens and cost of this session, per step" },
-  { name: "export", description: "Write this session to a markdown file" },
+  { name: "export", description: "Write this session as Markdown (or to /export <file>)" },
   { name: "init", description: "Have the agent write an AGENTS.md for this project" },
   { name: "help", description: "Keys and commands" },
   { name: "exit", description: "Quit Lathe" }
@@ -44,32 +47,17 @@ export const helpLines = (commands: ReadonlyArray<SlashCommand>): ReadonlyArray<
   ...commands.map((c) => `/${c.name.padEnd(12)} ${c.description}`)
 ]
 
-/** The session as markdown: each user prompt, each answer, each tool call with its title and status. */
-export const exportMarkdown = (session: Session, transcript: Transcript): string => {
-  const out = [`# ${session.title}`, "", `Session ${session.id} · ${new Date(session.time.created).toISOString()}`, ""]
-  for (const message of transcript.messages()) {
-    if (message.info.role === "user") {
-      const text = message.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n")
-      if (text) out.push("## User", "", text, "")
-      continue
-    }
-    out.push(
-      `## Assistant (${message.info.agent} · ${message.info.model.providerID}/${message.info.model.modelID})`,
-      ""
-    )
-    for (const part of message.parts) {
-      if (part.type === "text" && !part.synthetic && part.text.trim()) out.push(part.text.trim(), "")
-      if (part.type === "tool") {
-        const state = part.state
-        const title = state.status === "completed" ? state.title : JSON.stringify(state.input)
-        out.push(`- \`${part.tool}\` ${title} — ${state.status}${state.status === "error" ? `: ${state.error}` : ""}`)
-      }
-    }
-    if (message.info.error) out.push("", `> Error: ${message.info.error.message}`)
-    out.push("")
-  }
-  return `${out.join("\n").trimEnd()}\n`
-}
+/**
+ * The session as the UI has it, in the shape `lathe export` renders (for a backend that cannot read the store): its
+ * messages and parts, without permission decisions or subagent sessions.
+ */
+export const transcriptDocument = (session: Session, transcript: Transcript): SessionDocument => ({
+  format: "lathe.session",
+  version: 1,
+  session,
+  messages: transcript.messages().map((m) => ({ info: m.info, parts: m.parts.map((part) => ({ part })) })),
+  subagents: []
+})
 
 /** `/cost`: tokens and cost of each step of this run, then the session's totals. */
 export const costLines = (transcript: Transcript): ReadonlyArray<string> => {

@@ -1,0 +1,243 @@
+/**
+ * `/connect`: sets up a model provider from inside the interactive session, as a few questions in one dialog
+ * (choose the provider, then its key or URL, then the model). Pure steps: the app draws the current one and feeds it
+ * keys; the last answer gives the `ProviderSetup` the controller writes to the person's own config.
+ */
+import { catalogModelsOf, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL } from "@lathe/core"
+import { keySetting, type ProviderSetup } from "../connect-config.js"
+import { listPanel, rule } from "./panels.js"
+import type { Style } from "./style.js"
+
+/** One choice of a list step. */
+export interface ConnectItem {
+  readonly label: string
+  readonly detail?: string
+  readonly value: string
+}
+
+/** The question on screen: pick from a list (type to filter), or type an answer (Enter keeps `fallback`). */
+export type ConnectStep =
+  | {
+      readonly kind: "choose"
+      readonly title: string
+      readonly items: ReadonlyArray<ConnectItem>
+      readonly filter: string
+      readonly index: number
+    }
+  | {
+      readonly kind: "input"
+      readonly title: string
+      readonly value: string
+      /** Used when the answer is empty; shown as a hint. */
+      readonly fallback: string
+      /** Typed characters are drawn as `*` (a key). */
+      readonly secret: boolean
+      /** Why the last answer was refused. */
+      readonly problem?: string
+    }
+
+/** The dialog: the answers so far and the question on screen. */
+export interface ConnectFlow {
+  readonly answers: Readonly<Record<string, string>>
+  /** Which answer the step on screen asks for. */
+  readonly field: "provider" | "key" | "url" | "model"
+  readonly step: ConnectStep
+}
+
+/** The providers `/connect` offers: the two Lathe has built in, then any OpenAI-style server. */
+export const connectProviders = (): ReadonlyArray<ConnectItem> => {
+  const items: Array<ConnectItem> = [
+    { label: "anthropic", detail: "Claude, with an Anthropic API key", value: "anthropic" },
+    { label: "openai", detail: "GPT and o-series, with an OpenAI API key", value: "openai" }
+  ]
+  items.push({
+    label: "openai-compatible",
+    detail: "Ollama, LM Studio, vLLM, llama.cpp or a proxy: a base URL",
+    value: "openai-compatible"
+  })
+  return items
+}
+
+const DEFAULT_URL = "http://127.0.0.1:11434/v1"
+
+const choose = (title: string, items: ReadonlyArray<ConnectItem>): ConnectStep => ({
+  kind: "choose",
+  title,
+  items,
+  filter: "",
+  index: 0
+})
+
+const input = (title: string, fallback: string, secret = false): Extract<ConnectStep, { kind: "input" }> => ({
+  kind: "input",
+  title,
+  value: "",
+  fallback,
+  secret
+})
+
+/** The first question: which provider. */
+export const startConnect = (): ConnectFlow => ({
+  answers: {},
+  field: "provider",
+  step: choose("Which provider? (↑↓, type to filter, Enter)", connectProviders())
+})
+
+/** The list items a choose step shows, after its filter. */
+export const visibleItems = (step: Extract<ConnectStep, { kind: "choose" }>): ReadonlyArray<ConnectItem> =>
+  step.items.filter((item) => item.label.toLowerCase().includes(step.filter.toLowerCase()))
+
+const envName = (provider: string) => (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
+
+const isHttpUrl = (text: string): boolean => {
+  try {
+    return ["http:", "https:"].includes(new URL(text).protocol)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Takes the answer to the step on screen: the next flow, or the finished setup. A refused answer (not a URL) keeps
+ * the step, with the problem shown.
+ */
+export const answerConnect = (
+  flow: ConnectFlow,
+  answer: string
+): { readonly flow: ConnectFlow } | { readonly done: ProviderSetup } => {
+  const answers = { ...flow.answers, [flow.field]: answer }
+  const provider = answers.provider ?? ""
+  const compatible = provider === "openai-compatible"
+  switch (flow.field) {
+    case "provider":
+      return compatible
+        ? {
+            flow: { answers, field: "url", step: input("Base URL of the server (Enter for the default)", DEFAULT_URL) }
+          }
+        : {
+            flow: {
+              answers,
+              field: "key",
+              step: input(
+                `API key, or the name of the variable that holds it (Enter: ${envName(provider)})`,
+                envName(provider),
+                true
+              )
+            }
+          }
+    case "url":
+      if (!isHttpUrl(answer))
+        return {
+          flow: {
+            ...flow,
+            step: { ...input(flow.step.title, DEFAULT_URL), problem: `"${answer}" is not an http(s) URL.` }
+          }
+        }
+      return { flow: { answers, field: "model", step: input("Model id the server serves", "qwen3-coder") } }
+    case "model":
+      if (compatible)
+        return {
+          flow: {
+            answers,
+            field: "key",
+            step: input("API key or the variable that holds it (Enter: none, for a local server)", "", true)
+          }
+        }
+      break
+    case "key":
+      if (!compatible) {
+        const preferred = provider === "anthropic" ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL
+        const ids = catalogModelsOf(provider)
+        const ordered = [preferred, ...ids.filter((m) => m !== preferred)]
+        return {
+          flow: {
+            answers,
+            field: "model",
+            step: choose(
+              "Which model?",
+              ordered.map((m) => ({ label: m, value: m }))
+            )
+          }
+        }
+      }
+      break
+  }
+  const key = keySetting(answers.key ?? "")
+  return {
+    done: compatible
+      ? {
+          id: "local",
+          type: "openai-compatible",
+          model: answers.model ?? "",
+          baseURL: answers.url ?? DEFAULT_URL,
+          ...(key ? { key } : {})
+        }
+      : {
+          id: provider,
+          type: provider === "anthropic" ? "anthropic" : "openai",
+          model: answers.model ?? "",
+          ...(key ? { key } : {})
+        }
+  }
+}
+
+/** What a key does to the dialog: a new flow, the finished setup, `cancel` (Esc), or nothing. */
+export type ConnectKey =
+  | { readonly flow: ConnectFlow }
+  | { readonly done: ProviderSetup }
+  | { readonly cancel: true }
+  | undefined
+
+/** The keys the dialog takes (Ink's key flags, only those it reads). */
+export interface ConnectKeyFlags {
+  readonly escape?: boolean
+  readonly return?: boolean
+  readonly upArrow?: boolean
+  readonly downArrow?: boolean
+  readonly backspace?: boolean
+  readonly delete?: boolean
+  readonly ctrl?: boolean
+  readonly meta?: boolean
+}
+
+/** One key press (or pasted text, as `input`) in the dialog. */
+export const connectKey = (flow: ConnectFlow, input: string, key: ConnectKeyFlags): ConnectKey => {
+  const step = flow.step
+  if (key.escape) return { cancel: true }
+  if (step.kind === "choose") {
+    const items = visibleItems(step)
+    if (key.upArrow) return { flow: { ...flow, step: { ...step, index: Math.max(0, step.index - 1) } } }
+    if (key.downArrow)
+      return { flow: { ...flow, step: { ...step, index: Math.min(items.length - 1, step.index + 1) } } }
+    if (key.return) {
+      const item = items[step.index]
+      return item ? answerConnect(flow, item.value) : undefined
+    }
+    if (key.backspace || key.delete)
+      return { flow: { ...flow, step: { ...step, filter: step.filter.slice(0, -1), index: 0 } } }
+    if (input && !key.ctrl && !key.meta)
+      return { flow: { ...flow, step: { ...step, filter: step.filter + input, index: 0 } } }
+    return undefined
+  }
+  if (key.return) return answerConnect(flow, step.value.trim() || step.fallback)
+  if (key.backspace || key.delete) return { flow: { ...flow, step: { ...step, value: step.value.slice(0, -1) } } }
+  if (input && !key.ctrl && !key.meta)
+    return { flow: { ...flow, step: { ...step, value: step.value + input.replace(/[\r\n]+/g, "") } } }
+  return undefined
+}
+
+/** The dialog's lines, drawn where the editor is: the question, then the list or the typed answer. */
+export const connectPanel = (flow: ConnectFlow, width: number, style: Style): Array<string> => {
+  const step = flow.step
+  const lines = [rule(width, style, `${style.bold("/connect")} ${style.dim("Enter · Esc cancels")}`), step.title]
+  if (step.kind === "choose") {
+    lines.push(`${style.cyan("filter:")} ${step.filter}${style.inverse(" ")}`)
+    lines.push(...listPanel(visibleItems(step), step.index, width, style, 10))
+    return lines
+  }
+  const shown = step.secret ? "*".repeat(step.value.length) : step.value
+  const hint = step.value === "" && step.fallback !== "" ? style.dim(` ${step.fallback}`) : ""
+  lines.push(`${style.cyan(">")} ${shown}${style.inverse(" ")}${hint}`)
+  if (step.problem) lines.push(style.red(step.problem))
+  return lines
+}
