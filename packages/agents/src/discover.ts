@@ -21,6 +21,8 @@ export interface MarkdownAgent {
 /** What the discovery needs from the plugin context, and how to map Claude's model names (they inherit without it). */
 export type DiscoveryContext = Pick<PluginContext, "root" | "configDir" | "trusted" | "log"> & {
   readonly claudeModel?: ClaudeModelResolver
+  /** Awaited once before the first file is parsed (the plugin loads the model catalogue the aliases resolve from). */
+  readonly beforeParse?: () => Promise<void>
 }
 
 /**
@@ -84,7 +86,10 @@ export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<Readonl
         ctx.log.warn(`Ignored agent file ${path}: it could not be read (${reason(text)}).`, { path })
         continue
       }
-      parse ??= (await import("./markdown.js")).parseAgentFile
+      if (parse === undefined) {
+        await ctx.beforeParse?.()
+        parse = (await import("./markdown.js")).parseAgentFile
+      }
       const parsed = parse(basename(path, ".md"), text, ctx.claudeModel ? { claudeModel: ctx.claudeModel } : {})
       if (!parsed.ok) {
         ctx.log.warn(`Ignored agent file ${path}: ${parsed.error}. Fix the file; the other agents are loaded.`, {

@@ -2,7 +2,7 @@
  * `@lathe/agents/plugin`: the agents plugin alone, the entry a host loads on every run. Unlike the package's main
  * entry it does not load the markdown parser (and `yaml`) until an agent file is found.
  */
-import { definePlugin } from "@lathe/core"
+import { catalogReady, definePlugin } from "@lathe/core"
 import { builtinAgents } from "./builtin.js"
 import { claudeModels } from "./compat.js"
 import { loadMarkdownAgents } from "./discover.js"
@@ -19,7 +19,8 @@ const agentsPlugin = definePlugin({
     const agents = new Map(builtinAgents.map((agent) => [agent.name, agent]))
     // Claude's model aliases go to the Anthropic provider the LLM service would use (config, else ANTHROPIC_API_KEY).
     const claudeModel = claudeModels(ctx.config, process.env)
-    for (const { definition, path } of await loadMarkdownAgents({ ...ctx, claudeModel }))
+    // A `model: sonnet` resolves against the model catalogue: load it before the first agent file is parsed.
+    for (const { definition, path } of await loadMarkdownAgents({ ...ctx, claudeModel, beforeParse: catalogReady }))
       agents.set(definition.name, { ...definition, source: path })
     // The task tool lists the subagents it can start: these, plus subagents defined in lathe.json.
     const subagents = new Map<string, { name: string; description?: string }>()

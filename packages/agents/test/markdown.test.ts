@@ -1,5 +1,5 @@
-import { defineAgent } from "@lathe/core"
-import { assert, describe, it } from "vitest"
+import { catalogReady, defineAgent, newestCatalogModel } from "@lathe/core"
+import { assert, beforeAll, describe, it } from "vitest"
 import { claudeModels } from "../src/compat.js"
 import { type AgentFileOptions, parseAgentFile } from "../src/markdown.js"
 
@@ -15,6 +15,11 @@ const error = (name: string, text: string): string => {
   if (parsed.ok) assert.fail(`expected ${name} to be refused`)
   return parsed.error
 }
+
+/** The catalogue's newest model of a Claude family: what an alias with no configured model of that family becomes. */
+const newest = (family: string) => newestCatalogModel("anthropic", `claude-${family}`)
+
+beforeAll(catalogReady)
 
 describe("parseAgentFile", () => {
   it("maps every front-matter field and takes the body as the prompt", () => {
@@ -114,7 +119,7 @@ describe("parseAgentFile", () => {
         github_get_issue: true
       })
       assert.deepStrictEqual(agent?.permission, { bash: { "*": "deny", "git diff *": "allow", "git log *": "allow" } })
-      assert.strictEqual(agent?.model, "anthropic/claude-sonnet-4-5")
+      assert.strictEqual(agent?.model, `anthropic/${newest("sonnet")}`)
       // One notice per file, naming every key Lathe does not use, the name it does not take, the missing tool.
       assert.deepStrictEqual(notices, [
         "ignored color (Lathe does not use it)",
@@ -131,8 +136,8 @@ describe("parseAgentFile", () => {
     it("model aliases go to the configured Anthropic-family provider, its own models first", () => {
       const model = (text: string, resolver = anthropic) =>
         parsed("a", `---\nmodel: ${text}\n---\n`, { claudeModel: resolver }).agent?.model
-      assert.strictEqual(model("opus"), "anthropic/claude-opus-4-5")
-      assert.strictEqual(model("haiku"), "anthropic/claude-haiku-4-5")
+      assert.strictEqual(model("opus"), `anthropic/${newest("opus")}`)
+      assert.strictEqual(model("haiku"), `anthropic/${newest("haiku")}`)
       assert.strictEqual(model("claude-opus-4-1"), "anthropic/claude-opus-4-1")
       const proxy = claudeModels(
         {
@@ -146,7 +151,7 @@ describe("parseAgentFile", () => {
       )
       assert.strictEqual(model("sonnet", proxy), "corp/claude-sonnet-4-5-20250929")
       assert.strictEqual(model("opus", proxy), "corp/claude-opus-4-1-20250805")
-      assert.strictEqual(model("haiku", claudeModels({}, { ANTHROPIC_API_KEY: "k" })), "anthropic/claude-haiku-4-5")
+      assert.strictEqual(model("haiku", claudeModels({}, { ANTHROPIC_API_KEY: "k" })), `anthropic/${newest("haiku")}`)
     })
 
     it("with no Anthropic-family provider an alias inherits, with a notice; so does a model that is not provider/model", () => {

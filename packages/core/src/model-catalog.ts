@@ -129,6 +129,14 @@ export const assumedModelNotice = (info: ModelInfo): string | undefined => {
  */
 export const lookupModel = (modelID: string): CatalogEntry | undefined => current?.find(undefined, modelID)?.entry
 
+/**
+ * Loads the shipped catalogue for the synchronous helpers (`lookupModel`, `catalogModelsOf`, `newestCatalogModel`)
+ * when no `ModelCatalog` has loaded one yet; resolves at once when one has.
+ */
+export const catalogReady = async (): Promise<void> => {
+  if (current === undefined) current = await shippedIndex()
+}
+
 /** Every model id of the loaded catalogue (see `lookupModel`). */
 export const catalogModels = (): ReadonlyArray<string> => current?.list().map((model) => model.modelID) ?? []
 

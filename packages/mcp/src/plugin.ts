@@ -1,4 +1,4 @@
-import { definePlugin, type Plugin } from "@lathe/core"
+import { catalogReady, definePlugin, type Plugin } from "@lathe/core"
 import type { McpConnection } from "./connection.js"
 import { lathesCredentials } from "./environment.js"
 import { registerMcpConnections } from "./registry.js"
@@ -51,8 +51,9 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       })
       for (const notice of notices) ctx.log.warn(notice)
       if (servers.length === 0) return {}
-      // The MCP SDK (and the schemas it builds at load) is loaded only when there is a server to talk to.
-      const { McpConnection } = await import("./connection.js")
+      // The MCP SDK (and the schemas it builds at load) is loaded only when there is a server to talk to; so is the
+      // model catalogue, whose context window decides whether the tools are offered through search.
+      const [{ McpConnection }] = await Promise.all([import("./connection.js"), catalogReady()])
       let offered: OfferedTools = { tools: [] }
       const connections: Array<McpConnection> = []
       /** Offers what the connected servers have now (every tool, or the search tools over the budget). */

@@ -16,8 +16,10 @@ const fakeOpener = () => {
   return { env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? ""}` }, log }
 }
 
+/** The opener's log once it holds a whole line (the script may have created the file and not yet written it). */
 const waitFor = async (file: string) => {
-  for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  const whole = () => existsSync(file) && readFileSync(file, "utf8").endsWith("\n")
+  for (let i = 0; i < 500 && !whole(); i++) await new Promise((resolve) => setTimeout(resolve, 20))
   return readFileSync(file, "utf8")
 }
 

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "@effect/vitest"
-import { type AnyTool, type ConfigInfo, Tool } from "@lathe/core"
+import { beforeAll, describe, expect, it } from "@effect/vitest"
+import { type AnyTool, type ConfigInfo, catalogReady, Tool } from "@lathe/core"
 import { z } from "zod"
 import { decideToolSearch, estimateToolTokens, ToolIndex, words } from "../src/search.js"
 import { createSearchTools, MCP_CALL, MCP_SEARCH } from "../src/search-tools.js"
@@ -31,6 +31,9 @@ const byName = (list: ReadonlyArray<AnyTool>, name: string): AnyTool => {
   if (!found) throw new Error(`no tool ${name}`)
   return found
 }
+
+// decideToolSearch reads the model catalogue the plugin loads before it decides.
+beforeAll(catalogReady)
 
 describe("the tool index", () => {
   it("splits names at underscores and camelCase humps", () => {

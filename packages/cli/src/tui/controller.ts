@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs"
 import { mkdir, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
-import { type LatheEvent, type PromptPart, ReasoningLevel, type Session } from "@lathe/core"
+import { catalogReady, type LatheEvent, type PromptPart, ReasoningLevel, type Session } from "@lathe/core"
 import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp/host"
 import { userConfigFile } from "../commands/mcp-config.js"
 import { turnLines } from "../commands/undo.js"
@@ -104,6 +104,9 @@ export class Controller {
     connect: BackendFactory = LocalBackend.factory(io)
   ): Promise<Controller> {
     const self = new Controller(io, options)
+    // /models and /connect list the model catalogue's models: load it now, alongside the backend (even with no model
+    // set up, when no model resolution would load it).
+    void catalogReady().catch(() => undefined)
     // Events may come while the backend is being built; they are applied once it is there.
     const early: Array<LatheEvent> = []
     let ready = false
