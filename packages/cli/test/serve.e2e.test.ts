@@ -115,7 +115,9 @@ describe("lathe serve", () => {
     const waited = performance.now() - server.listeningAt
     assert.strictEqual(response.status, 200)
     assert.deepInclude(await response.json(), { ok: true })
-    assert.isBelow(waited, 2_000)
+    // Answered, not refused or held until start-up work ends; how fast is bench/server.ts's figure, not this test's
+    // (on a loaded 2-core CI machine running two test files at once this took 2.9 s).
+    assert.isBelow(waited, 10_000)
     assert.match(server.stdout(), /^listening on http:\/\/127\.0\.0\.1:\d+\n/)
   })
 
