@@ -4,83 +4,23 @@
  * stopped (SIGTERM) loses no completed step and no tool call runs twice; prompts sent while no runner is up are
  * answered when one starts.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { LatheEvent, MessageWithParts } from "@lathe/core"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterAll, afterEach, assert, beforeAll, beforeEach, describe, it } from "vitest"
+import { freePort, type RunnerProcess, startRunner as startClusterRunner } from "./cluster-helpers.js"
 import { runLathe, sandbox } from "./helpers.js"
 import { byScenario, readEvents, type ServeProcess, startServe } from "./serve-helpers.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
 const SHARDS = "24"
 const TOKEN = "cluster-s3cret"
 const auth = { authorization: `Bearer ${TOKEN}` }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-/** A running `lathe runner` process. */
-interface RunnerProcess {
-  readonly port: number
-  readonly child: ChildProcess
-  readonly stderr: () => string
-  readonly exited: Promise<number | null>
-  /** Sessions this runner started answering (from its `session …: answering` lines). */
-  readonly answered: () => ReadonlySet<string>
-}
-
-const startRunner = (
-  env: Record<string, string>,
-  cwd: string,
-  port: number,
-  /** A data dir of its own (another machine's disk: its own workspace clones). */
-  dataDir?: string
-): Promise<RunnerProcess> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@lathe/source", "--import", tsx, bin, "runner", "--port", String(port), "--shards", SHARDS],
-      { cwd, env: dataDir ? { ...env, LATHE_DATA_DIR: dataDir } : env, stdio: ["ignore", "pipe", "pipe"] }
-    )
-    let stdout = ""
-    let stderr = ""
-    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`runner did not join\nstdout:\n${stdout}\nstderr:\n${stderr}`))
-    }, 40_000)
-    child.stdout?.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-      if (/^runner \S+ joined\n/.test(stdout)) {
-        clearTimeout(timer)
-        resolve({
-          port,
-          child,
-          exited,
-          stderr: () => stderr,
-          answered: () => new Set([...stderr.matchAll(/session (\S+): answering/g)].map((m) => m[1] ?? ""))
-        })
-      }
-    })
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    exited.then((code) => {
-      clearTimeout(timer)
-      reject(new Error(`runner exited with ${code} before joining\n${stderr}`))
-    })
-  })
+/** A runner of this cluster, on `port`, with its own data dir when given (another machine's disk). */
+const startRunner = (env: Record<string, string>, cwd: string, port: number, dataDir?: string) =>
+  startClusterRunner(env, cwd, port, { shards: SHARDS, joinTimeoutMs: 40_000, ...(dataDir ? { dataDir } : {}) })
 
 let model: ScriptedServer
 let box: ReturnType<typeof sandbox>

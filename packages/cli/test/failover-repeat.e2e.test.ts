@@ -9,91 +9,42 @@
  * LATHE_FAILOVER_ITERATIONS sets the iterations (default 2, about a minute on an idle machine); run 10 or more
  * locally to look for races.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import type { MessageWithParts } from "@lathe/core"
 import { type RecordedRequest, type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { freePort, type RunnerProcess, startRunner as startClusterRunner } from "./cluster-helpers.js"
 import { sandbox } from "./helpers.js"
 import { readEvents, type ServeProcess, startServe } from "./serve-helpers.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
 const SHARDS = "24"
 const TOKEN = "failover-s3cret"
 const auth = { authorization: `Bearer ${TOKEN}` }
 const ITERATIONS = Math.max(1, Number(process.env.LATHE_FAILOVER_ITERATIONS ?? "2") || 2)
 const SESSIONS = 4
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-interface RunnerProcess {
-  readonly port: number
-  readonly child: ChildProcess
-  readonly stderr: () => string
-  readonly exited: Promise<number | null>
-  readonly answered: () => ReadonlySet<string>
-}
-
+/** A runner on a free port with a data dir of its own; LATHE_FAILOVER_LOGS=<dir> keeps its lines, stamped. */
 const startRunner = (env: Record<string, string>, cwd: string, dataDir: string): Promise<RunnerProcess> =>
-  freePort().then(
-    (port) =>
-      new Promise((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          ["--conditions=@lathe/source", "--import", tsx, bin, "runner", "--port", String(port), "--shards", SHARDS],
-          { cwd, env: { ...env, LATHE_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] }
-        )
-        let stdout = ""
-        let stderr = ""
-        const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL")
-          reject(new Error(`runner did not join\nstderr:\n${stderr}`))
-        }, 90_000)
-        child.stdout?.on("data", (chunk: Buffer) => {
-          stdout += chunk.toString("utf8")
-          if (/^runner \S+ joined\n/.test(stdout)) {
-            clearTimeout(timer)
-            resolve({
-              port,
-              child,
-              exited,
-              stderr: () => stderr,
-              answered: () => new Set([...stderr.matchAll(/session (\S+): answering/g)].map((m) => m[1] ?? ""))
-            })
-          }
-        })
-        child.stderr?.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString("utf8")
-          // LATHE_FAILOVER_LOGS=<dir>: every runner's lines, stamped, for looking at a failure afterwards.
-          const logs = process.env.LATHE_FAILOVER_LOGS
-          if (logs)
-            appendFileSync(
-              join(logs, `runner-${port}.log`),
-              chunk
-                .toString("utf8")
-                .split("\n")
-                .filter((line) => line !== "")
-                .map((line) => `${new Date().toISOString()} ${line}\n`)
-                .join("")
-            )
-        })
-        exited.then((code) => {
-          clearTimeout(timer)
-          reject(new Error(`runner exited with ${code} before joining\n${stderr}`))
-        })
-      })
+  freePort().then((port) =>
+    startClusterRunner(env, cwd, port, {
+      shards: SHARDS,
+      dataDir,
+      joinTimeoutMs: 90_000,
+      onStderr: (text) => {
+        const logs = process.env.LATHE_FAILOVER_LOGS
+        if (logs)
+          appendFileSync(
+            join(logs, `runner-${port}.log`),
+            text
+              .split("\n")
+              .filter((line) => line !== "")
+              .map((line) => `${new Date().toISOString()} ${line}\n`)
+              .join("")
+          )
+      }
+    })
   )
 
 /** The four mutating steps of a turn, as tool calls, and what each leaves in the diff. */

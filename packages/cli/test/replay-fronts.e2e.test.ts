@@ -5,60 +5,22 @@
  * plain SSE client and through the SDK): what it read on A plus what B sends equals the whole ordered stream a third
  * client read from the start, with no duplicate and no gap, and both fronts number every event alike.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { createServer } from "node:net"
-import { fileURLToPath } from "node:url"
+import { type ChildProcess, execFileSync } from "node:child_process"
 import type { LatheEvent } from "@lathe/core"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { createLatheClient } from "@lathe/sdk"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import { freePort, startRunner as startClusterRunner } from "./cluster-helpers.js"
 import { sandbox } from "./helpers.js"
 import { byScenario, readEvents, type ServeProcess, type SseEvent, startServe } from "./serve-helpers.js"
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
 const SHARDS = "12"
 const TOKEN = "replay-s3cret"
 const auth = { authorization: `Bearer ${TOKEN}` }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-/** Starts `lathe runner` from source and resolves once it printed `runner HOST:PORT joined`. */
-const startRunner = (env: Record<string, string>, cwd: string, port: number) =>
-  new Promise<ChildProcess>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@lathe/source", "--import", tsx, bin, "runner", "--port", String(port), "--shards", SHARDS],
-      { cwd, env, stdio: ["ignore", "pipe", "pipe"] }
-    )
-    let stdout = ""
-    let stderr = ""
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`runner did not join\n${stdout}\n${stderr}`))
-    }, 80_000)
-    child.stdout?.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-      if (/^runner \S+ joined\n/.test(stdout)) {
-        clearTimeout(timer)
-        resolve(child)
-      }
-    })
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      reject(new Error(`runner exited with ${code} before joining\n${stderr}`))
-    })
-  })
+/** Starts `lathe runner` from source and resolves once it joined. */
+const startRunner = (env: Record<string, string>, cwd: string, port: number): Promise<ChildProcess> =>
+  startClusterRunner(env, cwd, port, { shards: SHARDS, joinTimeoutMs: 80_000 }).then((runner) => runner.child)
 
 const isIdle = (sessionID: string) => (e: { data: LatheEvent }) =>
   e.data.type === "session.idle" && e.data.sessionID === sessionID
