@@ -1,4 +1,4 @@
-import { type ConfigInfo, newestCatalogModel, type PermissionConfig } from "@lathe/core"
+import { type ConfigInfo, configuredProviders, newestCatalogModel, type PermissionConfig } from "@lathe/core"
 
 /*
  * Claude Code's agent-file fields, turned into Lathe's: its model aliases and its `tools` list (tool names, and
@@ -14,13 +14,10 @@ export const CLAUDE_MODEL_ALIASES: ReadonlyArray<string> = ["sonnet", "opus", "h
  */
 export type ClaudeModelResolver = (name: string) => string | undefined
 
-/** The environment variable that configures the `anthropic` provider without config. */
-const ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
-
 /**
  * The resolver for a configuration. The Anthropic-family provider is the configured model's when that provider has
- * type `anthropic`, else the first such provider in config, else `anthropic` when `ANTHROPIC_API_KEY` is set (as the
- * LLM service does). An alias becomes that provider's configured model whose id contains it (the configured default
+ * type `anthropic`, else the first such provider in config, else `anthropic` when `ANTHROPIC_API_KEY` is set or a key
+ * is stored by `lathe auth login anthropic` (as the LLM service does). An alias becomes that provider's configured model whose id contains it (the configured default
  * model first), else the newest model of that family in Lathe's catalogue.
  */
 export const claudeModels =
@@ -29,10 +26,10 @@ export const claudeModels =
     env: Readonly<Record<string, string | undefined>>
   ): ClaudeModelResolver =>
   (name) => {
-    const providers = Object.entries(config.provider ?? {})
-      .filter(([id, p]) => (p.type ?? (id === "anthropic" ? "anthropic" : undefined)) === "anthropic")
-      .map(([id, p]) => ({ id, models: Object.keys(p.models ?? {}) }))
-    if (providers.length === 0 && env[ANTHROPIC_KEY]) providers.push({ id: "anthropic", models: [] })
+    // Config's providers first, then `anthropic` when its key is in the environment or stored by `lathe auth login`.
+    const providers = configuredProviders(config, env)
+      .filter((provider) => provider.descriptor.type === "anthropic")
+      .map((provider) => ({ id: provider.id, models: Object.keys(provider.models) }))
     const [providerID, modelID] = splitModel(config.model)
     const provider = providers.find((p) => p.id === providerID) ?? providers[0]
     if (!provider) return undefined

@@ -4,7 +4,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
-import { ProviderConfig, type ProviderType } from "@lathe/core"
+import { authFile, type PathEnv, ProviderConfig, type ProviderType, storeKey } from "@lathe/core"
 import { applyEdits, type FormattingOptions, modify, type ParseError, parse, printParseErrorCode } from "jsonc-parser"
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" }
@@ -12,8 +12,11 @@ const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" }
 /** An environment variable name (`ANTHROPIC_API_KEY`), as opposed to a key itself. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
-/** The API key setting: the name of a variable that holds it (stored as `{env:NAME}`), or the key itself. */
-export type KeySetting = { readonly env: string } | { readonly value: string }
+/**
+ * The API key setting: the name of a variable that holds it (written as `{env:NAME}`), the key itself (written into
+ * the config), or the key to store with `lathe auth` (`store`: never written into the config).
+ */
+export type KeySetting = { readonly env: string } | { readonly value: string } | { readonly store: string }
 
 /** One provider as `/connect` sets it up. */
 export interface ProviderSetup {
@@ -31,10 +34,12 @@ export interface ProviderSetup {
 export interface ConnectWritten {
   readonly file: string
   readonly literalKey: boolean
+  /** Where the key went when it was stored with `lathe auth` (the auth file, mode 0600). */
+  readonly storedIn?: string
 }
 
 /** Reads a key answer: a variable name becomes `{ env }`, anything else is the key; empty is no key. */
-export const keySetting = (answer: string): KeySetting | undefined => {
+export const keySetting = (answer: string): { readonly env: string } | { readonly value: string } | undefined => {
   const text = answer.trim()
   if (text === "") return undefined
   return ENV_NAME.test(text) && text === text.toUpperCase() ? { env: text } : { value: text }
@@ -43,12 +48,21 @@ export const keySetting = (answer: string): KeySetting | undefined => {
 /**
  * Sets `model` to `<id>/<model>` and writes `provider.<id>` (type, baseURL, apiKey, the model under `models`) into
  * `file`, creating it (and its folder) when missing. Keys of `provider.<id>` it does not set stay as they were. A
- * literal key makes the file mode 0600. Returns a message for the person, without writing, when the file is not a
- * JSON(C) object or the provider would be invalid.
+ * literal key makes the file mode 0600; a key to `store` goes to `lathe auth`'s file for `env` (its data directory)
+ * and the config gets no `apiKey`. Returns a message for the person, without writing, when the file is not a JSON(C)
+ * object or the provider would be invalid.
  */
-export const writeProviderSetup = (file: string, setup: ProviderSetup): ConnectWritten | string => {
+export const writeProviderSetup = (
+  file: string,
+  setup: ProviderSetup,
+  env: PathEnv = process.env
+): ConnectWritten | string => {
   const apiKey =
-    setup.key === undefined ? undefined : "env" in setup.key ? `{env:${setup.key.env}}` : setup.key.value.trim()
+    setup.key === undefined || "store" in setup.key
+      ? undefined
+      : "env" in setup.key
+        ? `{env:${setup.key.env}}`
+        : setup.key.value.trim()
   const provider = {
     type: setup.type,
     ...(setup.baseURL !== undefined ? { baseURL: setup.baseURL } : {}),
@@ -73,14 +87,23 @@ export const writeProviderSetup = (file: string, setup: ProviderSetup): ConnectW
   }
   set(["model"], `${setup.id}/${setup.model}`)
   for (const [key, next] of Object.entries(provider)) set(["provider", setup.id, key], next)
+  // A key stored with `lathe auth` would lose to an `apiKey` left in the file.
+  if (setup.key !== undefined && "store" in setup.key) set(["provider", setup.id, "apiKey"], undefined)
   const models = (value as { provider?: Record<string, { models?: Record<string, unknown> }> }).provider?.[setup.id]
     ?.models
   if (setup.type === "openai-compatible" && models?.[setup.model] === undefined)
     set(["provider", setup.id, "models", setup.model], {})
   const literalKey = setup.key !== undefined && "value" in setup.key
+  if (setup.key !== undefined && "store" in setup.key) {
+    try {
+      storeKey(setup.id, setup.key.store.trim(), env)
+    } catch (error) {
+      return `Could not store the key: ${error instanceof Error ? error.message : String(error)}. Nothing was written.`
+    }
+  }
   mkdirSync(dirname(file), { recursive: true })
   const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o644
   writeFileSync(file, text.endsWith("\n") ? text : `${text}\n`, { mode: literalKey ? 0o600 : mode })
   if (literalKey) chmodSync(file, 0o600)
-  return { file, literalKey }
+  return { file, literalKey, ...(setup.key !== undefined && "store" in setup.key ? { storedIn: authFile(env) } : {}) }
 }

@@ -44,6 +44,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "List the models Lathe knows: limits, prices, abilities, where each key comes from",
     load: async () => (await import("./commands/models.js")).modelsCommand
   },
+  auth: {
+    summary: "Store, list and remove provider API keys (lathe auth login <provider>, list, logout <provider>)",
+    load: async () => (await import("./commands/auth.js")).authCommand
+  },
   agents: {
     summary: "List the agents of this project (name, mode, where defined)",
     load: async () => (await import("./commands/agents.js")).agentsCommand

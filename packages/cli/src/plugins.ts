@@ -1,11 +1,15 @@
 // The plugins' light entries: their file parsers (and `yaml`) load only when an agent or skill file exists.
 import agents from "@lathe/agents/plugin"
 import { dataDir, type PluginEntry } from "@lathe/core"
+import hooks from "@lathe/hooks"
 import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp/host"
 import skills from "@lathe/skills/plugin"
 import tools from "@lathe/tools"
 
-/** The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, then MCP servers' tools. */
+/**
+ * The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, shell hooks (Claude
+ * Code's settings and lathe.json `hooks`), then MCP servers' tools.
+ */
 export const builtinPlugins = (
   env: Readonly<Record<string, string | undefined>> = process.env,
   options: { readonly mcpWait?: boolean; readonly mcp?: boolean } = {}
@@ -13,6 +17,7 @@ export const builtinPlugins = (
   { plugin: tools, source: "@lathe/tools" },
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },
+  { plugin: hooks, source: "@lathe/hooks" },
   ...(options.mcp === false
     ? []
     : [

@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { loadConfig, type PathsShape } from "@lathe/core"
+import { catalogReady, loadConfig, type PathsShape, PROVIDER_TYPES } from "@lathe/core"
 import { Effect } from "effect"
 import { parse } from "jsonc-parser"
 import { assert, describe, it } from "vitest"
@@ -142,11 +142,7 @@ describe("writeProviderSetup", () => {
 describe("/connect's questions", () => {
   it("openai-compatible: provider, URL (checked), model, no key", () => {
     let flow = startConnect()
-    assert.deepStrictEqual(flow.step.kind === "choose" ? flow.step.items.map((i) => i.value) : [], [
-      "anthropic",
-      "openai",
-      "openai-compatible"
-    ])
+    assert.deepStrictEqual(flow.step.kind === "choose" ? flow.step.items.map((i) => i.value) : [], [...PROVIDER_TYPES])
     const typed = (text: string) => {
       for (const ch of text) {
         const next = connectKey(flow, ch, {})
@@ -191,5 +187,62 @@ describe("/connect's questions", () => {
       done: { id: "anthropic", type: "anthropic", model: "claude-haiku-4-5", key: { env: "ANTHROPIC_API_KEY" } }
     })
     assert.deepStrictEqual(connectKey(key.flow, "", { escape: true }), { cancel: true })
+  })
+
+  it("a typed key can be stored with lathe auth instead of written into the config", async () => {
+    await catalogReady()
+    const first = answerConnect(startConnect(), "anthropic")
+    assert.ok("flow" in first)
+    const typed = answerConnect(first.flow, "sk-ant-typed-0123456789")
+    assert.ok("flow" in typed && typed.flow.field === "keep" && typed.flow.step.kind === "choose")
+    const places = typed.flow.step.kind === "choose" ? typed.flow.step.items.map((i) => i.value) : []
+    assert.deepStrictEqual(places, ["auth", "config"])
+    const model = answerConnect(typed.flow, "auth")
+    assert.ok("flow" in model && model.flow.field === "model")
+    const done = answerConnect(model.flow, "claude-sonnet-4-5")
+    assert.deepStrictEqual(done, {
+      done: {
+        id: "anthropic",
+        type: "anthropic",
+        model: "claude-sonnet-4-5",
+        key: { store: "sk-ant-typed-0123456789" }
+      }
+    })
+    // Written: the key goes to auth.json (0600), the config names the provider and model, with no apiKey left.
+    const { file, paths, dir } = home()
+    mkdirSync(paths.config, { recursive: true })
+    writeFileSync(file, JSON.stringify({ provider: { anthropic: { apiKey: "old-literal-key" } } }))
+    const env = { LATHE_DATA_DIR: join(dir, "data") }
+    const written = "done" in done ? writeProviderSetup(file, done.done, env) : ""
+    const auth = join(dir, "data", "auth.json")
+    assert.deepStrictEqual(written, { file, literalKey: false, storedIn: auth })
+    assert.deepStrictEqual(JSON.parse(readFileSync(auth, "utf8")), {
+      anthropic: { type: "api", key: "sk-ant-typed-0123456789" }
+    })
+    assert.strictEqual(mode(auth), 0o600)
+    const text = readFileSync(file, "utf8")
+    assert.notInclude(text, "sk-ant-typed")
+    assert.deepStrictEqual(parse(text), {
+      provider: { anthropic: { type: "anthropic" } },
+      model: "anthropic/claude-sonnet-4-5"
+    })
+  })
+
+  it("asks each provider type what it needs: its own key variable, nothing for ambient ones, a URL for local ones", () => {
+    const google = answerConnect(startConnect(), "google")
+    assert.ok("flow" in google && google.flow.field === "key" && google.flow.step.kind === "input")
+    assert.match(google.flow.step.kind === "input" ? google.flow.step.fallback : "", /^(GOOGLE|GEMINI)_/)
+    const bedrock = answerConnect(startConnect(), "amazon-bedrock")
+    assert.ok("flow" in bedrock && bedrock.flow.field === "model")
+    const ollama = answerConnect(startConnect(), "ollama")
+    assert.ok("flow" in ollama && ollama.flow.field === "url" && ollama.flow.step.kind === "input")
+    assert.include(ollama.flow.step.kind === "input" ? ollama.flow.step.fallback : "", "11434")
+    const url = answerConnect(ollama.flow, "http://127.0.0.1:11434/v1")
+    assert.ok("flow" in url && url.flow.field === "model")
+    const refused = answerConnect(url.flow, " ")
+    assert.ok("flow" in refused && refused.flow.field === "model")
+    assert.deepStrictEqual(answerConnect(url.flow, "qwen3:8b"), {
+      done: { id: "ollama", type: "ollama", model: "qwen3:8b", baseURL: "http://127.0.0.1:11434/v1" }
+    })
   })
 })

@@ -43,14 +43,17 @@ export const runLathe = (
     readonly timeoutMs?: number
     /** Called once the process has started (e.g. to send it a signal later). */
     readonly onSpawn?: (child: ChildProcess) => void
+    /** Written to the process's stdin (a pipe, then closed); without it stdin is empty. */
+    readonly input?: string
   }
 ): Promise<CliRun> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, ...args], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const command = ["--conditions=@lathe/source", "--import", tsx, bin, ...args]
+    const child =
+      options.input === undefined
+        ? spawn(process.execPath, command, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+        : spawn(process.execPath, command, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+    if (options.input !== undefined) child.stdin?.end(options.input)
     options.onSpawn?.(child)
     let stdout = ""
     let stderr = ""

@@ -67,9 +67,9 @@ const ROW_KEYS = [
 ]
 
 describe("lathe models (end to end)", () => {
-  it("--json prints an array of model objects of the documented shape, keys by name only", slow, async () => {
+  it("--all --json prints an array of model objects of the documented shape, keys by name only", slow, async () => {
     const { project, env } = sandbox()
-    const run = await runLathe(["models", "--json"], {
+    const run = await runLathe(["models", "--all", "--json"], {
       cwd: project,
       env: { ...env, GEMINI_API_KEY: "gm-secret-value" }
     })
@@ -81,11 +81,15 @@ describe("lathe models (end to end)", () => {
     assert.deepInclude(gemini, { provider: "google", id: "gemini-2.5-pro", context: 1_048_576, output: 65_536 })
     assert.deepStrictEqual(gemini?.cost, { input: 1.25, output: 10, cache_read: 0.125, cache_write: 0 })
     assert.deepInclude(gemini?.abilities as object, { reasoning: true, tool_call: true, image: true })
+    // The variables come from Lathe's Google descriptor, in the order it reads them.
     assert.deepStrictEqual(gemini?.key, {
-      env: ["GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"],
+      env: ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"],
       from: "GEMINI_API_KEY",
-      set: true
+      set: true,
+      source: "env"
     })
+    // The provider the key set up comes first.
+    assert.strictEqual(rows[0]?.provider, "google")
     assert.notInclude(run.stdout, "gm-secret-value")
   })
 
@@ -129,7 +133,7 @@ describe("lathe models (end to end)", () => {
     const rows = JSON.parse(run.stdout) as Array<Record<string, unknown>>
     assert.deepStrictEqual(
       rows.map((row) => [row.ref, row.context, row.key]),
-      [["acme/acme-coder-9", 777_000, { env: ["ACME_API_KEY"], from: "ACME_API_KEY", set: false }]]
+      [["acme/acme-coder-9", 777_000, { env: ["ACME_API_KEY"], from: "ACME_API_KEY", set: false, source: "none" }]]
     )
   })
 

@@ -154,7 +154,10 @@ const hintFor = (path: ConfigPath, known: ReadonlyArray<string> | undefined): st
   const at = dotted(path)
   if (/^(model|small_model|agent\.[^.]+\.model)$/.test(at)) return 'for example "anthropic/claude-sonnet-4-5"'
   if (/^provider\.[^.]+\.type$/.test(at))
-    return 'use "openai-compatible" for Ollama, LM Studio, vLLM and other OpenAI-style servers'
+    return (
+      'use "openai-compatible" for vLLM, llama.cpp and other OpenAI-style servers; leave "type" out when the ' +
+      'provider id is a type ("ollama", "google", …); lathe models lists every provider'
+    )
   if (/^provider\.[^.]+\.baseURL$/.test(at)) return 'for example "http://localhost:11434/v1"'
   if (/\.cost\.\w+$/.test(at)) return "USD per million tokens"
   return undefined

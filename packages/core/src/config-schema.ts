@@ -1,5 +1,6 @@
 import { z } from "zod"
 import type { Rule } from "./permission-next.js"
+import { PROVIDER_TYPES } from "./provider/registry.js"
 import { Reasoning } from "./reasoning.js"
 
 // Each schema's `error` is the human "expected …" text; the loader writes `<path>: expected <error>, got <value>`.
@@ -39,12 +40,12 @@ export const PermissionConfig = z.union(
 /** Permission rules as written in config. */
 export type PermissionConfig = z.infer<typeof PermissionConfig>
 
-/** The provider kinds Lathe can talk to. */
-export const ProviderType = z.enum(
-  ["anthropic", "openai", "openai-compatible"],
-  says('one of "anthropic", "openai", "openai-compatible"')
-)
-/** The provider kinds Lathe can talk to. */
+/** `one of "anthropic", "openai", …`: the provider types, as a schema error and a config hint say them. */
+export const providerTypesText = `one of ${PROVIDER_TYPES.map((type) => JSON.stringify(type)).join(", ")}`
+
+/** The provider kinds Lathe can talk to: the `type` of every provider descriptor (`provider/registry.ts`). */
+export const ProviderType = z.enum(PROVIDER_TYPES as [string, ...Array<string>], says(providerTypesText))
+/** The provider kinds Lathe can talk to (`PROVIDER_TYPES`). */
 export type ProviderType = z.infer<typeof ProviderType>
 
 const ModelEntry = z.strictObject({
@@ -87,8 +88,9 @@ export const ModelConfig = ModelEntry.transform(({ reasoning, ...fields }): Mode
 export type ModelConfig = z.infer<typeof ModelConfig>
 
 /**
- * A provider. `type` may be left out only for the ids `anthropic` and `openai` (the loader checks this on the
- * merged config, so a project file may add models to a provider the global file declares).
+ * A provider. `type` may be left out only when the id is a provider type or one of its aliases (`anthropic`,
+ * `google`, `gemini`, `ollama`, …; not `openai-compatible`, which needs a `baseURL`); the loader checks this on the
+ * merged config, so a project file may add models to a provider the global file declares.
  */
 export const ProviderConfig = z.strictObject({
   type: ProviderType.optional(),
@@ -240,6 +242,32 @@ export const StoreConfig = z.discriminatedUnion(
 /** Where sessions are kept. */
 export type StoreConfig = z.infer<typeof StoreConfig>
 
+/**
+ * Shell hooks in Claude Code's shape, by event (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`,
+ * `SessionStart`, `Notification`): a list of `{ "matcher": "Bash|Edit", "hooks": [{ "type": "command", "command": "…",
+ * "timeout": 30 }] }` (`timeout` in seconds). `@lathe/hooks` runs them; other keys of an entry are left for it to judge.
+ */
+export const HooksConfig = z.record(
+  z.string(),
+  z.array(
+    z.looseObject({
+      matcher: z.string(says("a regular expression over tool names")).optional(),
+      hooks: z.array(
+        z.looseObject({
+          type: z.string(says('"command"')),
+          command: z.string(says("a shell command")).optional(),
+          timeout: z.number(says("a number of seconds")).positive(says("a number of seconds > 0")).optional()
+        }),
+        says('an array of { "type": "command", "command": "…" }')
+      )
+    }),
+    says('an array of { "matcher": "…", "hooks": [ … ] }')
+  ),
+  says('an object of event names, e.g. { "PreToolUse": [ … ] }')
+)
+/** Shell hooks by event, as written in config. */
+export type HooksConfig = z.infer<typeof HooksConfig>
+
 /** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
 export const ConfigFile = z.strictObject({
   $schema: z.string().optional(),
@@ -268,6 +296,8 @@ export const ConfigFile = z.strictObject({
   disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
   /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
   plugin_timeout_ms: positiveInt().optional(),
+  /** Shell hooks with Claude Code's contract (see {@link HooksConfig}); an untrusted project's do not run. */
+  hooks: HooksConfig.optional(),
   /** Globs or paths of extra rules files (relative to the project root); an untrusted project's stay inside it. */
   instructions: z.array(z.string(), says("an array of strings")).optional(),
   /**
@@ -325,7 +355,12 @@ export const ConfigFile = z.strictObject({
       env: z
         .strictObject({
           /** Variables that reach commands although their names look like secrets (KEY, SECRET, TOKEN, PASSWORD). */
-          inherit: z.array(z.string(), says("an array of variable names")).optional()
+          inherit: z.array(z.string(), says("an array of variable names")).optional(),
+          /**
+           * Variables set for every command (Claude Code's `env` lands here); a secret-looking name still needs
+           * `inherit`. Only the person's config and trusted projects set it.
+           */
+          set: stringMap().optional()
         })
         .optional()
     })

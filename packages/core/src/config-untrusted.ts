@@ -147,6 +147,9 @@ export const untrustedConfig: UntrustedTable = {
   mcp_tool_search: drop("tunes how your MCP servers' tools are offered"),
   disabled_plugins: drop("could switch off a guard or redaction plugin"),
   plugin_timeout_ms: drop("a tiny timeout silently skips your plugins' hooks (redaction, guards)"),
+  hooks: drop("runs the project's shell commands at every prompt and tool call", (value, label) =>
+    isObject(value) ? `${label} (${Object.keys(value).join(", ")})` : label
+  ),
   instructions: narrow(
     "only entries that stay inside the project as written; others could put your files in the prompt",
     (value, label) => {
@@ -197,7 +200,10 @@ export const untrustedConfig: UntrustedTable = {
       env: {
         kind: "fields",
         why: "which variables reach commands",
-        fields: { inherit: drop("passes secret-looking variables (keys, tokens) to the project's commands") }
+        fields: {
+          inherit: drop("passes secret-looking variables (keys, tokens) to the project's commands"),
+          set: drop("changes what every command runs with (PATH, NODE_OPTIONS, GIT_SSH_COMMAND)")
+        }
       }
     }
   }

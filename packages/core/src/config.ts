@@ -2,6 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises"
 import { join, relative, resolve, sep } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
+import { type ForeignFormat, loadForeign } from "./config-foreign.js"
 import {
   ConfigError,
   envReferences,
@@ -15,17 +16,19 @@ import {
   substitute,
   validate
 } from "./config-load.js"
+import { OPENCODE_FILES } from "./config-opencode.js"
 import {
   type AgentConfig,
   ConfigFile,
   type ConfigFileInput,
   type PluginSpec,
-  ProviderType,
-  permissionRules
+  permissionRules,
+  providerTypesText
 } from "./config-schema.js"
 import { type DroppedRule, droppedAllowRules, stripUntrusted, type UntrustedItem } from "./config-untrusted.js"
 import { Paths, type PathsShape } from "./paths.js"
 import type { Rule } from "./permission-next.js"
+import { descriptorOf } from "./provider/registry.js"
 import type { ResolvedEnv } from "./secret-values.js"
 
 /** The loader's error (one tagged error with a `reason`), defined beside the file reader. */
@@ -59,6 +62,8 @@ export interface ConfigSource {
   readonly scope: "global" | "project" | "explicit" | "env"
   /** False for a project file of an untrusted project: what it may widen was dropped. */
   readonly trusted: boolean
+  /** Set for another agent's file read as a source (Claude Code settings, OpenCode config), translated to Lathe's. */
+  readonly format?: ForeignFormat
 }
 
 /** The loaded config, its sources and what was ignored. */
@@ -111,6 +116,8 @@ interface Loaded {
   readonly source: ConfigSource
   readonly data: ConfigFile
   readonly parsed?: ParsedConfig
+  /** Rules translated from Claude Code settings, after the file's own `permission` rules. */
+  readonly rules?: ReadonlyArray<Rule>
 }
 
 const mergeDeep = (base: Record<string, unknown>, next: Record<string, unknown>): Record<string, unknown> => {
@@ -135,12 +142,12 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
   const agentRules: Record<string, Array<Rule>> = {}
   const plugin: Array<PluginSpec> = []
   const instructions: Array<string> = []
-  for (const { source, data } of loaded) {
+  for (const { source, data, rules: translated = [] } of loaded) {
     const { permission: rules, agent = {}, plugin: plugins = [], instructions: files = [], ...rest } = data
     // An untrusted project's rules (only deny and ask are left) may narrow a decision, never loosen one.
     const mark = (list: Array<Rule>): Array<Rule> =>
       source.trusted ? list : list.map((rule) => ({ ...rule, narrows: true }))
-    permission.push(...mark(permissionRules(rules, source.file)))
+    permission.push(...mark([...permissionRules(rules, source.file), ...translated]))
     for (const spec of plugins) {
       const index = plugin.findIndex((existing) => pluginName(existing) === pluginName(spec))
       if (index === -1) plugin.push(spec)
@@ -157,17 +164,15 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
   const providers = isObject(merged.provider) ? merged.provider : {}
   for (const [id, provider] of Object.entries(providers)) {
     if (!isObject(provider) || provider.type !== undefined) continue
-    const inferred = ProviderType.safeParse(id)
-    if (inferred.success && inferred.data !== "openai-compatible") {
-      providers[id] = { ...provider, type: inferred.data }
+    const inferred = descriptorOf(id)?.type
+    if (inferred !== undefined && inferred !== "openai-compatible") {
+      providers[id] = { ...provider, type: inferred }
       continue
     }
     const last = [...loaded].reverse().find((l) => l.data.provider?.[id] !== undefined)
     const parsed = last?.parsed ?? { file: last?.source.file ?? "config", text: "", tree: undefined, value: {} }
     const path = ["provider", id, "type"]
-    return Effect.fail(
-      schemaError(parsed, parsed.value, [{ path, expected: 'one of "anthropic", "openai", "openai-compatible"' }])
-    )
+    return Effect.fail(schemaError(parsed, parsed.value, [{ path, expected: providerTypesText }]))
   }
   const agent: Record<string, ConfigAgent> = {}
   for (const [name, fields] of Object.entries(isObject(merged.agent) ? merged.agent : {}))
@@ -344,10 +349,38 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     loaded.push({ source: { file, scope, trusted: trustedFile }, data, parsed })
     return true
   })
+  const problems: Array<string> = []
+  // Claude Code settings, then OpenCode config, sit just below Lathe's own files at the same level.
+  const foreign = Effect.fnUntraced(function* (
+    file: string,
+    format: ForeignFormat,
+    scope: ConfigSource["scope"],
+    trustedFile: boolean,
+    base: string
+  ) {
+    const places = { root: paths.root, base, home: paths.home }
+    const read = yield* loadForeign(file, format, { trusted: trustedFile, places, env })
+    if (read === undefined) return
+    if (read.items.length > 0) ignored.push({ file, items: read.items })
+    dropped.push(...read.dropped)
+    envResolved.push(...read.envResolved)
+    problems.push(...read.problems)
+    const source = { file, scope, trusted: trustedFile, format }
+    loaded.push({ source, data: read.data, parsed: read.parsed, rules: read.rules })
+  })
+  const opencodeHome = join(env.XDG_CONFIG_HOME || join(paths.home, ".config"), "opencode")
+  yield* foreign(join(paths.home, ".claude", "settings.json"), "claude-code", "global", true, paths.root)
+  for (const name of OPENCODE_FILES) yield* foreign(join(opencodeHome, name), "opencode", "global", true, paths.root)
   for (const name of ["lathe.json", "lathe.jsonc"]) yield* load(join(paths.config, name), "global", true)
-  for (const dir of projectDirs(paths))
+  for (const dir of projectDirs(paths)) {
+    for (const name of ["settings.json", "settings.local.json"])
+      yield* foreign(join(dir, ".claude", name), "claude-code", "project", trusted, dir)
+    for (const name of OPENCODE_FILES) yield* foreign(join(dir, name), "opencode", "project", trusted, dir)
     for (const name of ["lathe.json", "lathe.jsonc", join(".lathe", "lathe.json"), join(".lathe", "lathe.jsonc")])
       yield* load(join(dir, name), "project", trusted)
+  }
+  if (problems.length > 0)
+    notices.push(`Not understood in Claude Code or OpenCode settings, so not applied: ${problems.join("; ")}.`)
   if (ignored.length > 0)
     notices.push(
       `Ignored from untrusted ${ignored.map(({ file, items }) => `${file}: ${items.map((i) => i.name).join(", ")}`).join("; ")}. ` +
@@ -371,7 +404,9 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const fromVariables = store.store === undefined ? environment : { ...environment, store: store.store }
   if (fromVariables) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: fromVariables })
   const info = yield* merge(loaded)
-  const userConfig = loaded.find((l) => l.source.scope === "global")?.source.file ?? join(paths.config, "lathe.json")
+  const userConfig =
+    loaded.find((l) => l.source.scope === "global" && l.source.format === undefined)?.source.file ??
+    join(paths.config, "lathe.json")
   return {
     info,
     sources: loaded.map((l) => l.source),

@@ -8,6 +8,9 @@ export * from "./bus.js"
 export * from "./command-runner.js"
 export * from "./compaction.js"
 export * from "./config.js"
+export { type ClaudePlaces, claudePathPatterns, type TranslatedPattern, translateClaudeRule } from "./config-claude.js"
+export type { ForeignFormat } from "./config-foreign.js"
+export { type OpencodeCommand, opencodeCommands, translateOpencode } from "./config-opencode.js"
 export * from "./config-schema.js"
 export * from "./doom-loop.js"
 export * from "./events.js"
@@ -29,12 +32,35 @@ export * from "./processor.js"
 export * from "./prompt-cache.js"
 export * from "./prompts.js"
 export * from "./protected-paths.js"
+export * from "./provider/auth-store.js"
+export * from "./provider/close-match.js"
+export * from "./provider/configured.js"
+export type {
+  CacheStrategy,
+  DiscoveredModel,
+  PromptFamily,
+  ProviderDescriptor,
+  ProviderOptions,
+  ProviderSettings,
+  ReasoningSetting,
+  ReasoningTarget
+} from "./provider/descriptor.js"
+export { keyVariables } from "./provider/key-hint.js"
+export * from "./provider/registry.js"
 export * from "./provider-error.js"
 export * from "./question.js"
 export * from "./reasoning.js"
 export * from "./retry.js"
+export {
+  escapingRealPath,
+  ownRulesFiles,
+  RULES_NAMES,
+  type RulesLocations,
+  startupRulesFiles
+} from "./rules-files.js"
 export * from "./secret-values.js"
 export * from "./session.js"
+export * from "./session-hooks.js"
 export * from "./session-prompt.js"
 export * from "./session-recover.js"
 export * from "./session-revert.js"

@@ -12,13 +12,21 @@ import {
 } from "ai"
 import { Clock, Context, Effect, Layer, Option, Schema, Stream } from "effect"
 import { Config, type ConfigInfo, type ConfigShape } from "./config.js"
-import type { ModelConfig, ProviderConfig } from "./config-schema.js"
-import { nodeFetch } from "./http-fetch.js"
 import { ProviderErrorReason } from "./message.js"
-import { catalogOptions, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL, ModelCatalog } from "./model-catalog.js"
+import { catalogCandidates, catalogOptions, ModelCatalog } from "./model-catalog.js"
 import { liftToolImages } from "./model-messages.js"
-import { markAnthropicCache, openAICacheKey } from "./prompt-cache.js"
-import { keyHintFor, StreamCutError, toProviderError } from "./provider-error.js"
+import { markCache } from "./prompt-cache.js"
+import {
+  type ConfiguredProvider,
+  configuredProviders,
+  defaultCandidates,
+  defaultModelOf,
+  referencedProvider,
+  unconfiguredProblem
+} from "./provider/configured.js"
+import type { CacheStrategy, ProviderDescriptor } from "./provider/descriptor.js"
+import { descriptorOf } from "./provider/registry.js"
+import { StreamCutError, toProviderError } from "./provider-error.js"
 import { type ProviderFamily, type Reasoning, reasoningOptions } from "./reasoning.js"
 
 /** One event of a model step: exactly ai 7's `fullStream` part union (see STACK.md §5 for the fields). */
@@ -122,7 +130,11 @@ export class LLM extends Context.Service<
     readonly stream: (request: LLMRequest) => Stream.Stream<LLMEvent, ProviderError>
   }
 >()("@lathe/core/LLM") {
-  /** Providers from `Config` plus `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` from `env`; SDKs load on first use. */
+  /**
+   * Providers from `Config`, plus every provider type whose key variable is set in `env` or whose key `lathe auth
+   * login` stored, plus keyless local servers a model reference names (see `configuredProviders`); SDKs load on
+   * first use.
+   */
   static readonly layerWith = (env: ProviderEnv): Layer.Layer<LLM, never, Config> =>
     Layer.effect(
       LLM,
@@ -134,11 +146,11 @@ export class LLM extends Context.Service<
           ModelCatalog.make({ ...catalogOptions(config.info, env), refresh: false })
         )
         const models = new Map<string, Promise<LanguageModelV4>>()
-        const load = (provider: ProviderDef, modelID: string) => {
+        const load = (provider: ConfiguredProvider, modelID: string) => {
           const key = `${provider.id}/${modelID}`
           let model = models.get(key)
           if (model === undefined) {
-            model = loadModel(provider, modelID)
+            model = provider.descriptor.load(provider.settings, modelID)
             models.set(key, model)
             model.catch(() => models.delete(key))
           }
@@ -148,7 +160,7 @@ export class LLM extends Context.Service<
         // waits (git, files) instead of delaying the first request.
         const preferred = config.info.model
         const slash = preferred?.indexOf("/") ?? -1
-        const preferredProvider = preferred && slash > 0 ? providers.get(preferred.slice(0, slash)) : undefined
+        const preferredProvider = preferred && slash > 0 ? providers.find(preferred.slice(0, slash)) : undefined
         if (preferred && preferredProvider)
           setImmediate(() => void load(preferredProvider, preferred.slice(slash + 1)).catch(() => undefined))
         const resolve = Effect.fn("LLM.resolve")(function* (model?: string) {
@@ -165,17 +177,12 @@ export class LLM extends Context.Service<
         })
         const stream = (request: LLMRequest): Stream.Stream<LLMEvent, ProviderError> => {
           const { providerID, modelID } = request.model
-          const provider = providers.get(providerID)
+          const provider = providers.find(providerID)
           if (provider === undefined)
             return Stream.fail(
               toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID)
             )
-          const options = {
-            keyHint: provider.keyHint,
-            url: provider.baseURL ?? "",
-            imagesInToolResults: provider.type === "anthropic" || provider.type === "openai",
-            family: provider.type
-          }
+          const options = streamOptionsOf(provider, modelID)
           return Stream.unwrap(
             Effect.map(
               Effect.tryPromise({
@@ -206,10 +213,37 @@ export interface StreamOptions {
    */
   readonly imagesInToolResults?: boolean
   /**
-   * The provider's SDK family, for the options Lathe adds itself: prompt-cache breakpoints (Anthropic) or a
-   * per-session cache key (OpenAI), and the reasoning setting (`requestOptions`). None without it.
+   * How the provider takes prompt caching (its descriptor's `cache` for the model): breakpoints marked on the prompt
+   * (Anthropic-family models) or a per-session key (OpenAI). None without it.
+   */
+  readonly cache?: CacheStrategy | undefined
+  /** How the provider asks a model to reason (its descriptor's `reasoning`), for the model's reasoning setting. */
+  readonly reasoning?: ProviderDescriptor["reasoning"]
+  /** What to check when the endpoint cannot be reached (the descriptor's `hints.connect`). */
+  readonly connectHint?: string
+  /** The model ids the provider is known to serve, for "did you mean" when it says the model does not exist. */
+  readonly models?: () => Iterable<string>
+  /**
+   * The provider type whose caching and reasoning options apply, when `cache` and `reasoning` are not given.
+   * @deprecated Pass `cache` and `reasoning` from the provider's descriptor.
    */
   readonly family?: ProviderFamily
+}
+
+/** What `streamWithModel` knows about `provider`, from its descriptor, for a step of `modelID`. */
+const streamOptionsOf = (provider: ConfiguredProvider, modelID: string): StreamOptions => {
+  const { descriptor } = provider
+  const connectHint = descriptor.hints?.connect
+  return {
+    keyHint: provider.keyHint,
+    url: provider.settings.baseURL ?? "",
+    imagesInToolResults: descriptor.imagesInToolResults,
+    cache: descriptor.cache?.(modelID),
+    reasoning: descriptor.reasoning,
+    // An OpenAI-compatible server's hint says what "is the server running and the base URL right?" already does.
+    ...(connectHint && descriptor.type !== "openai-compatible" ? { connectHint } : {}),
+    models: () => [...Object.keys(provider.models), ...catalogCandidates(provider.id, descriptor.type)]
+  }
 }
 
 const toolSets = new WeakMap<LLMRequest["tools"], ToolSet>()
@@ -262,8 +296,9 @@ export const streamWithModel = (
         messages: options.imagesInToolResults === false ? liftToolImages(request.messages) : [...request.messages],
         tools: hasTools ? toolSet(request.tools) : undefined
       }
-      const { instructions, messages, tools } = options.family === "anthropic" ? markAnthropicCache(prompt) : prompt
-      const providerOptions = requestOptions(request, options.family)
+      const cache = cacheOf(options)
+      const { instructions, messages, tools } = cache?.kind === "breakpoints" ? markCache(prompt, cache.mark) : prompt
+      const providerOptions = requestOptions(request, options)
       const call = streamLanguageModelCall({
         model,
         instructions: [...instructions],
@@ -339,20 +374,28 @@ export const streamWithModel = (
     })
   )
 
+/** The cache strategy of `options`: its own, else the one of its (deprecated) `family`'s descriptor. */
+const cacheOf = (options: StreamOptions): CacheStrategy | undefined =>
+  options.cache ?? (options.family === undefined ? undefined : descriptorOf(options.family)?.cache?.(""))
+
 /**
- * The provider options of one request: what Lathe adds for `family` (OpenAI's per-session prompt cache key, the
- * model's reasoning setting), then the request's own (the `chat.params` hook's), which win key by key.
+ * The provider options of one request: what Lathe adds for the provider (a per-session prompt cache key when its
+ * cache strategy is `session-key`, the model's reasoning setting as its descriptor maps it), then the request's own
+ * (the `chat.params` hook's), which win key by key. `provider` is what `streamWithModel` got (or a provider type).
  */
 export const requestOptions = (
   request: LLMRequest,
-  family: ProviderFamily | undefined
+  provider: Pick<StreamOptions, "cache" | "reasoning" | "family"> | ProviderFamily | undefined
 ): SharedV4ProviderOptions | undefined => {
   const merged: Record<string, Record<string, unknown>> = {}
   const add = (options: Readonly<Record<string, Readonly<Record<string, unknown>>>>) => {
     for (const [name, values] of Object.entries(options)) merged[name] = { ...merged[name], ...values }
   }
-  if (family === "openai") add(openAICacheKey(request.sessionID))
-  if (family !== undefined) add(reasoningOptions(family, request.model, request.model.reasoning))
+  const options: StreamOptions = typeof provider === "string" ? { family: provider } : (provider ?? {})
+  const cache = cacheOf(options)
+  if (cache?.kind === "session-key") add(cache.options(request.sessionID))
+  const reasoning = options.reasoning ?? (options.family ? descriptorOf(options.family)?.reasoning : undefined)
+  if (reasoning !== undefined) add(reasoningOptions({ reasoning }, request.model, request.model.reasoning))
   if (request.providerOptions !== undefined) add(request.providerOptions)
   return Object.keys(merged).length > 0 ? (merged as SharedV4ProviderOptions) : undefined
 }
@@ -364,60 +407,41 @@ class StreamAborted extends Error {
 /** The part that ends a model call: finish reason, usage and timings. */
 type ModelCallEnd = Extract<LanguageModelStreamPart<ToolSet>, { readonly type: "model-call-end" }>
 
-/** The environment variables the LLM layer reads: `ANTHROPIC_API_KEY` and `OPENAI_API_KEY`. */
+/** The environment variables the LLM layer reads: provider keys, regions and projects, `LATHE_DATA_DIR`. */
 export type ProviderEnv = Readonly<Record<string, string | undefined>>
 
-/** A provider as the LLM layer uses it: config merged with keys from the environment. */
-interface ProviderDef {
-  readonly id: string
-  readonly type: "anthropic" | "openai" | "openai-compatible"
-  readonly apiKey: string | undefined
-  readonly baseURL: string | undefined
-  readonly headers: Readonly<Record<string, string>> | undefined
-  readonly options: Readonly<Record<string, unknown>>
-  readonly models: Readonly<Record<string, ModelConfig>>
-  /** How a person fixes a missing or rejected key. */
-  readonly keyHint: string
+/** The providers of one run: the configured table, and keyless local servers looked up when a reference names them. */
+interface ProviderTable {
+  /** The ids of the table, in order (config first, then the ones the environment or a stored key set up). */
+  readonly ids: ReadonlyArray<string>
+  readonly all: ReadonlyArray<ConfiguredProvider>
+  readonly env: ProviderEnv
+  readonly find: (id: string) => ConfiguredProvider | undefined
 }
 
-const ENV_KEYS = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const
-
-/** Config providers, plus `anthropic` / `openai` when only their env key is set. */
-const providerTable = (info: ConfigInfo, env: ProviderEnv): ReadonlyMap<string, ProviderDef> => {
-  const table = new Map<string, ProviderDef>()
-  const add = (id: string, config: ProviderConfig) => {
-    const type = config.type ?? (id === "anthropic" || id === "openai" ? id : "openai-compatible")
-    const envKey = type === "openai-compatible" ? undefined : ENV_KEYS[type]
-    const apiKey = config.apiKey || (envKey ? env[envKey] || undefined : undefined)
-    const keyHint =
-      envKey === undefined
-        ? keyHintFor(id)
-        : id === type
-          ? keyHintFor(id)
-          : `set provider.${id}.apiKey in lathe.json, or ${envKey}`
-    table.set(id, {
-      id,
-      type,
-      apiKey,
-      baseURL: config.baseURL,
-      headers: config.headers,
-      options: config.options ?? {},
-      models: config.models ?? {},
-      keyHint
-    })
+/** `configuredProviders`, indexed, plus the local servers a model reference names (`ollama/qwen3`), built once. */
+const providerTable = (info: ConfigInfo, env: ProviderEnv): ProviderTable => {
+  const all = configuredProviders(info, env)
+  const byID = new Map(all.map((provider) => [provider.id, provider]))
+  const referenced = new Map<string, ConfiguredProvider | undefined>()
+  const find = (id: string) => {
+    const configured = byID.get(id)
+    if (configured !== undefined) return configured
+    if (!referenced.has(id)) referenced.set(id, referencedProvider(id, env))
+    return referenced.get(id)
   }
-  for (const [id, config] of Object.entries(info.provider ?? {})) add(id, config)
-  for (const id of ["anthropic", "openai"] as const) if (!table.has(id) && env[ENV_KEYS[id]]) add(id, { type: id })
-  return table
+  return { ids: [...byID.keys()], all, env, find }
 }
 
 /** The three ways to set up a provider, worded like the README's "Configure a model provider". */
 export const providerSetupHelp = [
   "Lathe needs one model. Any of these three works:",
-  "  1. An API key in the environment: ANTHROPIC_API_KEY (provider anthropic) or OPENAI_API_KEY (provider openai),",
+  "  1. An API key in the environment, such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (lathe models",
+  "     lists every provider and its variables), or one stored with `lathe auth login <provider>`;",
   "     then pick a model: LATHE_MODEL=anthropic/claude-sonnet-4-5",
-  "  2. A local OpenAI-compatible server (Ollama, LM Studio, vLLM, llama.cpp) for one run:",
-  '     LATHE_BASE_URL=http://127.0.0.1:11434/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
+  "  2. A local server: Ollama and LM Studio need nothing more than the model's name, LATHE_MODEL=ollama/qwen3-coder",
+  "     (or lmstudio/…); any other OpenAI-compatible server (vLLM, llama.cpp) for one run:",
+  '     LATHE_BASE_URL=http://127.0.0.1:8000/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
   "     (LATHE_API_KEY is sent as the bearer token if the server wants one)",
   "  3. Your own config file, ~/.config/lathe/lathe.json (it applies in every folder), with a provider block:",
   '     { "model": "local/qwen3-coder", "provider": { "local": { "type": "openai-compatible",',
@@ -429,74 +453,95 @@ export const providerSetupHelp = [
 
 const notConfigured = (first: string) => new ProviderNotConfigured({ message: `${first}\n${providerSetupHelp}` })
 
-const defaultRef = (providers: ReadonlyMap<string, ProviderDef>): string | undefined => {
-  if (providers.get("anthropic")?.apiKey) return `anthropic/${DEFAULT_ANTHROPIC_MODEL}`
-  if (providers.get("openai")?.apiKey) return `openai/${DEFAULT_OPENAI_MODEL}`
-  for (const provider of providers.values()) {
-    const [model] = Object.keys(provider.models)
-    if (model !== undefined) return `${provider.id}/${model}`
-  }
-  return undefined
-}
+/** The newest model of catalogue provider `catalogID` (latest release date, then the shortest id). */
+const newestOf = (catalog: ModelCatalog["Service"], catalogID: string) =>
+  Effect.map(catalog.list(catalogID), (models) => {
+    let best: { readonly id: string; readonly date: string } | undefined
+    for (const model of models) {
+      const date = model.releaseDate ?? ""
+      if (best === undefined || date > best.date || (date === best.date && model.modelID.length < best.id.length))
+        best = { id: model.modelID, date }
+    }
+    return best?.id
+  })
+
+/**
+ * The model to use when none is named: Anthropic's default when it is set up, else OpenAI's, else the first other
+ * provider type set up (its first config model, else its descriptor's `defaultModel`, else the catalogue's newest
+ * model), else the first model of any configured provider.
+ */
+const defaultRef = (providers: ProviderTable, catalog: ModelCatalog["Service"]) =>
+  Effect.gen(function* () {
+    for (const provider of defaultCandidates(providers.all)) {
+      const model = defaultModelOf(provider) ?? (yield* newestOf(catalog, provider.descriptor.catalogID))
+      if (model !== undefined) return `${provider.id}/${model}`
+    }
+    for (const provider of providers.all) {
+      const [model] = Object.keys(provider.models)
+      if (model !== undefined) return `${provider.id}/${model}`
+    }
+    return undefined
+  })
 
 /** `ref` (else config `model`, else a default for the keys present) to its `ModelInfo`, checking the provider. */
 const resolveModel = (
   info: ConfigInfo,
-  providers: ReadonlyMap<string, ProviderDef>,
+  providers: ProviderTable,
   catalog: ModelCatalog["Service"],
   requested?: string
-) => {
-  const names = [...providers.keys()]
-  const configured = names.length > 0 ? `Configured providers: ${names.join(", ")}.` : "No provider is configured."
-  const ref = requested ?? info.model ?? defaultRef(providers)
-  if (ref === undefined)
-    return Effect.fail(
-      notConfigured(
-        names.length > 0
-          ? `No model is chosen (providers: ${names.join(", ")}): set "model": "provider/model" in lathe.json, ` +
-              "or LATHE_MODEL."
-          : "No model provider is configured."
+): Effect.Effect<ModelInfo, ModelNotFound | ProviderNotConfigured> =>
+  Effect.gen(function* () {
+    const names = providers.ids
+    const configured = names.length > 0 ? `Configured providers: ${names.join(", ")}.` : "No provider is configured."
+    const ref = requested ?? info.model ?? (yield* defaultRef(providers, catalog))
+    if (ref === undefined)
+      return yield* Effect.fail(
+        notConfigured(
+          names.length > 0
+            ? `No model is chosen (providers: ${names.join(", ")}): set "model": "provider/model" in lathe.json, ` +
+                "or LATHE_MODEL."
+            : "No model provider is configured."
+        )
       )
-    )
-  const slash = ref.indexOf("/")
-  if (slash <= 0 || slash === ref.length - 1)
-    return Effect.fail(
-      new ModelNotFound({
-        model: ref,
-        message: `"${ref}" is not a model reference: write "provider/model", for example "anthropic/claude-sonnet-4-5". ${configured}`
-      })
-    )
-  const providerID = ref.slice(0, slash)
-  const modelID = ref.slice(slash + 1)
-  const provider = providers.get(providerID)
-  if (provider === undefined) {
-    if (providerID === "anthropic" || providerID === "openai")
-      return Effect.fail(notConfigured(`The model ${ref} needs ${ENV_KEYS[providerID]}, which is not set.`))
-    const message = `Unknown provider "${providerID}" in "${ref}". ${configured} Add it under "provider" in lathe.json.`
-    return Effect.fail(new ModelNotFound({ model: ref, message }))
-  }
-  if (provider.type !== "openai-compatible" && !provider.apiKey)
-    return Effect.fail(notConfigured(`Provider "${providerID}" has no API key: ${provider.keyHint}.`))
-  if (provider.type === "openai-compatible" && !provider.baseURL)
-    return Effect.fail(
-      notConfigured(
-        `Provider "${providerID}" (openai-compatible) has no baseURL: set provider.${providerID}.baseURL in ` +
-          'lathe.json (for example "http://127.0.0.1:11434/v1"; an untrusted project\'s URL is ignored).'
+    const slash = ref.indexOf("/")
+    if (slash <= 0 || slash === ref.length - 1)
+      return yield* Effect.fail(
+        new ModelNotFound({
+          model: ref,
+          message: `"${ref}" is not a model reference: write "provider/model", for example "anthropic/claude-sonnet-4-5". ${configured}`
+        })
       )
-    )
-  const entry = provider.models[modelID]
-  return Effect.gen(function* () {
-    let found = yield* catalog.info(providerID, modelID, entry)
-    // An OpenAI-compatible provider the catalogue does not list (a local server, your own gateway) borrows another
-    // provider's limits and abilities for the model, never its prices: what you pay there is unknown (zero unless
-    // the config entry says `cost`).
-    if (provider.type === "openai-compatible" && entry?.cost === undefined) {
-      const listed = (yield* catalog.list(providerID)).length > 0
-      if (!listed) found = { ...found, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }
+    const providerID = ref.slice(0, slash)
+    const modelID = ref.slice(slash + 1)
+    const provider = providers.find(providerID)
+    if (provider === undefined) {
+      const problem = unconfiguredProblem(ref, providerID, providers.env)
+      if (problem !== undefined) return yield* Effect.fail(notConfigured(problem))
+      const message = `Unknown provider "${providerID}" in "${ref}". ${configured} Add it under "provider" in lathe.json.`
+      return yield* Effect.fail(new ModelNotFound({ model: ref, message }))
     }
+    if (provider.problem !== undefined) return yield* Effect.fail(notConfigured(provider.problem))
+    const entry = provider.models[modelID]
+    // A provider the catalogue does not list under its own id takes the rows of the provider type it is
+    // (`provider.work: { type: "anthropic" }` → anthropic's), when that type's rows have the model.
+    const listed = (yield* catalog.list(providerID)).length > 0
+    const { catalogID } = provider.descriptor
+    const borrow =
+      !listed &&
+      catalogID !== providerID &&
+      (yield* catalog.list(catalogID)).length > 0 &&
+      (yield* catalog.lookup(catalogID, modelID)) !== undefined
+    let found = borrow
+      ? { ...(yield* catalog.info(catalogID, modelID, entry)), providerID }
+      : yield* catalog.info(providerID, modelID, entry)
+    // A server that needs no key (a local server: Ollama, LM Studio, your own OpenAI-compatible gateway) whose own
+    // catalogue rows do not have the model borrows another provider's limits and abilities for it, never its prices:
+    // what you pay there is unknown (zero unless the config entry says `cost`).
+    const ownRow = listed && (yield* catalog.lookup(providerID, modelID)) !== undefined
+    if (provider.descriptor.auth === "optional" && entry?.cost === undefined && !ownRow)
+      found = { ...found, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }
     return entry?.reasoning_effort === undefined ? found : { ...found, reasoning: entry.reasoning_effort }
   })
-}
 
 const MODEL_SETTING = /^(model|small_model|agent\.[^ ]+\.model)$/
 
@@ -536,35 +581,4 @@ const ignoredUntrusted = (config: ConfigShape, ref: string | undefined): Provide
       `Run \`lathe trust\` in ${untrusted.root} to use ${them}, or put the provider settings in your own config, ` +
       `${untrusted.userConfig}, which applies in every folder.`
   })
-}
-
-/** Builds the SDK model, importing only the SDK this provider needs. */
-const loadModel = async (provider: ProviderDef, modelID: string): Promise<LanguageModelV4> => {
-  const common = {
-    // Node's HTTP client instead of undici's fetch (see nodeFetch); a provider's own `fetch` option still wins.
-    fetch: nodeFetch as typeof fetch,
-    ...provider.options,
-    ...(provider.apiKey ? { apiKey: provider.apiKey } : {}),
-    ...(provider.baseURL ? { baseURL: provider.baseURL } : {}),
-    ...(provider.headers ? { headers: { ...provider.headers } } : {})
-  }
-  switch (provider.type) {
-    case "anthropic": {
-      const { createAnthropic } = await import("@ai-sdk/anthropic")
-      return createAnthropic(common)(modelID)
-    }
-    case "openai": {
-      const { createOpenAI } = await import("@ai-sdk/openai")
-      return createOpenAI(common)(modelID)
-    }
-    default: {
-      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible")
-      return createOpenAICompatible({
-        ...common,
-        name: provider.id,
-        baseURL: provider.baseURL ?? "",
-        includeUsage: true
-      })(modelID)
-    }
-  }
 }

@@ -6,6 +6,8 @@ import { Config, type ConfigInfo } from "./config.js"
 import type { ModelConfig } from "./config-schema.js"
 import type { ModelInfo } from "./llm.js"
 import { dataDir, type PathEnv } from "./paths.js"
+import { closeMatches } from "./provider/close-match.js"
+import { descriptorFor } from "./provider/registry.js"
 
 export type { CatalogModel, CatalogProvider } from "./catalog/catalog-index.js"
 export { DEFAULT_MODELS_URL, REFRESH_INTERVAL_MS, type RefreshOutcome } from "./catalog/refresh.js"
@@ -115,12 +117,24 @@ export const assumedModelNotice = (info: ModelInfo): string | undefined => {
   const n = (value: number) => value.toLocaleString("en")
   // The `env` provider is LATHE_BASE_URL's server: the person knows the model as LATHE_MODEL, not as "env/…".
   const named = info.providerID === "env" ? `The model "${info.modelID}" (LATHE_MODEL)` : ref
+  const close = closeMatches(info.modelID, catalogCandidates(info.providerID))
+  const didYouMean = close.length > 0 ? ` — did you mean ${close.join(", ")}?` : ""
   return (
-    `${named} is not in Lathe's model catalogue (lathe models lists it): Lathe assumes a ${n(info.limit.context)}-token ` +
+    `${named} is not in Lathe's model catalogue${didYouMean} (lathe models lists it): Lathe assumes a ${n(info.limit.context)}-token ` +
     `context, ${n(info.limit.output)} output tokens and no price. If that is wrong, set them in lathe.json: ` +
     `"provider": { "${info.providerID}": { "models": { "${info.modelID}": { "context": 128000, "output": 8192, ` +
     `"cost": { "input": 1, "output": 4 } } } } } (prices in USD per million tokens).`
   )
+}
+
+/**
+ * The model ids the loaded catalogue lists for provider `providerID`: its own rows, else those of the provider type it
+ * is configured as or named after (`descriptor.catalogID`); empty until a catalogue is loaded (see `lookupModel`).
+ */
+export const catalogCandidates = (providerID: string, type?: string): ReadonlyArray<string> => {
+  const own = catalogModelsOf(providerID)
+  if (own.length > 0) return own
+  return catalogModelsOf(descriptorFor(providerID, type).catalogID)
 }
 
 /**

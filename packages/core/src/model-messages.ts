@@ -113,11 +113,78 @@ const userContent = (parts: ReadonlyArray<Part>, images: boolean): UserContent =
   return content
 }
 
+/** One stored message as the model's messages: a user message, or an assistant message and its tool results. */
+const convertMessage = ({ info, parts }: MessageWithParts, images: boolean): ReadonlyArray<ModelMessage> => {
+  if (info.role === "user") {
+    const content = userContent(parts, images)
+    return content.length > 0 ? [{ role: "user", content }] : []
+  }
+  const content: Exclude<AssistantContent, string> = []
+  const results: ToolContent = []
+  const added: Exclude<UserContent, string> = [] // synthetic text (rules added after a call): context, not its words
+  for (const part of parts) {
+    if (part.type === "text" && part.synthetic === true) {
+      if (part.text.length > 0) added.push({ type: "text", text: part.text })
+    } else if (part.type === "text" && part.text.length > 0) content.push({ type: "text", text: part.text })
+    else if (part.type === "reasoning" && part.text.length > 0)
+      content.push({
+        type: "reasoning",
+        text: part.text,
+        ...(part.metadata ? { providerOptions: part.metadata as Record<string, Record<string, never>> } : {})
+      })
+    else if (part.type === "tool" && part.state.status !== "pending" && part.state.status !== "running") {
+      content.push({ type: "tool-call", toolCallId: part.callID, toolName: part.tool, input: part.state.input })
+      results.push({
+        type: "tool-result",
+        toolCallId: part.callID,
+        toolName: part.tool,
+        output: toolResultOutput(part, images)
+      })
+    }
+  }
+  const out: Array<ModelMessage> = []
+  if (content.length > 0) out.push({ role: "assistant", content })
+  if (results.length > 0) out.push({ role: "tool", content: results })
+  if (added.length > 0) out.push({ role: "user", content: added })
+  return out
+}
+
+/** A message's conversion, with the exact values it was made from. */
+interface Converted {
+  readonly parts: ReadonlyArray<Part>
+  readonly images: boolean
+  readonly messages: ReadonlyArray<ModelMessage>
+}
+
+// Conversions by the message's `info` object. The stores hand out the same immutable `info` and part values until a
+// message or part is written again (a write makes a new value), so a message whose `info` and parts are the very
+// values converted before converts to the same messages: the loop converts only what changed since its last step,
+// not the whole history. A revert, a compaction, a pruned output or an edited part brings new values and a new
+// conversion; a message no longer held by anyone drops out of the map with its `info`.
+const converted = new WeakMap<object, Converted>()
+
+const sameParts = (a: ReadonlyArray<Part>, b: ReadonlyArray<Part>): boolean =>
+  a.length === b.length && a.every((part, i) => part === b[i])
+
+/** `convertMessage`, reusing the last conversion of the same values. */
+const convertCached = (message: MessageWithParts, images: boolean): ReadonlyArray<ModelMessage> => {
+  const held = converted.get(message.info)
+  if (held !== undefined && held.images === images && sameParts(held.parts, message.parts)) return held.messages
+  const messages = convertMessage(message, images)
+  converted.set(message.info, { parts: [...message.parts], images, messages })
+  return messages
+}
+
 /**
  * Converts stored messages into the model's messages: user parts to user content, assistant text and reasoning to
  * assistant content, each finished tool call to a tool-call plus its tool-result (errors as error text; images the
- * tool returned as image content for a model that takes them, see {@link ModelMessageOptions}). Retry,
+ * tool returned as image content for a model that takes them, see {@link ModelMessageOptions}). An assistant
+ * message's synthetic text (rules Lathe added after a call) follows its tool results as a user message. Retry,
  * step and patch parts are bookkeeping and never sent.
+ *
+ * Messages and parts are taken as immutable values (as the stores hand them out): a message converted before, with
+ * the same `info` and part objects, gives the same model messages again without converting them. The returned
+ * array is new; the model messages in it may be shared with earlier calls and must not be mutated.
  */
 export const toModelMessages = (
   messages: ReadonlyArray<MessageWithParts>,
@@ -125,35 +192,7 @@ export const toModelMessages = (
 ): Array<ModelMessage> => {
   const images = options.images !== false
   const out: Array<ModelMessage> = []
-  for (const { info, parts } of visibleHistory(messages)) {
-    if (info.role === "user") {
-      const content = userContent(parts, images)
-      if (content.length > 0) out.push({ role: "user", content })
-      continue
-    }
-    const content: Exclude<AssistantContent, string> = []
-    const results: ToolContent = []
-    for (const part of parts) {
-      if (part.type === "text" && part.text.length > 0) content.push({ type: "text", text: part.text })
-      else if (part.type === "reasoning" && part.text.length > 0)
-        content.push({
-          type: "reasoning",
-          text: part.text,
-          ...(part.metadata ? { providerOptions: part.metadata as Record<string, Record<string, never>> } : {})
-        })
-      else if (part.type === "tool" && part.state.status !== "pending" && part.state.status !== "running") {
-        content.push({ type: "tool-call", toolCallId: part.callID, toolName: part.tool, input: part.state.input })
-        results.push({
-          type: "tool-result",
-          toolCallId: part.callID,
-          toolName: part.tool,
-          output: toolResultOutput(part, images)
-        })
-      }
-    }
-    if (content.length > 0) out.push({ role: "assistant", content })
-    if (results.length > 0) out.push({ role: "tool", content: results })
-  }
+  for (const message of visibleHistory(messages)) out.push(...convertCached(message, images))
   return out
 }
 
@@ -162,9 +201,17 @@ export const toModelMessages = (
  * to a user message right after the tool results, introduced by a line naming the calls they came from. Other
  * messages are returned as they are.
  */
-export const liftToolImages = (messages: ReadonlyArray<ModelMessage>): Array<ModelMessage> =>
-  messages.flatMap((message): Array<ModelMessage> => {
-    if (message.role !== "tool") return [message]
+export const liftToolImages = (messages: ReadonlyArray<ModelMessage>): Array<ModelMessage> => {
+  const out: Array<ModelMessage> = []
+  for (const message of messages) {
+    // Most tool results are text: only a result with content (images) is rebuilt; every other message is kept as is.
+    if (
+      message.role !== "tool" ||
+      !message.content.some((p) => p.type === "tool-result" && p.output.type === "content")
+    ) {
+      out.push(message)
+      continue
+    }
     const images: Array<{ type: "file"; mediaType: string; data: { type: "data"; data: string } }> = []
     const from: Array<string> = []
     const content = message.content.map((part) => {
@@ -179,9 +226,14 @@ export const liftToolImages = (messages: ReadonlyArray<ModelMessage>): Array<Mod
       }
       return { ...part, output: { type: "text" as const, value: texts.join("\n") } }
     })
-    if (images.length === 0) return [message]
-    return [
+    if (images.length === 0) {
+      out.push(message)
+      continue
+    }
+    out.push(
       { ...message, content },
       { role: "user", content: [{ type: "text", text: `Images returned by ${from.join(", ")}:` }, ...images] }
-    ]
-  })
+    )
+  }
+  return out
+}

@@ -142,6 +142,38 @@ export interface Hooks {
     input: { readonly sessionID: string },
     output: { context: string[]; prompt?: string }
   ) => void | Promise<void>
+  /**
+   * A session's first turn in this process, before its prompt is answered: `source` is "startup" for a session
+   * without history, "resume" for one with. Text pushed to `context` reaches the model with that turn's prompt.
+   */
+  readonly "session.start"?: (
+    input: TurnInput & { readonly source: "startup" | "resume" },
+    output: { context: string[] }
+  ) => void | Promise<void>
+  /**
+   * A prompt, before the model sees it. Text pushed to `context` is stored with the prompt (as synthetic text: UIs
+   * hide it, the model reads it). Set `block` to a reason and the prompt is withdrawn: it is removed from the session,
+   * the turn ends without a model call, and the person sees the reason (a `notice`).
+   */
+  readonly "prompt.submit"?: (
+    input: TurnInput & { readonly text: string },
+    output: { context: string[]; block?: string }
+  ) => void | Promise<void>
+  /**
+   * The model ended the turn (it answered without calling a tool). Set `continue` to an instruction and the turn goes
+   * on with it as a new prompt. `continued` counts how often this turn went on that way; at 3 Lathe stops asking.
+   */
+  readonly "turn.stop"?: (
+    input: TurnInput & { readonly continued: number },
+    output: { continue?: string }
+  ) => void | Promise<void>
+}
+
+/** The session and agent of a turn hook; `parentID` is set when the session is a subagent's child session. */
+interface TurnInput {
+  readonly sessionID: string
+  readonly parentID?: string
+  readonly agent: string
 }
 
 /** The name of a hook. */

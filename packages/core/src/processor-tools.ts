@@ -1,10 +1,12 @@
 import { Clock, Effect, Exit, type Semaphore } from "effect"
 import { doomLoopReport } from "./doom-loop.js"
+import { ascendingId } from "./id.js"
 import type { Part, Tokens, ToolPart } from "./part.js"
 import type { PermissionError, PermissionRequest } from "./permission-next.js"
 import type { ProcessorInput, ProcessorServices } from "./processor.js"
 import { DoomLoopDetected } from "./processor.js"
 import type { StoreError } from "./session-store.js"
+import type { AnyTool } from "./tool.js"
 import type { TruncationOptions } from "./truncate.js"
 import { addTokens } from "./usage.js"
 
@@ -232,4 +234,24 @@ export const runToolCall = (
       },
       tool.mutates === true
     )
+    const touched = touchedFiles(tool, args)
+    const rules = touched.length > 0 && input.rulesFor ? yield* input.rulesFor(touched) : []
+    if (rules.length > 0)
+      yield* call.save({
+        id: ascendingId("part"),
+        sessionID,
+        messageID: input.assistant.id,
+        type: "text",
+        synthetic: true,
+        text: rules.join("\n\n")
+      })
   }).pipe(Effect.catchTag("StoreError", (error) => Effect.logError("could not store a tool part", error)))
+
+/** The files a call touched, by the tool's own account (`paths`); a tool whose `paths` throws touched none. */
+const touchedFiles = (tool: AnyTool, args: Record<string, unknown>): ReadonlyArray<string> => {
+  try {
+    return tool.paths?.(args) ?? []
+  } catch {
+    return []
+  }
+}

@@ -43,6 +43,11 @@ export interface ProcessorInput {
   readonly guard: DoomLoopGuard
   /** Rulesets of the sessions above this one (a subagent's parents): every ask must pass them too. */
   readonly constraints?: ReadonlyArray<Ruleset>
+  /**
+   * The rules (nested `AGENTS.md`) that files a call touched bring in, not yet given to the session (see
+   * `SystemPrompt.nested`); added after the call as a synthetic text part of the step's message.
+   */
+  readonly rulesFor?: (files: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
 }
 
 /** How a step ended. */

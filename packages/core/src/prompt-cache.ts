@@ -1,5 +1,6 @@
 import type { SharedV4ProviderOptions } from "@ai-sdk/provider"
 import type { ModelMessage, SystemModelMessage, ToolSet } from "ai"
+import type { ProviderOptions } from "./provider/descriptor.js"
 
 /** What one request sends before its options: instructions, messages and tools, as the ai SDK takes them. */
 export interface CachePrompt {
@@ -13,7 +14,7 @@ const MAX_BREAKPOINTS = 4
 
 const withOptions = <T extends { readonly providerOptions?: SharedV4ProviderOptions | undefined }>(
   item: T,
-  mark: SharedV4ProviderOptions
+  mark: ProviderOptions
 ): T => {
   const merged: Record<string, Record<string, unknown>> = { ...item.providerOptions }
   for (const [name, options] of Object.entries(mark)) merged[name] = { ...merged[name], ...options }
@@ -21,14 +22,14 @@ const withOptions = <T extends { readonly providerOptions?: SharedV4ProviderOpti
 }
 
 /**
- * Marks Anthropic-family prompt-cache breakpoints on one request (direct Anthropic today; Bedrock and Vertex's
- * Anthropic models reuse this with their own options name): the last tool, the last system message, and the last two
- * messages that are not system messages — at most four, Anthropic's limit. Each mark caches everything before it, so
- * the tools and system prompt are read from the cache on every step, the previous step's history too, and the new
- * step's tail is written for the next one. `optionsName` is the SDK's provider-options key (`anthropic`).
+ * Marks prompt-cache breakpoints on one request, for providers that take explicit breakpoints (Anthropic-family
+ * models: direct, Bedrock, Vertex): `mark` (the provider options of one breakpoint, such as
+ * `{ anthropic: { cacheControl: { type: "ephemeral" } } }`) is merged into the last tool, the last system message,
+ * and the last two messages that are not system messages — at most four, Anthropic's limit. Each mark caches
+ * everything before it, so the tools and system prompt are read from the cache on every step, the previous step's
+ * history too, and the new step's tail is written for the next one.
  */
-export const markAnthropicCache = (prompt: CachePrompt, optionsName = "anthropic"): CachePrompt => {
-  const mark: SharedV4ProviderOptions = { [optionsName]: { cacheControl: { type: "ephemeral" } } }
+export const markCache = (prompt: CachePrompt, mark: ProviderOptions): CachePrompt => {
   let left = MAX_BREAKPOINTS
   let tools = prompt.tools
   const toolNames = tools ? Object.keys(tools) : []
@@ -55,6 +56,12 @@ export const markAnthropicCache = (prompt: CachePrompt, optionsName = "anthropic
   }
   return { instructions, messages, tools }
 }
+
+/**
+ * `markCache` with Anthropic's breakpoint mark under the SDK's provider-options key `optionsName` (`anthropic`).
+ */
+export const markAnthropicCache = (prompt: CachePrompt, optionsName = "anthropic"): CachePrompt =>
+  markCache(prompt, { [optionsName]: { cacheControl: { type: "ephemeral" } } })
 
 /** Provider options that key OpenAI's prompt cache to one session, so its steps land on the same cache. */
 export const openAICacheKey = (sessionID: string): SharedV4ProviderOptions => ({

@@ -1,5 +1,8 @@
 /** The system prompts Lathe ships: one base prompt per model family, and the hidden agents' prompts. */
 
+import type { PromptFamily } from "./provider/descriptor.js"
+import { descriptorFor } from "./provider/registry.js"
+
 const core = `You are Lathe, a coding agent working in the user's terminal, inside their project.
 
 How to work:
@@ -32,12 +35,29 @@ export const genericPrompt = `${core}
 
 Call tools with valid JSON arguments that match their schemas exactly.`
 
-/** The base prompt for a model, chosen by provider and model id. */
+/** Base prompt for Google Gemini models. */
+export const geminiPrompt = `${core}
+
+Keep each step short: say in one line what you are about to do, then do it with a tool. Read a file before you quote
+or change it, and pass paths and arguments exactly as the tools describe them.`
+
+const PROMPTS: Readonly<Record<PromptFamily, string>> = {
+  anthropic: anthropicPrompt,
+  openai: openaiPrompt,
+  gemini: geminiPrompt,
+  generic: genericPrompt
+}
+
+/**
+ * The base prompt for a model: the prompt family its provider's descriptor names for it (a provider configured
+ * under its type's id or an alias; any other id is an OpenAI-compatible server, whose family follows the model id:
+ * `claude-…` → Anthropic's, `gpt-…`/`o3` → OpenAI's, `gemini-…` → Gemini's, else the generic one).
+ */
 export const basePrompt = (providerID: string, modelID: string): string => {
-  const id = `${providerID}/${modelID}`.toLowerCase()
-  if (id.includes("claude") || providerID === "anthropic") return anthropicPrompt
-  if (/(^|\/)(gpt-|o\d)/.test(id) || providerID === "openai") return openaiPrompt
-  return genericPrompt
+  const { prompt } = descriptorFor(providerID)
+  const family = typeof prompt === "function" ? prompt(modelID) : prompt
+  // Anthropic's own models keep its prompt whatever the provider serving them says (as before descriptors).
+  return PROMPTS[modelID.toLowerCase().includes("claude") ? "anthropic" : family]
 }
 
 /** The hidden `compaction` agent: summarises history so the work can continue from the summary alone. */

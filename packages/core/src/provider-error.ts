@@ -2,6 +2,8 @@ import { APICallError, StreamProviderError } from "ai"
 import { z } from "zod"
 import { ProviderError } from "./llm.js"
 import type { ProviderErrorReason } from "./message.js"
+import { closeMatches } from "./provider/close-match.js"
+import { keyHintFor } from "./provider/key-hint.js"
 
 /** Raised inside a model stream that ended without its `finish` part: classified as `StreamCut`. */
 export class StreamCutError extends Error {
@@ -22,6 +24,13 @@ export interface ClassifyOptions {
   readonly url?: string
   /** The request's abort signal fired: whatever the error, the reason is `Aborted`. */
   readonly aborted?: boolean
+  /** What to check when the endpoint cannot be reached ("is `ollama serve` running?"), the provider's `hints.connect`. */
+  readonly connectHint?: string
+  /**
+   * The model ids the provider is known to serve (its catalogue rows, its config entries), read only when the provider
+   * says the model does not exist: the message then names up to three close to the one asked for.
+   */
+  readonly models?: () => Iterable<string>
 }
 
 const headerOf = (headers: Readonly<Record<string, string | undefined>> | undefined, name: string) => {
@@ -59,6 +68,9 @@ const ErrorBody = z.object({
 
 /** `text` ending as a sentence: a full stop added unless it already ends with one (or with ! or ?). */
 const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`)
+
+/** `text` with a capital first letter. */
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
 
 /** The provider's own words from an error body (JSON `error.message` or `message`, else the text), shortened. */
 const detailOf = (body: string | undefined, fallback: string): { text: string; type: string } => {
@@ -98,13 +110,12 @@ const networkCause = (error: unknown): string | undefined => {
   return undefined
 }
 
-/** The default way to fix a rejected key, by provider id. */
-export const keyHintFor = (providerID: string): string => {
-  if (providerID === "anthropic") return "set ANTHROPIC_API_KEY, or provider.anthropic.apiKey in lathe.json"
-  if (providerID === "openai") return "set OPENAI_API_KEY, or provider.openai.apiKey in lathe.json"
-  if (providerID === "env") return "set LATHE_API_KEY to the key the server at LATHE_BASE_URL expects"
-  return `set provider.${providerID}.apiKey in lathe.json (for example "{env:MY_KEY}")`
-}
+/** The default way to fix a rejected key, by provider id (and type, for a custom id): see `provider/key-hint.ts`. */
+export { keyHintFor }
+
+/** A provider's words for "no such model" (OpenAI's `model_not_found`, Anthropic's `not_found_error`, Ollama's). */
+const MODEL_NOT_FOUND =
+  /model_not_found|not_found_error|model[^.]{0,80}(not found|does not exist|not exist|unknown|not supported)|unknown model|invalid model|no such model/i
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`
 
@@ -175,12 +186,15 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, modelID: st
       `The conversation is too long for ${ref}'s context window (${http}: ${detail.text}). Compact the ` +
         "session or switch to a model with a larger context."
     )
+  const unknownModel = f.status === 404 || MODEL_NOT_FOUND.test(`${detail.text} ${type}`)
   const notFound = f.status === 404 ? ` ${notFoundHint(providerID, modelID, options.url || f.url)}` : ""
+  const close = unknownModel && options.models ? closeMatches(modelID, options.models()) : []
+  const didYouMean = close.length > 0 ? ` Did you mean ${close.map((id) => `${providerID}/${id}`).join(", ")}?` : ""
   // LATHE_BASE_URL's server is named as the person set it, never by Lathe's id for it ("env").
   const who = f.status === 404 && providerID === "env" ? "The server at LATHE_BASE_URL" : ref
   return make(
     { _tag: "InvalidRequest", status: f.status },
-    `${who} rejected the request (${http})${where}: ${sentence(detail.text)}${notFound}`
+    `${who} rejected the request (${http})${where}: ${sentence(detail.text)}${notFound}${didYouMean}`
   )
 }
 
@@ -250,7 +264,8 @@ export const toProviderError = (
       : /EAI_AGAIN/.test(cut)
         ? "the host name could not be resolved just now: check the network connection."
         : "is the server running and the base URL right?"
-    const message = connect ? `${what} (${cut}); ${fix}` : `${what} (${cut}).`
+    const hint = connect && options.connectHint ? ` ${capitalised(sentence(options.connectHint))}` : ""
+    const message = connect ? `${what} (${cut}); ${fix}${hint}` : `${what} (${cut}).`
     return done({ reason: unreachable ? { _tag: "StreamCut", unreachable } : { _tag: "StreamCut" }, message })
   }
   if (APICallError.isInstance(error) && status !== undefined)

@@ -1,5 +1,8 @@
 import { z } from "zod"
 import type { ModelInfo } from "./llm.js"
+import type { ProviderDescriptor } from "./provider/descriptor.js"
+import { BUDGETS, budgetOf, reasoningLevelOf } from "./provider/families.js"
+import { descriptorOf } from "./provider/registry.js"
 
 /** A named reasoning level: how hard a reasoning model thinks before it answers. */
 export const ReasoningLevel = z.enum(["low", "medium", "high"], { error: '"low", "medium" or "high"' })
@@ -25,50 +28,37 @@ export const Reasoning = z.union(
 export type Reasoning = z.infer<typeof Reasoning>
 
 /** The thinking budget, in tokens, a level stands for on providers that take a budget (Anthropic). */
-export const REASONING_BUDGETS: Readonly<Record<ReasoningLevel, number>> = { low: 4_000, medium: 16_000, high: 32_000 }
-
-/** The smallest thinking budget Anthropic accepts. */
-const MIN_BUDGET = 1_024
-/** Tokens kept for the answer itself when a budget is clamped to the model's output limit. */
-const ANSWER_ROOM = 4_096
+export const REASONING_BUDGETS: Readonly<Record<ReasoningLevel, number>> = BUDGETS
 
 /** The level a budget stands for, on providers that take a level (OpenAI's reasoning effort). */
-export const reasoningLevel = (reasoning: Reasoning): ReasoningLevel => {
-  if (typeof reasoning === "string") return reasoning
-  if (reasoning.budget <= REASONING_BUDGETS.low) return "low"
-  return reasoning.budget <= REASONING_BUDGETS.medium ? "medium" : "high"
-}
+export const reasoningLevel = (reasoning: Reasoning): ReasoningLevel => reasoningLevelOf(reasoning)
 
 /**
  * The thinking budget for `reasoning` on `model`: the level's budget (or the one given), kept below the model's output
  * limit with room for the answer (Anthropic counts thinking in `max_tokens`), and never under 1,024 tokens.
  */
-export const reasoningBudget = (reasoning: Reasoning, model: ModelInfo): number => {
-  const wanted = typeof reasoning === "string" ? REASONING_BUDGETS[reasoning] : reasoning.budget
-  const ceiling = Math.max(MIN_BUDGET, model.limit.output - ANSWER_ROOM)
-  return Math.max(MIN_BUDGET, Math.min(wanted, ceiling))
-}
+export const reasoningBudget = (reasoning: Reasoning, model: ModelInfo): number => budgetOf(model, reasoning)
 
-/** The SDK family a request goes through, as far as reasoning and caching options go. */
+/**
+ * The SDK family a request goes through, as far as reasoning and caching options went before providers became
+ * descriptors. Kept for code that imports it; `reasoningOptions` takes one (or any provider type) still.
+ * @deprecated Use the provider's `ProviderDescriptor` (`descriptorOf(type)`).
+ */
 export type ProviderFamily = "anthropic" | "openai" | "openai-compatible"
 
 /**
- * Provider options (keyed by the ai SDK provider's options name) that ask `model` to reason as `reasoning` says:
- * Anthropic `thinking` with a budget, OpenAI `reasoningEffort`, OpenAI-compatible `reasoningEffort` (sent as
- * `reasoning_effort`). Empty when nothing is asked or the model does not reason (its catalogue entry says so).
+ * Provider options (keyed by the ai SDK provider's options name) that ask `model` to reason as `reasoning` says, as
+ * the provider's descriptor maps them (Anthropic `thinking` with a budget, OpenAI `reasoningEffort`,
+ * OpenAI-compatible `reasoningEffort` sent as `reasoning_effort`, …). `provider` is a descriptor or a provider type.
+ * Empty when nothing is asked, the model does not reason (its catalogue entry says so) or the provider has no mapping.
  */
 export const reasoningOptions = (
-  family: ProviderFamily,
+  provider: Pick<ProviderDescriptor, "reasoning"> | string,
   model: ModelInfo,
   reasoning: Reasoning | undefined
 ): Record<string, Record<string, unknown>> => {
   if (reasoning === undefined || !model.capabilities.reasoning) return {}
-  switch (family) {
-    case "anthropic":
-      return { anthropic: { thinking: { type: "enabled", budgetTokens: reasoningBudget(reasoning, model) } } }
-    case "openai":
-      return { openai: { reasoningEffort: reasoningLevel(reasoning) } }
-    case "openai-compatible":
-      return { openaiCompatible: { reasoningEffort: reasoningLevel(reasoning) } }
-  }
+  const descriptor = typeof provider === "string" ? descriptorOf(provider) : provider
+  const mapped = descriptor?.reasoning?.(model, reasoning) ?? {}
+  return Object.fromEntries(Object.entries(mapped).map(([name, options]) => [name, { ...options }]))
 }

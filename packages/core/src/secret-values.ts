@@ -4,9 +4,26 @@
  * {@link scrubEnv} with {@link secretValues}.
  */
 import type { ConfigInfo } from "./config.js"
+import { PROVIDERS } from "./provider/registry.js"
 
-/** Provider keys Lathe reads from its environment; their values are secrets wherever else they appear. */
-export const PROVIDER_KEY_NAMES: ReadonlyArray<string> = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LATHE_API_KEY"]
+/**
+ * Credentials the SDKs of ambient providers read from the environment themselves (AWS's credential chain, Bedrock's
+ * API key, Azure's key), beyond the providers' `keyEnv`.
+ */
+const AMBIENT_CREDENTIAL_NAMES: ReadonlyArray<string> = [
+  "AWS_SECRET_ACCESS_KEY",
+  "AWS_SESSION_TOKEN",
+  "AWS_BEARER_TOKEN_BEDROCK",
+  "AZURE_API_KEY"
+]
+
+/**
+ * Provider keys Lathe reads from its environment (every provider descriptor's `keyEnv`, `LATHE_API_KEY`, and the
+ * ambient credentials above); their values are secrets wherever else they appear.
+ */
+export const PROVIDER_KEY_NAMES: ReadonlyArray<string> = [
+  ...new Set([...PROVIDERS.flatMap((descriptor) => descriptor.keyEnv), "LATHE_API_KEY", ...AMBIENT_CREDENTIAL_NAMES])
+]
 
 /** Names containing one of these (any case, anywhere in the name) are secrets: `MONKEY` is one too, by design. */
 export const SECRET_NAME = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE/i

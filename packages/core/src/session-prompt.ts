@@ -16,6 +16,7 @@ import { type DoomLoopDetected, Processor } from "./processor.js"
 import type { Reasoning } from "./reasoning.js"
 import { Retry } from "./retry.js"
 import { DEFAULT_SESSION_TITLE } from "./session.js"
+import { makeTurnHooks } from "./session-hooks.js"
 import { recoverSession } from "./session-recover.js"
 import { commitRevert } from "./session-revert.js"
 import { makeStepRunner, type StepRunner } from "./session-step.js"
@@ -232,6 +233,7 @@ const makeSessionPrompt = Effect.gen(function* () {
   const running = new Map<string, AbortController>()
   /** The `provider/model` of each running turn, by session: what a subagent it starts inherits. */
   const turnModels = new Map<string, string>()
+  const hooks = makeTurnHooks({ plugins, store, bus, storeUser: (...args) => storeUser(...args) })
 
   /** The session, agents, agent and model a prompt runs with (the agent and model checked). */
   const resolve = Effect.fnUntraced(function* (input: PromptInput) {
@@ -386,6 +388,10 @@ const makeSessionPrompt = Effect.gen(function* () {
 
     const session = yield* store.getSession(sessionID)
     const promptText = parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+    // Plugins see the prompt before the model does: they may add context to it, or withdraw it.
+    const said = parts.flatMap((part) => (part.type === "text" && !part.synthetic ? [part.text] : [])).join("\n")
+    if (yield* hooks.beforePrompt(session, agent, user.id, said, history.length === 0))
+      return { info: user, parts: [] } satisfies MessageWithParts
     const firstText = parts.find((part) => part.type === "text")?.text.trim() ?? ""
     const titled =
       history.length === 0 && firstText && session.title === DEFAULT_SESSION_TITLE
@@ -430,6 +436,7 @@ const makeSessionPrompt = Effect.gen(function* () {
     let last: AssistantMessage | undefined
     // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
     const cap = stepCap(agent.maxSteps, config.info.max_steps)
+    let continued = 0
     for (let step = 1; ; step++) {
       if (abort.aborted) break
       const lastStep = cap !== undefined && step >= cap
@@ -465,6 +472,16 @@ const makeSessionPrompt = Effect.gen(function* () {
       })
       last = output.message
       if (lastStep && !abort.aborted) last = yield* recordStepLimit(store, bus, last, step)
+      // A plugin may send a turn the model ended on with an instruction, a few times at most.
+      if (
+        output.result === "stop" &&
+        !lastStep &&
+        !abort.aborted &&
+        (yield* hooks.goOn(session, agent, model, output.message, continued))
+      ) {
+        continued++
+        continue
+      }
       if (output.result === "stop" || lastStep) break
       if (output.result === "compact") {
         if (config.info.compaction?.auto === false) break
@@ -530,7 +547,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       })
       const fresh = (yield* store.messages(sessionID)).filter((m) => !before.has(m.info.id))
       const answers = fresh.flatMap((m) => (m.info.role === "assistant" ? [m] : []))
-      const last = answers.findLast((m) => m.parts.some((p) => p.type === "text" && p.text.trim()))
+      const last = answers.findLast((m) => m.parts.some((p) => p.type === "text" && !p.synthetic && p.text.trim()))
       let tokens = emptyTokens()
       let cost = 0
       for (const answer of answers) {
@@ -540,7 +557,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       }
       return {
         sessionID,
-        text: last?.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n") ?? "",
+        text: last?.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n") ?? "",
         calls: fresh.flatMap((m) =>
           m.parts.flatMap((p) =>
             p.type === "tool" && (p.state.status === "completed" || p.state.status === "error")

@@ -206,7 +206,8 @@ export const makeStepRunner = (services: StepServices): StepRunner => {
           ruleset: input.ruleset,
           step: input.step,
           guard: input.guard,
-          ...(input.constraints ? { constraints: input.constraints } : {})
+          ...(input.constraints ? { constraints: input.constraints } : {}),
+          rulesFor: (files) => system.nested(sessionID, files)
         })
       )
       if (Exit.isSuccess(exit)) return exit.value

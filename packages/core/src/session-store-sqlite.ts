@@ -153,6 +153,18 @@ const inIdOrder = <A>(map: ReadonlyMap<string, A>): Array<A> =>
     .sort(byKey)
     .map((entry) => entry.value)
 
+/**
+ * `order` (rows in id order) with `row` added: appended when its id sorts after the last one, as a new message or
+ * part of the loop always does, so a long session is not sorted again at every step; else undefined (sort again).
+ */
+const appended = <A extends CachedRow>(order: Array<A> | undefined, row: A): Array<A> | undefined => {
+  const last = order?.at(-1)
+  if (order === undefined || last === undefined) return undefined
+  if (byKey({ key: String(last.row.id) }, { key: String(row.row.id) }) >= 0) return undefined
+  order.push(row)
+  return order
+}
+
 const ensureDir = (dir: string) =>
   Effect.try({
     try: () => void mkdirSync(dir, { recursive: true }),
@@ -308,8 +320,9 @@ export const makeSqliteStore = (
         held.own = true
         return
       }
-      entry.messages.set(id, { row, value: undefined, own: true, parts: new Map(), order: undefined })
-      entry.order = undefined
+      const added: CachedMessage = { row, value: undefined, own: true, parts: new Map(), order: undefined }
+      entry.messages.set(id, added)
+      entry.order = appended(entry.order, added)
       entry.rows++
     }
     const cachePart = (sessionID: string, messageID: string, id: string, data: string): void => {
@@ -325,8 +338,9 @@ export const makeSqliteStore = (
         held.own = true
         return
       }
-      message.parts.set(id, { row, value: undefined, own: true })
-      message.order = undefined
+      const added: CachedRow = { row, value: undefined, own: true }
+      message.parts.set(id, added)
+      message.order = appended(message.order, added)
       entry.rows++
     }
 

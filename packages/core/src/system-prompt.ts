@@ -1,5 +1,4 @@
 import { readFileSync, realpathSync, statSync } from "node:fs"
-import { glob, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { AgentInfo } from "./agent.js"
@@ -8,10 +7,14 @@ import { Config } from "./config.js"
 import { isWithin } from "./config-load.js"
 import { gitOutput, prefetchGit, startupGitCommands } from "./git-prefetch.js"
 import type { ModelInfo } from "./llm.js"
+import type { MessageWithParts } from "./message.js"
 import { Paths } from "./paths.js"
 import type { Ruleset } from "./permission-next.js"
 import { Plugins } from "./plugins.js"
 import { basePrompt } from "./prompts.js"
+import { folderRulesFiles, nestedRulesFolders, ownRulesFiles, startupRulesFiles } from "./rules-files.js"
+import { expandImports } from "./rules-imports.js"
+import { SessionStore } from "./session-store.js"
 
 /**
  * How long the first request waits for `git status` past the moment it needs the count of changed files (a huge or
@@ -30,8 +33,8 @@ export interface SystemPromptInput {
 
 /**
  * Assembles the system prompt of a step: the provider prompt for the model's family, the environment (cwd, git
- * branch and state, platform, date), the rules files (`AGENTS.md`, else `CLAUDE.md`, else `CONTEXT.md`, from cwd
- * up to the root; the global `~/.config/lathe/AGENTS.md` and `~/.claude/CLAUDE.md`; config `instructions` globs),
+ * branch and state, platform, date), the rules files (`AGENTS.md`, else `CLAUDE.md`, else `CONTEXT.md`, each
+ * followed by its `.local.md` sibling when there is one, from cwd up to the root; the global `~/.config/lathe/AGENTS.md` and `~/.claude/CLAUDE.md`; config `instructions` globs),
  * the agent's prompt, then the `system.transform` hook. The environment and the list of rules files are read once
  * per session; a rules file is re-read only when its mtime or size changes (so an edit made mid-turn, by a tool or
  * by the person, reaches the next step), and a step costs one synchronous `stat` per rules file.
@@ -40,17 +43,34 @@ export interface SystemPromptInput {
  * `instructions` entry) is read only while its real path is inside the project too: a committed symlink to
  * `~/.ssh/id_rsa` is skipped with a notice (one `realpath` per such file per step). Files outside the project come
  * only from the person's own config (an untrusted file's outside entries are dropped when it is loaded) and are read.
+ *
+ * A rules file's `@path` lines pull in other files (see `expandImports`), sent after it; in an untrusted project an
+ * import outside the project is followed only from the person's own files. Rules files in folders below the working
+ * directory (nested `AGENTS.md`) are not part of the system prompt: `nested` hands them out once per session when a
+ * tool first touches a file under them, for the loop to add as a synthetic part.
  */
 export class SystemPrompt extends Context.Service<
   SystemPrompt,
   {
     /** The system messages, in order. */
     readonly build: (input: SystemPromptInput) => Effect.Effect<ReadonlyArray<string>>
-    /** The rules files' text alone, for the compaction summariser (so a summary never forgets the rules). */
+    /**
+     * The rules files' text alone, nested ones loaded so far included, for the compaction summariser (so a summary
+     * never forgets the rules).
+     */
     readonly rules: (sessionID: string) => Effect.Effect<ReadonlyArray<string>>
+    /**
+     * The rules of the folders below the working directory that `files` (absolute, `~/…`, or relative to the working
+     * directory) are in and that this session has not seen yet, shallowest folder first, each labelled with its path;
+     * empty when there is nothing new. Publishes a `rules: <path>` notice for each file added.
+     */
+    readonly nested: (sessionID: string, files: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
   }
 >()("@lathe/core/SystemPrompt") {
-  /** The real assembler (requires Paths, Config, Plugins and Bus, for the notice of a skipped rules file). */
+  /**
+   * The real assembler (requires Paths, Config, Plugins, Bus for the notice of a skipped rules file, and SessionStore
+   * for the nested rules a resumed session was already given).
+   */
   static readonly layer = Layer.effect(
     SystemPrompt,
     Effect.gen(function* () {
@@ -58,6 +78,7 @@ export class SystemPrompt extends Context.Service<
       const config = yield* Config
       const plugins = yield* Plugins
       const bus = yield* Bus
+      const store = yield* SessionStore
       const environments = new Map<string, string>()
       // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
       // a big repository `git status` runs while the rest of start-up does. The branch comes from its own cheap
@@ -70,23 +91,23 @@ export class SystemPrompt extends Context.Service<
       const files = new Map<string, { mtime: number; size: number; text: string }>()
 
       // The person's own rules files, read wherever they are (even when the project is the home folder).
-      const own = new Set([join(paths.config, "AGENTS.md"), join(paths.home, ".claude", "CLAUDE.md")])
+      const own = new Set(ownRulesFiles({ home: paths.home, configDir: paths.config }))
       let realRoot: string | undefined
-      const skipped = new Set<string>()
-      const notices: Array<string> = []
-      /** Says once per file that it was skipped (published by `rules`); the person reads it, the model never does. */
-      const skip = (file: string, real: string) => {
-        if (skipped.has(file)) return
-        skipped.add(file)
-        notices.push(
+      const noticed = new Set<string>()
+      const notices: Array<{ readonly level: "info" | "warn"; readonly message: string }> = []
+      /** Says something once (published by `rules`); the person reads it, the model never does. */
+      const notice = (message: string) => {
+        if (noticed.has(message)) return
+        noticed.add(message)
+        notices.push({ level: "warn", message })
+      }
+      const skip = (file: string, real: string) =>
+        notice(
           `Ignored from untrusted ${paths.root}: rules file ${file} (its real path ${real} is outside the ` +
             `project). Run \`lathe trust\` in ${paths.root} to trust this folder.`
         )
-      }
       const publishNotices = Effect.suspend(() =>
-        Effect.forEach(notices.splice(0), (message) => bus.publish({ type: "notice", level: "warn", message }), {
-          discard: true
-        })
+        Effect.forEach(notices.splice(0), (notice) => bus.publish({ type: "notice", ...notice }), { discard: true })
       )
       /**
        * Whether a rules file may be read: always in a trusted project and for files outside the project (they come
@@ -95,6 +116,13 @@ export class SystemPrompt extends Context.Service<
        */
       const readable = (file: string): boolean => {
         if (config.trusted || own.has(file) || !isWithin(paths.root, file)) return true
+        const real = escapes(file)
+        if (real === undefined) return true
+        if (real !== false) skip(file, real)
+        return false
+      }
+      /** Where a file of the project really leads when that is outside it; undefined when inside; false when absent. */
+      const escapes = (file: string): string | false | undefined => {
         let real: string
         try {
           realRoot ??= realpathSync.native(paths.root)
@@ -102,9 +130,7 @@ export class SystemPrompt extends Context.Service<
         } catch {
           return false
         }
-        if (isWithin(realRoot, real)) return true
-        skip(file, real)
-        return false
+        return isWithin(realRoot, real) ? undefined : real
       }
 
       /** A rules file's text, re-read only when its mtime or size changed; undefined when it is not a file. */
@@ -125,58 +151,117 @@ export class SystemPrompt extends Context.Service<
         return text
       }
 
-      const rulesFiles = async (): Promise<Array<string>> => {
-        const dirs: Array<string> = []
-        for (let dir = paths.directory; ; dir = dirname(dir)) {
-          dirs.push(dir)
-          if (dir === paths.root || dirname(dir) === dir || relative(paths.root, dir).startsWith("..")) break
-        }
-        const found: Array<string> = []
-        const rootFirst = [...dirs].reverse()
-        for (const name of ["AGENTS.md", "CLAUDE.md", "CONTEXT.md"]) {
-          for (const dir of rootFirst) {
-            const file = join(dir, name)
-            if ((await stat(file).catch(() => undefined))?.isFile()) found.push(file)
-          }
-          if (found.length > 0) break // the first name that exists anywhere wins
-        }
-        found.push(...own)
-        for (const pattern of config.info.instructions) {
-          const expanded = pattern.startsWith("~/") ? join(paths.home, pattern.slice(2)) : pattern
-          const absolute = isAbsolute(expanded) ? expanded : resolve(paths.root, expanded)
-          if (!/[*?[{]/.test(absolute)) found.push(absolute)
-          else for await (const match of glob(absolute)) found.push(match)
-        }
-        return [...new Set(found)]
+      const rulesFiles = () =>
+        startupRulesFiles({
+          directory: paths.directory,
+          root: paths.root,
+          home: paths.home,
+          configDir: paths.config,
+          instructions: config.info.instructions
+        })
+
+      /**
+       * Why an import may not be followed, or undefined when it may: anything goes in a trusted project and from the
+       * person's own files (or files from their config, outside the project); otherwise the import must stay inside
+       * the project, its real path too.
+       */
+      const refuseImport = (file: string, rules: string): string | undefined => {
+        if (config.trusted || own.has(rules) || !isWithin(paths.root, rules)) return undefined
+        const real = isWithin(paths.root, file) ? escapes(file) : file
+        if (real === undefined || real === false) return undefined // inside, or absent (noted as missing)
+        return (
+          `${real === file ? file : `${file} leads to ${real}, which`} is outside the untrusted project ` +
+          `${paths.root}: not followed. Run \`lathe trust\` in ${paths.root} to trust this folder.`
+        )
+      }
+      const importHost = {
+        home: paths.home,
+        read: (file: string) => readCached(file)?.trim(),
+        refuse: refuseImport,
+        notice
       }
 
       // Which rules files exist is looked up once per session; their contents are re-read when their mtime changes.
       const discovering = new Map<string, Promise<Array<string>>>()
       const discovered = new Map<string, ReadonlyArray<string>>()
-      const rulesText = (list: ReadonlyArray<string>): Array<string> => {
+      /**
+       * The nested rules files each session has been given, in the order they were added. A session this process has
+       * not seen yet (resumed by another process) starts from the synthetic parts already in its history.
+       */
+      const nestedLoaded = new Map<string, Promise<Array<string>>>()
+      const loadedFor = (sessionID: string) => {
+        let pending = nestedLoaded.get(sessionID)
+        if (!pending) {
+          pending = Effect.runPromise(
+            store.messages(sessionID).pipe(
+              Effect.map(nestedInHistory),
+              Effect.orElseSucceed((): Array<string> => [])
+            )
+          )
+          nestedLoaded.set(sessionID, pending)
+        }
+        return Effect.promise(() => pending)
+      }
+      /** Each rules file's text, labelled with its path, then the files it imports. */
+      const rulesText = (list: ReadonlyArray<string>, scoped = false): Array<string> => {
         const out: Array<string> = []
         for (const file of list) {
           const text = readable(file) ? readCached(file)?.trim() : undefined
-          if (text) out.push(`Instructions from ${file}:\n${text}`)
+          if (!text) continue
+          const scope = scoped ? ` (they apply to files under ${dirname(file)})` : ""
+          out.push(`Instructions from ${file}${scope}:\n${text}`)
+          for (const imported of expandImports(file, text, importHost))
+            if (imported.text)
+              out.push(`Instructions from ${imported.file} (imported by ${imported.from}):\n${imported.text}`)
         }
         return out
       }
-      const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
-        let list = discovered.get(sessionID)
-        if (!list) {
-          let pending = discovering.get(sessionID)
-          if (!pending) {
-            pending = rulesFiles()
-            discovering.set(sessionID, pending)
-          }
-          const found = yield* Effect.promise(() => pending)
-          discovered.set(sessionID, found)
-          discovering.delete(sessionID)
-          list = found
+      const startup = Effect.fnUntraced(function* (sessionID: string) {
+        const list = discovered.get(sessionID)
+        if (list) return list
+        let pending = discovering.get(sessionID)
+        if (!pending) {
+          pending = rulesFiles()
+          discovering.set(sessionID, pending)
         }
-        const text = rulesText(list)
+        const found = yield* Effect.promise(() => pending)
+        discovered.set(sessionID, found)
+        discovering.delete(sessionID)
+        return found
+      })
+      /** The system prompt's rules: the startup files only, so the prompt stays the same all session long. */
+      const startupRules = Effect.fnUntraced(function* (sessionID: string) {
+        const text = rulesText(yield* startup(sessionID))
         yield* publishNotices
         return text
+      })
+      const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
+        const text = [...rulesText(yield* startup(sessionID)), ...rulesText(yield* loadedFor(sessionID), true)]
+        yield* publishNotices
+        return text
+      })
+      const nested = Effect.fn("SystemPrompt.nested")(function* (sessionID: string, files: ReadonlyArray<string>) {
+        const base = new Set(yield* startup(sessionID))
+        const loaded = yield* loadedFor(sessionID)
+        const out: Array<string> = []
+        for (const touched of files) {
+          const file = touched.startsWith("~/")
+            ? join(paths.home, touched.slice(2))
+            : isAbsolute(touched)
+              ? resolve(touched)
+              : resolve(paths.directory, touched)
+          for (const folder of nestedRulesFolders(paths.directory, file))
+            for (const rulesFile of folderRulesFiles(folder)) {
+              if (base.has(rulesFile) || loaded.includes(rulesFile)) continue
+              loaded.push(rulesFile)
+              const text = rulesText([rulesFile], true)
+              if (text.length === 0) continue
+              out.push(...text)
+              notices.push({ level: "info", message: `rules: ${relative(paths.directory, rulesFile)}` })
+            }
+        }
+        yield* publishNotices
+        return out
       })
 
       const environment = Effect.fnUntraced(function* (sessionID: string) {
@@ -208,7 +293,7 @@ export class SystemPrompt extends Context.Service<
         const system = [
           basePrompt(input.model.providerID, input.model.modelID),
           yield* environment(input.sessionID),
-          ...(yield* rules(input.sessionID)),
+          ...(yield* startupRules(input.sessionID)),
           ...(input.agent.prompt ? [input.agent.prompt] : [])
         ]
         const output = yield* plugins.trigger(
@@ -224,9 +309,22 @@ export class SystemPrompt extends Context.Service<
         return output.system
       })
 
-      return SystemPrompt.of({ build, rules })
+      return SystemPrompt.of({ build, rules, nested })
     })
   )
+}
+
+/** How a nested rules file is labelled in the synthetic part that gave it to the model (see `SystemPrompt.nested`). */
+const NESTED_LABEL = /^Instructions from (.+) \(they apply to files under .+\):$/gm
+
+/** The nested rules files a session's history already holds, in order (the labels of its synthetic parts). */
+const nestedInHistory = (messages: ReadonlyArray<MessageWithParts>): Array<string> => {
+  const found = new Set<string>()
+  for (const message of messages)
+    for (const part of message.parts)
+      if (part.type === "text" && part.synthetic === true && message.info.role === "assistant")
+        for (const match of part.text.matchAll(NESTED_LABEL)) if (match[1]) found.add(match[1])
+  return [...found]
 }
 
 /** What `git status` said of the uncommitted files (changed and untracked): how many, or why it did not say. */

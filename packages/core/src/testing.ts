@@ -26,6 +26,11 @@ import { ScriptedLLM, type ScriptedOptions, type ScriptedStep } from "./testing/
 export * from "./testing/scripted-llm.js"
 export * from "./testing/scripted-server.js"
 export * from "./testing/scripted-wire.js"
+export * from "./testing/wire-bedrock.js"
+export * from "./testing/wire-chat.js"
+export * from "./testing/wire-gemini.js"
+export * from "./testing/wire-ollama.js"
+export * from "./testing/wire-responses.js"
 export { Bus, Config, Paths, PermissionNext, Plugins, Question, Retry, SessionStore, Snapshot }
 
 /** What `testLayer` builds from. */

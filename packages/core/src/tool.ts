@@ -107,6 +107,12 @@ export interface ToolDefinition<Args> {
   readonly parameters: z.ZodType<Args>
   /** Whether the tool may change files (default `true`); the loop snapshots before a mutating tool. */
   readonly mutates?: boolean
+  /**
+   * The files a call reads or changes, as the arguments name them (absolute, `~/…`, or relative to the working
+   * directory). After a call succeeds, Lathe adds the rules files (nested `AGENTS.md`) of the folders they are in.
+   * Leave it out for tools that touch many files at once (a search).
+   */
+  readonly paths?: (args: Args) => ReadonlyArray<string>
   /** Does the work. May throw or reject; a rejection from `ctx.ask` passes through as the permission error. */
   readonly execute: (args: Args, ctx: ToolContext) => Promise<ToolResult> | ToolResult
 }
@@ -117,6 +123,8 @@ export interface ToolInfo<Args = unknown> {
   readonly description: string
   readonly parameters: z.ZodType<Args>
   readonly mutates: boolean
+  /** The files a call with these (unvalidated) arguments touches; empty when they do not fit the schema. */
+  readonly paths?: (args: unknown) => ReadonlyArray<string>
   /** Validates `args`, runs `execute`, truncates the output. */
   readonly run: (args: unknown, ctx: ToolRunContext) => Effect.Effect<ToolOutput, ToolError>
   /** The parameters as JSON Schema (the input side: fields with defaults are optional), for providers; computed once. */
@@ -227,11 +235,20 @@ const define = <Args>(id: string, definition: ToolDefinition<Args>): ToolInfo<Ar
 
   // Built once, on first use: the loop sends it every step.
   let schema: z.core.JSONSchema.BaseSchema | undefined
+  const touched = definition.paths
   return {
     id,
     description,
     parameters,
     mutates: definition.mutates ?? true,
+    ...(touched
+      ? {
+          paths: (input: unknown) => {
+            const parsed = parameters.safeParse(input)
+            return parsed.success ? touched(parsed.data) : []
+          }
+        }
+      : {}),
     run,
     jsonSchema: () => {
       schema ??= z.toJSONSchema(parameters, { io: "input" })

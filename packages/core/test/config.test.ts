@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { Config, type ConfigEnv, ConfigError } from "../src/config.js"
 import { permissionRules } from "../src/config-schema.js"
 import { Paths } from "../src/paths.js"
+import { PROVIDER_TYPES } from "../src/provider/registry.js"
 
 /** A temp world: `project/` (the root), `global/` (Paths.config), `data/` (Paths.data), files relative to it. */
 const world = (files: Record<string, string> = {}) => {
@@ -186,18 +187,24 @@ describe("Config errors", () => {
     })
   )
 
+  // Every provider type, as the schema lists them, and the hint for a wrong or missing type.
+  const typesText = `one of ${PROVIDER_TYPES.map((type) => JSON.stringify(type)).join(", ")}`
+  const typeHint =
+    'use "openai-compatible" for vLLM, llama.cpp and other OpenAI-style servers; leave "type" out when the provider ' +
+    'id is a type ("ollama", "google", …); lathe models lists every provider'
+
   it.effect("an unknown provider type lists the types", () =>
     Effect.gen(function* () {
       const { error, file } = yield* failure({
         "global/lathe.json": `{
   "provider": {
-    "local": { "type": "ollama", "baseURL": "http://localhost:11434/v1" }
+    "local": { "type": "llamafile", "baseURL": "http://localhost:11434/v1" }
   }
 }`
       })
       assert.strictEqual(
         error.message,
-        `${file("global/lathe.json")}:3:24: provider.local.type: expected one of "anthropic", "openai", "openai-compatible", got string "ollama" (use "openai-compatible" for Ollama, LM Studio, vLLM and other OpenAI-style servers)`
+        `${file("global/lathe.json")}:3:24: provider.local.type: expected ${typesText}, got string "llamafile" (${typeHint})`
       )
     })
   )
@@ -209,7 +216,7 @@ describe("Config errors", () => {
       })
       assert.strictEqual(
         error.message,
-        `${file("global/lathe.json")}:3:5: provider.local.type: expected one of "anthropic", "openai", "openai-compatible", got nothing (use "openai-compatible" for Ollama, LM Studio, vLLM and other OpenAI-style servers)`
+        `${file("global/lathe.json")}:3:5: provider.local.type: expected ${typesText}, got nothing (${typeHint})`
       )
       const w = world({
         "global/lathe.json": JSON.stringify({ provider: { local: { type: "openai-compatible" }, anthropic: {} } }),
@@ -229,7 +236,7 @@ describe("Config errors", () => {
       const { error, file } = yield* failure({ "global/lathe.json": `{\n  "model": "a/b",\n  "modle": "a/c"\n}` })
       assert.strictEqual(
         error.message,
-        `${file("global/lathe.json")}:3:3: modle: expected one of the keys "$schema", "model", "small_model", "default_agent", "provider", "permission", "agent", "plugin", "mcp", "mcp_tool_search", "disabled_plugins", "plugin_timeout_ms", "instructions", "max_steps", "tool_output", "doom_loop", "retry", "compaction", "snapshot", "webfetch", "sandbox", "store", "models", "shell", got unknown key "modle" (did you mean "model"?)`
+        `${file("global/lathe.json")}:3:3: modle: expected one of the keys "$schema", "model", "small_model", "default_agent", "provider", "permission", "agent", "plugin", "mcp", "mcp_tool_search", "disabled_plugins", "plugin_timeout_ms", "hooks", "instructions", "max_steps", "tool_output", "doom_loop", "retry", "compaction", "snapshot", "webfetch", "sandbox", "store", "models", "shell", got unknown key "modle" (did you mean "model"?)`
       )
     })
   )

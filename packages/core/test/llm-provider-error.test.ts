@@ -88,7 +88,8 @@ describe("toProviderError", () => {
     assert.strictEqual(
       auth.message,
       `Provider "anthropic" rejected the API key (HTTP 401) at ${url}: invalid x-api-key. ` +
-        "To fix it, set ANTHROPIC_API_KEY, or provider.anthropic.apiKey in lathe.json."
+        "To fix it, set ANTHROPIC_API_KEY, or provider.anthropic.apiKey in lathe.json, or run `lathe auth login " +
+        "anthropic` to store one."
     )
     const hinted = toProviderError(apiError(401), "work", "m", { keyHint: "set WORK_KEY" })
     assert.include(hinted.message, "To fix it, set WORK_KEY.")

@@ -92,9 +92,9 @@ describe("LLM.resolve", () => {
   it.effect("an unknown provider is ModelNotFound naming the configured providers", () =>
     Effect.gen(function* () {
       const config = { provider: { local: { type: "openai-compatible" as const, baseURL: "http://127.0.0.1:1/v1" } } }
-      const error = yield* resolve(config, { OPENAI_API_KEY: "k" }, "groq/llama").pipe(Effect.flip)
+      const error = yield* resolve(config, { OPENAI_API_KEY: "k" }, "acme/llama").pipe(Effect.flip)
       assert.strictEqual(error._tag, "ModelNotFound")
-      assert.include(error.message, 'Unknown provider "groq" in "groq/llama". Configured providers: local, openai.')
+      assert.include(error.message, 'Unknown provider "acme" in "acme/llama". Configured providers: local, openai.')
     })
   )
 

@@ -230,6 +230,34 @@ describe("SqliteSessionStore's history in memory", () => {
     )
   )
 
+  it.effect("messages and parts written after a read, in id order or not, read back in id order", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_2"))
+        yield* store.putPart(text("ses_a", "msg_2", "prt_2", "b"))
+        yield* store.messages("ses_a") // the history is held from here on
+        // Appended after the last id (as the loop does), then one before it, then one in between.
+        for (const id of ["msg_4", "msg_1", "msg_3"]) {
+          yield* store.putMessage(user("ses_a", id))
+          yield* store.putPart(text("ses_a", id, "prt_5", `${id} last`))
+          yield* store.putPart(text("ses_a", id, "prt_1", `${id} first`))
+          const ids = (yield* store.messages("ses_a")).map((m) => m.info.id)
+          assert.deepStrictEqual(ids, [...ids].sort())
+        }
+        yield* store.putPart(text("ses_a", "msg_2", "prt_3", "c"))
+        yield* store.putPart(text("ses_a", "msg_2", "prt_1", "a"))
+        const held = yield* store.messages("ses_a")
+        assert.deepStrictEqual(textOf(held[1]?.parts ?? []), ["a", "b", "c"])
+        assert.deepStrictEqual(textOf(held[0]?.parts ?? []), ["msg_1 first", "msg_1 last"])
+        const fresh = yield* open(file).pipe(Effect.flatMap((other) => other.messages("ses_a")))
+        assert.deepStrictEqual(held, fresh)
+      })
+    )
+  )
+
   it.effect("what a read returns is the caller's: changing it does not change the next read", () =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -8,7 +8,8 @@ type Env = Readonly<Record<string, string | undefined>>
 /**
  * The credentials Lathe itself uses to reach its model providers and its store: each provider's `apiKey`, secret
  * headers and options (with what their `{env:NAME}` placeholders resolved to, since the config holds the resolved
- * values), a store URL, and the values of `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` and `LATHE_API_KEY` in `env`. MCP
+ * values), a store URL, and the values of the provider key variables (`PROVIDER_KEY_NAMES`: every provider's key
+ * variables, `LATHE_API_KEY`, AWS and Azure credentials) in `env`. MCP
  * servers' own settings are not among them: a server gets what its config gives it.
  */
 export const lathesCredentials = (config: SecretSources, env: Env): ReadonlyArray<string> =>
@@ -16,8 +17,8 @@ export const lathesCredentials = (config: SecretSources, env: Env): ReadonlyArra
 
 /**
  * What a local server's process gets: every variable of `base` (the person's environment: proxies, CA bundles,
- * `npm_config_*`, tool paths), less the provider key variables (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`,
- * `LATHE_API_KEY`) and every variable that holds one of `credentials` (its whole value, or containing it when the
+ * `npm_config_*`, tool paths), less the provider key variables (`PROVIDER_KEY_NAMES`: `ANTHROPIC_API_KEY`,
+ * `OPENAI_API_KEY`, `GEMINI_API_KEY`, … `LATHE_API_KEY`, `AWS_SECRET_ACCESS_KEY`, …) and every variable that holds one of `credentials` (its whole value, or containing it when the
  * credential has 8 characters or more), then the server's own `env` on top. A variable the server's `env` names is
  * passed as the server says, so a server that needs one of Lathe's keys gets it only when its config names it.
  */

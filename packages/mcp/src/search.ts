@@ -2,8 +2,9 @@
 import {
   type AnyTool,
   type ConfigInfo,
-  DEFAULT_ANTHROPIC_MODEL,
-  DEFAULT_OPENAI_MODEL,
+  configuredProviders,
+  defaultCandidates,
+  defaultModelOf,
   type ModelInfo,
   modelInfo
 } from "@lathe/core"
@@ -24,24 +25,27 @@ export const estimateToolTokens = (tools: ReadonlyArray<AnyTool>): number =>
 /**
  * The model whose context window sets the budget. Plugins load before any model is resolved and the tool list is
  * fixed then, so this is the configured one: config `model` (which `LATHE_MODEL` sets), else the default Lathe picks
- * for the API key present, with `provider.<id>.models.<model>` overrides; an unknown model gets the catalogue's
+ * for the provider keys present (Anthropic's, then OpenAI's, then another provider's default model), with `provider.<id>.models.<model>` overrides; an unknown model gets the catalogue's
  * small safe window. An agent or `--model` that picks another model is not seen.
  */
 export const configuredModel = (
   config: ConfigInfo,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): ModelInfo => {
-  const ref =
-    config.model ??
-    (env.ANTHROPIC_API_KEY
-      ? `anthropic/${DEFAULT_ANTHROPIC_MODEL}`
-      : env.OPENAI_API_KEY
-        ? `openai/${DEFAULT_OPENAI_MODEL}`
-        : undefined)
+  const ref = config.model ?? defaultRef(config, env)
   const slash = ref?.indexOf("/") ?? -1
   const providerID = ref && slash > 0 ? ref.slice(0, slash) : "unknown"
   const modelID = ref && slash > 0 ? ref.slice(slash + 1) : "unknown"
   return modelInfo(providerID, modelID, config.provider?.[providerID]?.models?.[modelID])
+}
+
+/** The first provider-default model the keys in `env` (or stored by `lathe auth login`) give, as `provider/model`. */
+const defaultRef = (config: ConfigInfo, env: Readonly<Record<string, string | undefined>>): string | undefined => {
+  for (const provider of defaultCandidates(configuredProviders(config, env))) {
+    const model = defaultModelOf(provider)
+    if (model !== undefined) return `${provider.id}/${model}`
+  }
+  return undefined
 }
 
 /** Whether tool search is on, and the figures it was decided from. */

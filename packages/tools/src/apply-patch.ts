@@ -93,6 +93,15 @@ export const createApplyPatchTool = (state: ToolState) =>
     description: loadDescription("apply_patch"),
     parameters: ApplyPatchInput,
     mutates: true,
+    paths: (args) => {
+      try {
+        return parsePatch(args.patchText).flatMap((hunk) =>
+          hunk.type === "update" && hunk.movePath !== undefined ? [hunk.path, hunk.movePath] : [hunk.path]
+        )
+      } catch {
+        return [] // the call failed on the same patch: it touched nothing
+      }
+    },
     execute: async (args, ctx) => {
       const hunks = parsePatch(args.patchText)
       const changes: Array<Change> = []

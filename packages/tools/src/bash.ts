@@ -67,9 +67,10 @@ export interface BashOptions {
 
 /**
  * Bash options from the merged config: its `sandbox` (default `workspace-write`, network closed), the names in
- * `shell.env.inherit`, and the secret values to keep out of commands: `secrets` when given (the plugin passes its
- * context's, which include what the config's `{env:NAME}` placeholders resolved to), else `secretValues` of the config
- * alone (provider keys and headers, the store URL, MCP servers' env and headers).
+ * `shell.env.inherit`, the variables of `shell.env.set` over this process's environment, and the secret values to keep
+ * out of commands: `secrets` when given (the plugin passes its context's, which include what the config's `{env:NAME}`
+ * placeholders resolved to), else `secretValues` of the config alone (provider keys and headers, the store URL, MCP
+ * servers' env and headers).
  */
 export const bashOptionsFromConfig = (
   config: Pick<ConfigInfo, "sandbox" | "shell" | "provider"> & SecretSources,
@@ -85,6 +86,7 @@ export const bashOptionsFromConfig = (
     },
     inherit: config.shell?.env?.inherit ?? [],
     secrets,
+    ...(config.shell?.env?.set ? { baseEnv: { ...process.env, ...config.shell.env.set } } : {}),
     ...(notice ? { notice } : {})
   }
 }

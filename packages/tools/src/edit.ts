@@ -31,5 +31,6 @@ export const createEditTool = (state: ToolState) =>
     description: loadDescription("edit"),
     parameters: EditInput,
     mutates: true,
+    paths: (args) => [args.filePath],
     execute: (args, ctx) => editFile(ctx, state, args.filePath, [args])
   })

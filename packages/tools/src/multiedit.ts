@@ -27,6 +27,7 @@ export const createMultiEditTool = (state: ToolState) =>
     description: loadDescription("multiedit"),
     parameters: MultiEditInput,
     mutates: true,
+    paths: (args) => [args.filePath],
     execute: (args, ctx) =>
       editFile(
         ctx,

@@ -120,6 +120,7 @@ export const createReadTool = (state: ToolState) =>
     description: loadDescription("read"),
     parameters: ReadInput,
     mutates: false,
+    paths: (args) => [args.filePath],
     execute: async (args, ctx) => {
       const path = resolvePath(ctx, args.filePath)
       const label = displayPath(ctx.root, path)

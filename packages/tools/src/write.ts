@@ -23,6 +23,7 @@ export const createWriteTool = (state: ToolState) =>
     description: loadDescription("write"),
     parameters: WriteInput,
     mutates: true,
+    paths: (args) => [args.filePath],
     execute: async (args, ctx) => {
       const path = resolvePath(ctx, args.filePath)
       const label = displayPath(ctx.root, path)

@@ -39,15 +39,17 @@ export interface DiscoverOptions {
 }
 
 /**
- * The folders searched, highest precedence first: the project's `.lathe/skills`, `.claude/skills`,
- * `.opencode/skill`, `.opencode/skills`, then `<configDir>/skills` and `<home>/.claude/skills`.
+ * The folders searched, highest precedence first: the project's `.lathe/skills`, `.agents/skills`, `.claude/skills`,
+ * `.opencode/skill`, `.opencode/skills`, then `<configDir>/skills`, `<home>/.agents/skills` and
+ * `<home>/.claude/skills`.
  */
 export const skillRoots = (options: Pick<DiscoverOptions, "root" | "configDir" | "home">): ReadonlyArray<SkillRoot> => [
-  ...[".lathe/skills", ".claude/skills", ".opencode/skill", ".opencode/skills"].map((dir) => ({
+  ...[".lathe/skills", ".agents/skills", ".claude/skills", ".opencode/skill", ".opencode/skills"].map((dir) => ({
     directory: resolve(options.root, dir),
     scope: "project" as const
   })),
   { directory: resolve(options.configDir, "skills"), scope: "global" },
+  { directory: resolve(options.home, ".agents", "skills"), scope: "global" },
   { directory: resolve(options.home, ".claude", "skills"), scope: "global" }
 ]
 

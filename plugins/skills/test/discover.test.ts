@@ -4,7 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { discoverSkills, type SkillRoot, skillRoots } from "../src/index.js"
 import { layout, write, writeSkill } from "./helpers.js"
 
-const PROJECT_DIRS = [".lathe/skills", ".claude/skills", ".opencode/skill", ".opencode/skills"]
+const PROJECT_DIRS = [".lathe/skills", ".agents/skills", ".claude/skills", ".opencode/skill", ".opencode/skills"]
 
 describe("discoverSkills", () => {
   it("searches the project folders, then the config dir, then ~/.claude/skills", () => {
@@ -12,6 +12,7 @@ describe("discoverSkills", () => {
     const expected: ReadonlyArray<SkillRoot> = [
       ...PROJECT_DIRS.map((dir) => ({ directory: join(options.root, dir), scope: "project" as const })),
       { directory: join(options.configDir, "skills"), scope: "global" },
+      { directory: join(options.home, ".agents", "skills"), scope: "global" },
       { directory: join(options.home, ".claude", "skills"), scope: "global" }
     ]
     assert.deepStrictEqual(skillRoots(options), expected)
@@ -42,6 +43,7 @@ describe("discoverSkills", () => {
     const all = [
       ...PROJECT_DIRS.map((dir) => ["root", dir] as const),
       ["configDir", "skills"] as const,
+      ["home", ".agents/skills"] as const,
       ["home", ".claude/skills"] as const
     ]
     // Remove the winner one folder at a time: the next folder in precedence order must take over.

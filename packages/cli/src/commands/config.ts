@@ -1,18 +1,57 @@
+import { statSync } from "node:fs"
 import { parseArgs } from "node:util"
-import { Config, ConfigError, Paths } from "@lathe/core"
+import {
+  Config,
+  ConfigError,
+  escapingRealPath,
+  type ForeignFormat,
+  Paths,
+  type Rule,
+  startupRulesFiles
+} from "@lathe/core"
 import { Effect, Layer } from "effect"
 import type { CliIO, Command } from "../io.js"
 
 const usage = `Usage: lathe config [--json]
 
 Shows the merged configuration of this directory's project: which files were read (global, project,
-$LATHE_CONFIG, environment), whether the project is trusted, and any notice. Exits 1 with the file, line
+$LATHE_CONFIG, environment, Claude Code settings and OpenCode config read as sources, with each permission
+rule translated from them and the file and line it came from), whether the project is trusted, the rules files (AGENTS.md, CLAUDE.md, their
+.local.md siblings, instructions) sent from the start of a session, and any notice. Exits 1 with the file, line
 and column of the first problem when a config file is invalid. $LATHE_CONFIG is an absolute path or one
 relative to your home directory (never to the working directory).
 
 Options:
   --json   Print the merged config and its sources as JSON
 `
+
+/** Why an untrusted project's rules file is skipped (its real path is outside the project), or "" when it is read. */
+const leadsOut = (root: string, file: string): string => {
+  const real = escapingRealPath(root, file)
+  return real === undefined ? "" : ` (skipped: it leads to ${real}, outside this untrusted project)`
+}
+
+const FORMATS: Record<ForeignFormat, string> = { "claude-code": "Claude Code settings", opencode: "OpenCode config" }
+
+/** The permission rules that came from Claude Code or OpenCode files, each with the file (and line) it came from. */
+const translatedRules = (config: Config["Service"]): Array<string> => {
+  const files = config.sources.filter((source) => source.format !== undefined).map((source) => source.file)
+  const from = (rule: Rule) => files.some((file) => rule.source === file || rule.source?.startsWith(`${file}:`))
+  const found = [
+    ...config.info.permission.filter(from).map((rule) => ({ rule, agent: "" })),
+    ...Object.entries(config.info.agent).flatMap(([name, agent]) =>
+      agent.permission.filter(from).map((rule) => ({ rule, agent: `agent ${name}: ` }))
+    )
+  ]
+  if (found.length === 0) return []
+  return [
+    "translated permission rules (Claude Code / OpenCode → Lathe)",
+    ...found.map(
+      ({ rule, agent }) =>
+        `  ${agent}${rule.action.padEnd(5)} ${rule.permission} ${JSON.stringify(rule.pattern)}${rule.narrows ? " (narrows only)" : ""}  from ${rule.source}`
+    )
+  ]
+}
 
 /** `lathe config`: load, validate and show the merged configuration. */
 export const configCommand: Command = async (args, io: CliIO) => {
@@ -38,9 +77,17 @@ export const configCommand: Command = async (args, io: CliIO) => {
     return 1
   }
   const { config, paths } = result.success
+  const found = await startupRulesFiles({
+    directory: paths.directory,
+    root: paths.root,
+    home: paths.home,
+    configDir: paths.config,
+    instructions: config.info.instructions
+  })
+  const rules = found.filter((file) => statSync(file, { throwIfNoEntry: false })?.isFile() === true)
   if (values.json) {
     io.stdout(
-      `${JSON.stringify({ root: paths.root, trusted: config.trusted, sources: config.sources, notices: config.notices, config: config.info }, null, 2)}\n`
+      `${JSON.stringify({ root: paths.root, trusted: config.trusted, sources: config.sources, rules, notices: config.notices, config: config.info }, null, 2)}\n`
     )
     return 0
   }
@@ -49,8 +96,13 @@ export const configCommand: Command = async (args, io: CliIO) => {
     `data dir  ${paths.data}`,
     `sources   ${config.sources.length === 0 ? "(none: built-in defaults)" : ""}`,
     ...config.sources.map(
-      (source) => `  ${source.scope.padEnd(8)} ${source.file}${source.trusted ? "" : " (untrusted)"}`
+      (source) =>
+        `  ${source.scope.padEnd(8)} ${source.file}${source.format ? ` (${FORMATS[source.format]})` : ""}${source.trusted ? "" : " (untrusted)"}`
     ),
+    ...translatedRules(config),
+    `rules     ${rules.length === 0 ? "(none at start)" : ""}`,
+    ...rules.map((file) => `  ${file}${config.trusted ? "" : leadsOut(paths.root, file)}`),
+    "  AGENTS.md or CLAUDE.md files in folders below this one load when a tool first reads or edits a file there.",
     ...config.notices.map((notice) => `notice    ${notice}`),
     "",
     JSON.stringify(config.info, null, 2),

@@ -1,4 +1,14 @@
-import { Config, type ConfigShape, LLM, lookupModel, type ModelInfo, providerSetupHelp } from "@lathe/core"
+import {
+  Config,
+  type ConfigShape,
+  type ConfiguredProvider,
+  configuredProviders,
+  LLM,
+  lookupModel,
+  type ModelInfo,
+  providerSetupHelp,
+  referencedProvider
+} from "@lathe/core"
 import { Effect, Layer, Result } from "effect"
 import type { CliIO } from "../io.js"
 
@@ -12,33 +22,33 @@ export interface ModelCheck {
 /** How long the endpoint probe waits for any HTTP answer. */
 const PROBE_TIMEOUT_MS = 3_000
 
-/** Where the built-in providers answer when the config names no `baseURL`. */
+/** Where the first-party providers answer when neither config nor their descriptor names a `baseURL`. */
 const DEFAULT_BASE_URLS: Readonly<Record<string, string>> = {
   anthropic: "https://api.anthropic.com/v1",
   openai: "https://api.openai.com/v1"
 }
 
-const ENV_KEYS: Readonly<Record<string, string>> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" }
+/** The provider `providerID` as the LLM layer sets it up (configured, detected, or a local server by reference). */
+const providerOf = (config: ConfigShape, providerID: string, env: CliIO["env"]): ConfiguredProvider | undefined =>
+  configuredProviders(config.info, env).find((provider) => provider.id === providerID) ??
+  referencedProvider(providerID, env)
 
-/** The provider's type the way the LLM layer reads it. */
-const providerType = (id: string, type: string | undefined) =>
-  type ?? (id === "anthropic" || id === "openai" ? id : "openai-compatible")
-
-/** Where the key of `providerID` comes from, by name only (never the value). */
-const keySource = (config: ConfigShape, providerID: string, env: CliIO["env"]): string => {
-  const provider = config.info.provider?.[providerID]
-  const type = providerType(providerID, provider?.type)
-  if (provider?.apiKey)
-    return providerID === "env" ? "key from LATHE_API_KEY" : `key from provider.${providerID}.apiKey`
-  const envKey = ENV_KEYS[type]
-  if (envKey !== undefined && env[envKey]) return `key from ${envKey}`
-  return "no key (none needed for an openai-compatible server)"
+/** Where the key of `provider` comes from, by name only (never the value). */
+const keySource = (provider: ConfiguredProvider | undefined, providerID: string): string => {
+  const source = provider?.keySource ?? "none"
+  if (source === "config") return `key from provider.${providerID}.apiKey`
+  if (source === "auth") return "key stored by lathe auth login"
+  if (source === "ambient") return "credentials from the environment (the SDK's own chain)"
+  if (source.startsWith("env:")) return `key from ${source.slice(4)}`
+  return provider?.descriptor.auth === "key"
+    ? "no key"
+    : `no key (none needed for ${provider?.descriptor.type === "openai-compatible" || provider === undefined ? "an openai-compatible server" : provider.descriptor.name})`
 }
 
 /** The model line's detail for a resolved model: the reference, where its key comes from, what Lathe knows of it. */
 const describe = (config: ConfigShape, info: ModelInfo, env: CliIO["env"]): string => {
   const ref = `${info.providerID}/${info.modelID}`
-  const key = keySource(config, info.providerID, env)
+  const key = keySource(providerOf(config, info.providerID, env), info.providerID)
   const override = config.info.provider?.[info.providerID]?.models?.[info.modelID]
   if (override !== undefined || lookupModel(info.modelID) !== undefined)
     return `${ref} (${info.name}, ${info.limit.context.toLocaleString("en")}-token context), ${key}`
@@ -62,8 +72,15 @@ const whyUnreachable = (error: unknown): string => {
 }
 
 /** A GET on `<baseURL>/models` (free on every provider; no completion is sent): any HTTP answer means reachable. */
-const endpointCheck = async (config: ConfigShape, providerID: string): Promise<ModelCheck> => {
-  const baseURL = config.info.provider?.[providerID]?.baseURL ?? DEFAULT_BASE_URLS[providerID]
+const endpointCheck = async (config: ConfigShape, providerID: string, env: CliIO["env"]): Promise<ModelCheck> => {
+  const provider = providerOf(config, providerID, env)
+  const baseURL = provider?.settings.baseURL ?? DEFAULT_BASE_URLS[provider?.descriptor.type ?? providerID]
+  if (baseURL === undefined && provider !== undefined && provider.descriptor.baseURL?.required !== true)
+    return {
+      name: "endpoint",
+      ok: true,
+      detail: `${provider.descriptor.name}: its SDK picks the endpoint (not probed)`
+    }
   if (baseURL === undefined)
     return { name: "endpoint", ok: false, detail: `provider "${providerID}" has no baseURL to reach` }
   const url = `${baseURL.replace(/\/+$/, "")}/models`
@@ -73,12 +90,13 @@ const endpointCheck = async (config: ConfigShape, providerID: string): Promise<M
     await response.body?.cancel()
     return { name: "endpoint", ok: true, detail: `${baseURL} answered (HTTP ${response.status} to GET /models)` }
   } catch (error) {
+    const connect = provider?.descriptor.hints?.connect
     return {
       name: "endpoint",
       ok: false,
       detail:
         `${baseURL} is not reachable (${whyUnreachable(error)}): start the model server, or fix ${where}, ` +
-        "or check the network and proxy"
+        `or check the network and proxy${connect && provider?.descriptor.type !== "openai-compatible" ? ` (${connect})` : ""}`
     }
   }
 }
@@ -110,5 +128,5 @@ export const modelChecks = async (
   }
   const info = resolved.success
   const model: ModelCheck = { name: "model", ok: true, detail: describe(config, info, io.env) }
-  return { checks: [model, await endpointCheck(config, info.providerID)], help: undefined }
+  return { checks: [model, await endpointCheck(config, info.providerID, io.env)], help: undefined }
 }

@@ -5,20 +5,33 @@ import {
   Config,
   ConfigError,
   type ConfigShape,
+  type ConfiguredProvider,
+  descriptorOf,
   ModelCatalog,
   type ModelInfo,
-  Paths
+  Paths,
+  PROVIDER_TYPES,
+  PROVIDERS,
+  storedKeys
 } from "@lathe/core"
 import { Effect, Layer } from "effect"
 import type { CliIO, Command } from "../io.js"
+import { catalogueIDOf, discoverModels, providerStatus, yourProviders } from "../provider-status.js"
 
-const usage = `Usage: lathe models [provider] [--json] [--refresh]
+/** How long `lathe models <local provider>` waits for the server's list. */
+const DISCOVER_TIMEOUT_MS = 2_000
+
+const usage = `Usage: lathe models [provider] [--all] [--json] [--refresh]
 
 Lists the models Lathe knows (the models.dev catalogue, with your lathe.json model entries laid over it): id,
 name, context and output limits, prices in USD per million tokens (input/output, cache read/write), abilities,
-and where the provider's key comes from (the variable's name and whether it is set; never its value).
+and where the provider's key comes from (config, the variable's name and whether it is set, or lathe auth; never
+the key). Without a provider it lists the providers you have (configured, or with a key in the environment or
+stored by lathe auth); --all lists every provider of the catalogue, yours first. For a local server (ollama,
+lmstudio) it also asks the running server which models it has.
 
 Options:
+  --all       Every provider of the catalogue, not only yours
   --json      Print an array of objects (see the CLI README for the shape)
   --refresh   Download the catalogue now (LATHE_MODELS_URL, config models.url, else models.dev) before listing
 `
@@ -27,10 +40,15 @@ Options:
 export interface KeySource {
   /** The variables the provider's SDK reads, usual one first (empty: none needed or none known). */
   readonly env: ReadonlyArray<string>
-  /** The variable (or config key) the key is taken from, or the one to set; `null` when the provider names none. */
+  /**
+   * The variable (or config key) the key is taken from, `lathe auth` for a stored key, else the variable to set;
+   * `null` when the provider names none.
+   */
   readonly from: string | null
-  /** Whether a key is there. */
+  /** Whether a key is there (for ambient credentials: whether they look set up). */
   readonly set: boolean
+  /** Where the key comes from: `config`, `env`, `auth` (stored by `lathe auth login`), `ambient` or `none`. */
+  readonly source: "config" | "env" | "auth" | "ambient" | "none"
 }
 
 /** One model as `lathe models --json` prints it. */
@@ -60,22 +78,49 @@ export interface ModelRow {
   readonly input: ReadonlyArray<string>
   readonly knowledge: string | null
   readonly release_date: string | null
-  /** `catalogue`, or `config` for a model only lathe.json names. */
-  readonly source: "catalogue" | "config"
+  /** `catalogue`, `config` for a model only lathe.json names, `server` for one only the running server offers. */
+  readonly source: "catalogue" | "config" | "server"
   readonly key: KeySource
 }
 
-const keySource = (config: ConfigShape, provider: CatalogProvider | undefined, id: string, io: CliIO): KeySource => {
-  const env = provider?.env ?? []
-  if (config.info.provider?.[id]?.apiKey) return { env, from: `provider.${id}.apiKey`, set: true }
-  const present = env.find((name) => io.env[name])
-  return { env, from: present ?? env[0] ?? null, set: present !== undefined }
+/** The key source of provider `id`: from its descriptor when Lathe ships one, else the catalogue's variables. */
+const keySource = (
+  status: ConfiguredProvider | undefined,
+  provider: CatalogProvider | undefined,
+  id: string,
+  config: ConfigShape,
+  io: CliIO,
+  stored: Readonly<Record<string, string>>
+): KeySource => {
+  if (status === undefined) {
+    const env = provider?.env ?? []
+    if (config.info.provider?.[id]?.apiKey) return { env, from: `provider.${id}.apiKey`, set: true, source: "config" }
+    const present = env.find((name) => io.env[name])
+    if (present !== undefined) return { env, from: present, set: true, source: "env" }
+    if (stored[id] !== undefined) return { env, from: "lathe auth", set: true, source: "auth" }
+    return { env, from: env[0] ?? null, set: false, source: "none" }
+  }
+  const descriptor = status.descriptor
+  const env = descriptor.auth === "ambient" ? (descriptor.detectEnv ?? descriptor.keyEnv) : descriptor.keyEnv
+  const source = status.keySource
+  if (source === "config") return { env, from: `provider.${id}.apiKey`, set: true, source }
+  if (source.startsWith("env:")) return { env, from: source.slice(4), set: true, source: "env" }
+  if (source === "auth") return { env, from: "lathe auth", set: true, source }
+  if (source === "ambient")
+    return { env, from: env.find((name) => io.env[name]) ?? env[0] ?? null, set: status.ready, source }
+  return { env, from: env[0] ?? null, set: false, source: "none" }
 }
 
-const row = (info: ModelInfo, model: CatalogModel | undefined, key: KeySource): ModelRow => ({
-  provider: info.providerID,
+const row = (
+  provider: string,
+  info: ModelInfo,
+  model: CatalogModel | undefined,
+  key: KeySource,
+  source: ModelRow["source"]
+): ModelRow => ({
+  provider,
   id: info.modelID,
-  ref: `${info.providerID}/${info.modelID}`,
+  ref: `${provider}/${info.modelID}`,
   name: info.name,
   context: info.limit.context,
   output: info.limit.output,
@@ -95,7 +140,7 @@ const row = (info: ModelInfo, model: CatalogModel | undefined, key: KeySource): 
   input: model?.input ?? (info.capabilities.image ? ["text", "image"] : ["text"]),
   knowledge: model?.knowledge ?? null,
   release_date: model?.releaseDate ?? null,
-  source: model === undefined ? "config" : "catalogue",
+  source,
   key
 })
 
@@ -119,8 +164,14 @@ const textLine = (r: ModelRow, width: number): string => {
   )
 }
 
-const keyText = (key: KeySource) =>
-  key.from === null ? "no key variable" : `key ${key.from} (${key.set ? "set" : "not set"})`
+const keyText = (key: KeySource, status: ConfiguredProvider | undefined) => {
+  if (key.source === "auth") return "key stored by lathe auth"
+  if (key.source === "none" && status?.descriptor.auth === "optional")
+    return `no key needed (server ${status.settings.baseURL ?? "not set"})`
+  if (key.source === "ambient")
+    return status?.ready ? "ambient credentials (ready)" : `ambient credentials (${status?.problem ?? "not set up"})`
+  return key.from === null ? "no key variable" : `key ${key.from} (${key.set ? "set" : "not set"})`
+}
 
 /** `lathe models [provider] [--json] [--refresh]`: the catalogue, as the person's config sees it. */
 export const modelsCommand: Command = async (args, io: CliIO) => {
@@ -146,35 +197,93 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
     const catalog = yield* ModelCatalog
     const refreshed = values.refresh ? yield* catalog.refresh({ force: true }) : undefined
     const providers = new Map((yield* catalog.providers()).map((p) => [p.id, p]))
-    const configured = Object.keys(config.info.provider ?? {})
-    const ids = wanted === undefined ? [...new Set([...providers.keys(), ...configured])].sort() : [wanted]
-    const rows: Array<ModelRow> = []
-    for (const id of ids) {
-      const key = keySource(config, providers.get(id), id, io)
-      const own = config.info.provider?.[id]?.models ?? {}
-      const listed = providers.has(id) ? yield* catalog.list(id) : []
-      for (const model of listed) rows.push(row(yield* catalog.info(id, model.modelID, own[model.modelID]), model, key))
-      for (const modelID of Object.keys(own).filter((m) => !listed.some((model) => model.modelID === m)))
-        rows.push(row(yield* catalog.info(id, modelID, own[modelID]), undefined, key))
-    }
-    return { config, providers, configured, rows, refreshed }
+    return { config, catalog, providers, refreshed }
   }).pipe(Effect.provide(layer))
-  const result = await Effect.runPromise(Effect.result(program))
-  if (result._tag === "Failure") {
-    const error = result.failure
+  const loaded = await Effect.runPromise(Effect.result(program))
+  if (loaded._tag === "Failure") {
+    const error = loaded.failure
     io.stderr(`lathe models: ${error instanceof ConfigError ? error.message : String(error)}\n`)
     return 1
   }
-  const { providers, configured, rows, refreshed, config } = result.success
-  if (wanted !== undefined && !providers.has(wanted) && !configured.includes(wanted)) {
-    const close = [...providers.keys()].filter((id) => id.includes(wanted) || wanted.includes(id)).slice(0, 8)
+  const { config, catalog, providers, refreshed } = loaded.success
+  const info = config.info
+  const stored = storedKeys(io.env)
+  const yours = yourProviders(info, io.env, stored)
+  const statuses = new Map(yours.map((status) => [status.id, status]))
+  const statusOf = (id: string) => statuses.get(id) ?? providerStatus(id, info, io.env, stored)
+  const configured = Object.keys(info.provider ?? {})
+  const known = (id: string) => providers.has(id) || configured.includes(id) || descriptorOf(id) !== undefined
+  if (wanted !== undefined && !known(wanted)) {
+    const close = [...new Set([...providers.keys(), ...PROVIDER_TYPES])]
+      .filter((id) => id.includes(wanted) || wanted.includes(id))
+      .slice(0, 8)
     io.stderr(
       `lathe models: no provider "${wanted}" in the catalogue or in lathe.json.` +
         (close.length > 0 ? ` Did you mean: ${close.join(", ")}?` : "") +
-        " lathe models lists every provider's models.\n"
+        " lathe models --all lists every provider's models.\n"
     )
     return 1
   }
+  // Which providers to list, each with the catalogue provider its models come from.
+  const entries: Array<{ readonly id: string; readonly catalogueID: string }> = []
+  const add = (id: string) => {
+    if (!entries.some((entry) => entry.id === id)) entries.push({ id, catalogueID: catalogueIDOf(id, info) })
+  }
+  if (wanted !== undefined)
+    add(
+      descriptorOf(wanted) !== undefined && !configured.includes(wanted)
+        ? (descriptorOf(wanted)?.type ?? wanted)
+        : wanted
+    )
+  else {
+    for (const status of yours) add(status.id)
+    if (values.all || entries.length === 0) {
+      if (!values.all && !values.json)
+        io.stderr("lathe models: no provider is set up yet (lathe auth login <provider>); listing every provider\n")
+      const covered = new Set(entries.map((entry) => entry.catalogueID))
+      for (const id of [...providers.keys()].sort()) {
+        if (covered.has(id)) continue
+        const descriptor = PROVIDERS.find((d) => d.catalogID === id && d.type !== "openai-compatible")
+        add(descriptor?.type ?? id)
+      }
+    }
+  }
+  const listing = Effect.gen(function* () {
+    const rows: Array<ModelRow> = []
+    const problems: Array<string> = []
+    for (const { id, catalogueID } of entries) {
+      const status = statusOf(id)
+      const key = keySource(status, providers.get(catalogueID), id, config, io, stored)
+      const own = info.provider?.[id]?.models ?? {}
+      const listed = providers.has(catalogueID) ? yield* catalog.list(catalogueID) : []
+      for (const model of listed)
+        rows.push(row(id, yield* catalog.info(catalogueID, model.modelID, own[model.modelID]), model, key, "catalogue"))
+      const has = (modelID: string) => rows.some((r) => r.provider === id && r.id === modelID)
+      for (const modelID of Object.keys(own).filter((m) => !has(m)))
+        rows.push(row(id, yield* catalog.info(catalogueID, modelID, own[modelID]), undefined, key, "config"))
+      // A local server is asked what it has only when it was named: listing every provider stays offline.
+      const descriptor = status?.descriptor
+      if (wanted === undefined || descriptor?.discover === undefined) continue
+      const settings = status?.settings
+      if (settings === undefined) continue
+      const found = yield* Effect.promise(() => discoverModels(settings, descriptor, DISCOVER_TIMEOUT_MS))
+      if ("problem" in found) {
+        const hint = descriptor.hints?.connect ? ` Check: ${descriptor.hints.connect}.` : ""
+        const listed = rows.some((r) => r.provider === id) ? "Listing the catalogue's models." : "No models to list."
+        problems.push(
+          `${descriptor.name} did not list its models: ${found.problem.replace(/\.$/, "")}.${hint} ${listed}`
+        )
+        continue
+      }
+      for (const model of found.models.filter((m) => !has(m.id))) {
+        const override = own[model.id] ?? (model.context ? { context: model.context } : undefined)
+        const modelInfo = yield* catalog.info(catalogueID, model.id, override)
+        rows.push(row(id, model.name ? { ...modelInfo, name: model.name } : modelInfo, undefined, key, "server"))
+      }
+    }
+    return { rows, problems }
+  })
+  const { rows, problems } = await Effect.runPromise(listing)
   let code = 0
   if (refreshed !== undefined) {
     if (refreshed.status === "failed") {
@@ -182,19 +291,28 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
       code = 1
     } else io.stderr("lathe models: catalogue refreshed\n")
   }
+  for (const problem of problems) io.stderr(`lathe models: ${problem}\n`)
+  if (problems.length > 0) code = 1
   if (values.json) {
     io.stdout(`${JSON.stringify(rows, null, 2)}\n`)
     return code
   }
   const lines: Array<string> = []
-  for (const id of [...new Set(rows.map((r) => r.provider))]) {
+  for (const { id, catalogueID } of entries) {
     const own = rows.filter((r) => r.provider === id)
-    const name = providers.get(id)?.name ?? config.info.provider?.[id]?.name ?? id
-    lines.push(`${id} (${name}): ${keyText(own[0]?.key ?? keySource(config, undefined, id, io))}`)
+    if (own.length === 0 && wanted === undefined) continue
+    const status = statusOf(id)
+    const name = info.provider?.[id]?.name ?? status?.descriptor.name ?? providers.get(catalogueID)?.name ?? id
+    const key = own[0]?.key ?? keySource(status, providers.get(catalogueID), id, config, io, stored)
+    lines.push(`${id} (${name}): ${keyText(key, status)}`)
     const width = Math.max(...own.map((r) => r.id.length))
     for (const r of own) lines.push(textLine(r, width))
   }
-  if (lines.length === 0) lines.push(`No models for ${wanted ?? "any provider"}.`)
+  if (lines.length === 0 || rows.length === 0) lines.push(`No models for ${wanted ?? "any provider"}.`)
+  if (wanted === undefined && !values.all) {
+    const more = [...providers.keys()].filter((id) => !entries.some((entry) => entry.catalogueID === id)).length
+    if (more > 0) lines.push("", `${more} more providers in the catalogue: lathe models --all`)
+  }
   io.stdout(`${lines.join("\n")}\n`)
   return code
 }
@@ -202,7 +320,12 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
 const parse = (args: ReadonlyArray<string>) =>
   parseArgs({
     args: [...args],
-    options: { json: { type: "boolean" }, refresh: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: {
+      all: { type: "boolean" },
+      json: { type: "boolean" },
+      refresh: { type: "boolean" },
+      help: { type: "boolean", short: "h" }
+    },
     allowPositionals: true,
     strict: true
   })

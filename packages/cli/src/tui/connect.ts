@@ -3,7 +3,7 @@
  * (choose the provider, then its key or URL, then the model). Pure steps: the app draws the current one and feeds it
  * keys; the last answer gives the `ProviderSetup` the controller writes to the person's own config.
  */
-import { catalogModelsOf, DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL } from "@lathe/core"
+import { catalogModelsOf, descriptorOf, PROVIDERS, type ProviderDescriptor } from "@lathe/core"
 import { keySetting, type ProviderSetup } from "../connect-config.js"
 import { listPanel, rule } from "./panels.js"
 import type { Style } from "./style.js"
@@ -40,23 +40,30 @@ export type ConnectStep =
 export interface ConnectFlow {
   readonly answers: Readonly<Record<string, string>>
   /** Which answer the step on screen asks for. */
-  readonly field: "provider" | "key" | "url" | "model"
+  readonly field: "provider" | "key" | "keep" | "url" | "model"
   readonly step: ConnectStep
 }
 
-/** The providers `/connect` offers: the two Lathe has built in, then any OpenAI-style server. */
-export const connectProviders = (): ReadonlyArray<ConnectItem> => {
-  const items: Array<ConnectItem> = [
-    { label: "anthropic", detail: "Claude, with an Anthropic API key", value: "anthropic" },
-    { label: "openai", detail: "GPT and o-series, with an OpenAI API key", value: "openai" }
-  ]
-  items.push({
-    label: "openai-compatible",
-    detail: "Ollama, LM Studio, vLLM, llama.cpp or a proxy: a base URL",
-    value: "openai-compatible"
-  })
-  return items
-}
+/** The providers `/connect` offers: every provider Lathe ships, in the registry's order (its type, then its name). */
+export const connectProviders = (): ReadonlyArray<ConnectItem> =>
+  PROVIDERS.map((descriptor) => ({
+    label: descriptor.type,
+    detail:
+      descriptor.type === "openai-compatible"
+        ? "vLLM, llama.cpp, a gateway or any OpenAI-style server: a base URL"
+        : descriptor.auth === "key"
+          ? `${descriptor.name}, with an API key`
+          : descriptor.auth === "ambient"
+            ? `${descriptor.name}, with the credentials its SDK finds`
+            : `${descriptor.name}, a local server`,
+    value: descriptor.type
+  }))
+
+/** Where a typed key goes: `lathe auth`'s store, or the config file. */
+const KEEP_ITEMS: ReadonlyArray<ConnectItem> = [
+  { label: "store it with lathe auth", detail: "auth.json in the data directory, yours only (0600)", value: "auth" },
+  { label: "write it into lathe.json", detail: "your config file, then made yours only (0600)", value: "config" }
+]
 
 const DEFAULT_URL = "http://127.0.0.1:11434/v1"
 
@@ -87,7 +94,17 @@ export const startConnect = (): ConnectFlow => ({
 export const visibleItems = (step: Extract<ConnectStep, { kind: "choose" }>): ReadonlyArray<ConnectItem> =>
   step.items.filter((item) => item.label.toLowerCase().includes(step.filter.toLowerCase()))
 
-const envName = (provider: string) => (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY")
+/** The model question: the catalogue's models (the default first), or a model id to type when it has none. */
+const modelStep = (descriptor: ProviderDescriptor): ConnectStep => {
+  const ids = catalogModelsOf(descriptor.catalogID)
+  const preferred = descriptor.defaultModel
+  if (ids.length === 0 && preferred === undefined) return input("Model id", "")
+  const ordered = preferred ? [preferred, ...ids.filter((m) => m !== preferred)] : ids
+  return choose(
+    "Which model?",
+    ordered.map((m) => ({ label: m, value: m }))
+  )
+}
 
 const isHttpUrl = (text: string): boolean => {
   try {
@@ -108,76 +125,55 @@ export const answerConnect = (
   const answers = { ...flow.answers, [flow.field]: answer }
   const provider = answers.provider ?? ""
   const compatible = provider === "openai-compatible"
+  const descriptor = compatible ? undefined : descriptorOf(provider)
+  const local = compatible || descriptor?.auth === "optional"
+  const defaultURL = descriptor?.baseURL?.default ?? DEFAULT_URL
+  const next = (field: ConnectFlow["field"], step: ConnectStep) => ({ flow: { answers, field, step } })
   switch (flow.field) {
-    case "provider":
-      return compatible
-        ? {
-            flow: { answers, field: "url", step: input("Base URL of the server (Enter for the default)", DEFAULT_URL) }
-          }
-        : {
-            flow: {
-              answers,
-              field: "key",
-              step: input(
-                `API key, or the name of the variable that holds it (Enter: ${envName(provider)})`,
-                envName(provider),
-                true
-              )
-            }
-          }
+    case "provider": {
+      if (local) return next("url", input("Base URL of the server (Enter for the default)", defaultURL))
+      if (descriptor?.auth === "ambient") return next("model", modelStep(descriptor))
+      const variable = descriptor?.keyEnv[0] ?? ""
+      const title = "API key, or the name of the variable that holds it"
+      return next("key", input(variable === "" ? title : `${title} (Enter: ${variable})`, variable, true))
+    }
     case "url":
       if (!isHttpUrl(answer))
         return {
           flow: {
             ...flow,
-            step: { ...input(flow.step.title, DEFAULT_URL), problem: `"${answer}" is not an http(s) URL.` }
+            step: { ...input(flow.step.title, defaultURL), problem: `"${answer}" is not an http(s) URL.` }
           }
         }
-      return { flow: { answers, field: "model", step: input("Model id the server serves", "qwen3-coder") } }
+      return next("model", descriptor ? modelStep(descriptor) : input("Model id the server serves", "qwen3-coder"))
     case "model":
+      if (answer.trim() === "")
+        return { flow: { ...flow, step: { ...flow.step, problem: "Type the id of the model to use." } as ConnectStep } }
       if (compatible)
-        return {
-          flow: {
-            answers,
-            field: "key",
-            step: input("API key or the variable that holds it (Enter: none, for a local server)", "", true)
-          }
-        }
+        return next("key", input("API key or the variable that holds it (Enter: none, for a local server)", "", true))
       break
-    case "key":
-      if (!compatible) {
-        const preferred = provider === "anthropic" ? DEFAULT_ANTHROPIC_MODEL : DEFAULT_OPENAI_MODEL
-        const ids = catalogModelsOf(provider)
-        const ordered = [preferred, ...ids.filter((m) => m !== preferred)]
-        return {
-          flow: {
-            answers,
-            field: "model",
-            step: choose(
-              "Which model?",
-              ordered.map((m) => ({ label: m, value: m }))
-            )
-          }
-        }
-      }
+    case "key": {
+      const key = keySetting(answer)
+      // A key itself, not a variable's name: ask where it goes.
+      if (key !== undefined && "value" in key)
+        return next("keep", choose("Where should Lathe keep this key? (↑↓, Enter)", KEEP_ITEMS))
+      if (descriptor) return next("model", modelStep(descriptor))
+      break
+    }
+    case "keep":
+      if (descriptor) return next("model", modelStep(descriptor))
       break
   }
-  const key = keySetting(answers.key ?? "")
+  const typed = keySetting(answers.key ?? "")
+  const key = typed !== undefined && "value" in typed && answers.keep === "auth" ? { store: typed.value } : typed
   return {
-    done: compatible
-      ? {
-          id: "local",
-          type: "openai-compatible",
-          model: answers.model ?? "",
-          baseURL: answers.url ?? DEFAULT_URL,
-          ...(key ? { key } : {})
-        }
-      : {
-          id: provider,
-          type: provider === "anthropic" ? "anthropic" : "openai",
-          model: answers.model ?? "",
-          ...(key ? { key } : {})
-        }
+    done: {
+      id: compatible ? "local" : provider,
+      type: descriptor?.type ?? "openai-compatible",
+      model: answers.model ?? "",
+      ...(local ? { baseURL: answers.url ?? defaultURL } : {}),
+      ...(key ? { key } : {})
+    }
   }
 }
 

@@ -694,14 +694,18 @@ export class Controller {
     // Not `idle()`: the prompts waiting for a model stay queued until the model works.
     while (this.busy) await new Promise((resolve) => setTimeout(resolve, 20))
     const file = userConfigFile(this.io.env)
-    const written = writeProviderSetup(file, setup)
+    const written = writeProviderSetup(file, setup, this.io.env)
     if (typeof written === "string") return void this.note("error", "/connect", [written])
     const reloaded = await this.backend.reload()
     if (!reloaded.ok) return void this.note("error", "/connect", reloaded.message.split("\n"))
     const ref = `${setup.id}/${setup.model}`
     if (this.model !== undefined && this.model !== ref && !this.options.model) this.model = undefined
     const resolved = await this.backend.resolveModel(this.model, this.agent)
-    const mode = written.literalKey ? " (it holds the key, so only you may read it: mode 0600)" : ""
+    const mode = written.literalKey
+      ? " (it holds the key, so only you may read it: mode 0600)"
+      : written.storedIn
+        ? `; the key is stored in ${written.storedIn} (mode 0600), as lathe auth login does`
+        : ""
     this.note("info", "/connect", [`Wrote provider "${setup.id}" and model ${ref} to ${file}${mode}.`])
     if (!resolved.ok) {
       this.modelLabel = "no model"

@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs"
 import { readdir, readFile } from "node:fs/promises"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
+import { opencodeCommands } from "@lathe/core"
 import { isMap, parseDocument } from "yaml"
 import { z } from "zod"
 
@@ -76,12 +77,10 @@ const parseCommand = (source: string, name: string, text: string): CustomCommand
     return `front matter ${issue?.path.map(String).join(".") || "field"}: ${issue?.message ?? "invalid"}; write it as a quoted string`
   }
   const template = body.trim()
-  const firstLine = (template.split("\n")[0] ?? "").replace(/^#+\s*/, "").trim()
-  const fallback = firstLine.length > DESCRIPTION_LIMIT ? `${firstLine.slice(0, DESCRIPTION_LIMIT - 1)}…` : firstLine
   const { description, agent, model } = parsed.data
   return {
     name,
-    description: description?.trim() || fallback,
+    description: description?.trim() || describe(template),
     ...(agent !== undefined ? { agent } : {}),
     ...(model !== undefined ? { model } : {}),
     template,
@@ -89,16 +88,43 @@ const parseCommand = (source: string, name: string, text: string): CustomCommand
   }
 }
 
-/** Loads `<root>/.lathe/commands/**\/*.md`, then `<root>/.claude/commands/**\/*.md` (compatibility), then
- * `<configDir>/commands/**\/*.md` (the user's own); the first definition of a name wins. A file with broken front
- * matter is reported in `problems` (path + what is wrong + how to fix), never thrown. */
+/** Loads `<root>/.lathe/commands/**\/*.md`, then (compatibility) `<root>/.claude/commands`, `<root>/.opencode/command`
+ * and `.opencode/commands`, the `command` entries of `<root>/opencode.json(c)`, then the user's own:
+ * `<configDir>/commands`, OpenCode's `~/.config/opencode/command(s)` and its `opencode.json(c)` entries; the first
+ * definition of a name wins. A file with broken front matter is reported in `problems` (path + what is wrong + how
+ * to fix), never thrown. */
 export const loadCustomCommands = async (
   root: string,
   configDir: string
 ): Promise<{ readonly commands: ReadonlyArray<CustomCommand>; readonly problems: ReadonlyArray<string> }> => {
   const commands = new Map<string, CustomCommand>()
   const problems: Array<string> = []
-  const directories = [join(root, ".lathe", "commands"), join(root, ".claude", "commands"), join(configDir, "commands")]
+  const opencodeHome = join(dirname(configDir), "opencode")
+  const opencode = (dir: string) => [join(dir, "command"), join(dir, "commands")]
+  const places = [
+    [join(root, ".lathe", "commands"), join(root, ".claude", "commands"), ...opencode(join(root, ".opencode"))],
+    [join(configDir, "commands"), ...opencode(opencodeHome)]
+  ] as const
+  for (const [index, directories] of places.entries()) {
+    await loadDirectories(directories, commands, problems)
+    for (const command of await opencodeCommands(index === 0 ? root : opencodeHome)) {
+      if (commands.has(command.name) || /\s/.test(command.name)) continue
+      commands.set(command.name, { ...command, description: command.description ?? describe(command.template) })
+    }
+  }
+  return { commands: [...commands.values()], problems }
+}
+
+const describe = (template: string): string => {
+  const firstLine = (template.trim().split("\n")[0] ?? "").replace(/^#+\s*/, "").trim()
+  return firstLine.length > DESCRIPTION_LIMIT ? `${firstLine.slice(0, DESCRIPTION_LIMIT - 1)}…` : firstLine
+}
+
+const loadDirectories = async (
+  directories: ReadonlyArray<string>,
+  commands: Map<string, CustomCommand>,
+  problems: Array<string>
+): Promise<void> => {
   for (const directory of directories) {
     for (const [source, relativePath] of await markdownFiles(directory)) {
       const name = relativePath.slice(0, -".md".length).split("/").join(":")
@@ -117,7 +143,6 @@ export const loadCustomCommands = async (
       else commands.set(name, command)
     }
   }
-  return { commands: [...commands.values()], problems }
 }
 
 /** Splits arguments like a shell: whitespace separates, single and double quotes group, backslash escapes. */

@@ -28,7 +28,7 @@ import { type AppServices, appLayer, failureText, repeatsEvent } from "../app.js
 import type { CliIO } from "../io.js"
 import { loadDocument } from "../session-document.js"
 import type { Backend, BackendFactory, BackendHooks, LoadedSession, Outcome, RevertOptions } from "./backend.js"
-import { availableModels } from "./models.js"
+import { availableModelsWithLocal } from "./models.js"
 import { trustPromptLines } from "./trust-prompt.js"
 
 /**
@@ -221,7 +221,7 @@ export class LocalBackend implements Backend {
 
   async models() {
     const result = await this.run(Effect.map(Config, (config) => config.info))
-    return result.ok ? availableModels(result.value, this.io.env, this.agents) : []
+    return result.ok ? availableModelsWithLocal(result.value, this.io.env, this.agents) : []
   }
 
   async resolveModel(model: string | undefined, agent: string) {

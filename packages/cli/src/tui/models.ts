@@ -1,28 +1,57 @@
-import { type AgentInfo, type ConfigInfo, catalogModelsOf } from "@lathe/core"
+import { type AgentInfo, type ConfigInfo, catalogModelsOf, storedKeys } from "@lathe/core"
+import { catalogueIDOf, discoverModels, yourProviders } from "../provider-status.js"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/** How long `/models` waits for local servers to list their models before it opens without them. */
+export const DISCOVER_BUDGET_MS = 1_000
 
 /**
  * The models a person can switch to: the configured and agent models, every model named in a configured provider's
- * `models`, and the catalogue's models of `anthropic` / `openai` when that provider is usable (configured, or
- * its API key is in the environment). As `provider/model`, without duplicates, configured ones first.
+ * `models`, and the catalogue's models of every provider they have (configured, or with a key in the environment or
+ * stored by `lathe auth`). As `provider/model`, without duplicates, configured ones first.
  */
 export const availableModels = (
   info: ConfigInfo,
-  env: Readonly<Record<string, string | undefined>>,
-  agents: Iterable<AgentInfo>
+  env: Env,
+  agents: Iterable<AgentInfo>,
+  stored: Readonly<Record<string, string>> = storedKeys(env)
 ): ReadonlyArray<string> => {
   const out = new Set<string>()
   if (info.model) out.add(info.model)
   for (const agent of agents) if (agent.model) out.add(agent.model)
-  const providers = new Map<string, string>()
-  for (const [id, config] of Object.entries(info.provider ?? {})) {
-    providers.set(id, config.type ?? (id === "anthropic" || id === "openai" ? id : "openai-compatible"))
-    for (const model of Object.keys(config.models ?? {})) out.add(`${id}/${model}`)
+  const yours = yourProviders(info, env, stored)
+  for (const status of yours)
+    for (const model of Object.keys(info.provider?.[status.id]?.models ?? {})) out.add(`${status.id}/${model}`)
+  for (const status of yours) {
+    if (status.descriptor.type === "openai-compatible") continue
+    for (const model of catalogModelsOf(catalogueIDOf(status.id, info))) out.add(`${status.id}/${model}`)
   }
-  if (env.ANTHROPIC_API_KEY && !providers.has("anthropic")) providers.set("anthropic", "anthropic")
-  if (env.OPENAI_API_KEY && !providers.has("openai")) providers.set("openai", "openai")
-  for (const [id, type] of providers) {
-    if (type === "openai-compatible") continue
-    for (const model of catalogModelsOf(type)) out.add(`${id}/${model}`)
-  }
+  return [...out]
+}
+
+/**
+ * `availableModels` plus the models the configured local servers (`ollama`, `lmstudio`: providers whose descriptor can
+ * `discover`) offer right now. Servers are asked together and waited for at most `budgetMs`: a slow or stopped one
+ * adds nothing, so the picker opens on time.
+ */
+export const availableModelsWithLocal = async (
+  info: ConfigInfo,
+  env: Env,
+  agents: Iterable<AgentInfo>,
+  budgetMs: number = DISCOVER_BUDGET_MS
+): Promise<ReadonlyArray<string>> => {
+  const stored = storedKeys(env)
+  const out = new Set(availableModels(info, env, agents, stored))
+  const local = yourProviders(info, env, stored).filter(
+    (status) => status.configured && status.descriptor.discover !== undefined
+  )
+  const found = await Promise.all(
+    local.map(async (status) => {
+      const result = await discoverModels(status.settings, status.descriptor, budgetMs)
+      return "models" in result ? result.models.map((model) => `${status.id}/${model.id}`) : []
+    })
+  )
+  for (const ref of found.flat()) out.add(ref)
   return [...out]
 }
