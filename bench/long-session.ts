@@ -53,7 +53,10 @@ for (const kind of kinds) if (!KINDS.includes(kind)) throw new Error(`--kind: on
 
 const cli = fileURLToPath(new URL("../packages/cli/", import.meta.url))
 
-/** Bundles the run command from the current source, like the CLI's run build, with the entry `bin.ts` would run. */
+/**
+ * Bundles the run command from the current source, like the CLI's run build, with an entry that starts as `bin.ts`
+ * does (the young generation's cap first, see `young-heap.ts`).
+ */
 const buildRun = async (): Promise<string> => {
   const { build } = await import("esbuild")
   const { bundleOptions } = (await import(pathToFileURL(join(cli, "scripts/bundle.mjs")).href)) as {
@@ -62,12 +65,17 @@ const buildRun = async (): Promise<string> => {
   const outdir = join(cli, "dist/long-session")
   rmSync(outdir, { recursive: true, force: true })
   await build({
-    ...bundleOptions({ entryPoints: { run: join(cli, "src/commands/run.ts") }, outdir }),
+    ...bundleOptions({
+      entryPoints: { run: join(cli, "src/commands/run.ts"), "young-heap": join(cli, "src/young-heap.ts") },
+      outdir
+    }),
     logLevel: "error"
   })
   writeFileSync(
     join(outdir, "entry.mjs"),
-    'import module from "node:module"\nmodule.enableCompileCache?.()\nconst { runCommand } = await import("./run.js")\n' +
+    'import module from "node:module"\nimport { capYoungHeap } from "./young-heap.js"\n' +
+      "const youngHeap = capYoungHeap(process.env, process.execArgv)\nmodule.enableCompileCache?.()\n" +
+      'const { runCommand } = await import("./run.js")\nyoungHeap.settle()\n' +
       "process.exitCode = await runCommand(process.argv.slice(3), { stdout: (t) => process.stdout.write(t), " +
       "stderr: (t) => process.stderr.write(t), env: process.env, cwd: process.cwd(), isTTY: false, " +
       "stdin: process.stdin, stdinIsTTY: false })\n"

@@ -3,6 +3,7 @@
  * - glob and grep through the tools vs the raw `rg` binary on a generated tree of 50,000 files (target ≤ 1.3×);
  * - edit on a 10,000-line file, exact and through the tolerant chain (target ≤ 20 ms), vs a plain
  *   read + String.replace + write of the same file.
+ * - the sandbox's preparation of one bash call (protected paths, bwrap arguments) vs starting one process.
  * Run: npx tsx --conditions=@lathe/source bench/tools.ts [files]
  */
 import { execFileSync, spawnSync } from "node:child_process"
@@ -10,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { AnyTool, ToolRunContext } from "@lathe/core"
-import { createTools, ToolState } from "@lathe/tools"
+import { createTools, prepareSandboxedRun, ToolState } from "@lathe/tools"
 import { rgPath } from "@vscode/ripgrep"
 import { Effect } from "effect"
 
@@ -102,6 +103,23 @@ try {
   })
   results.push({ name: "edit exact, 10,000 lines", tool: editExact, baseline: replaceRaw, target: "≤ 20 ms" })
   results.push({ name: "edit tolerant, 10,000 lines", tool: editTolerant, baseline: replaceRaw, target: "≤ 20 ms" })
+
+  // The sandbox's preparation per bash call (finding the protected paths of a git repository, building bwrap's
+  // arguments) next to what it prepares for: starting one process.
+  execFileSync("git", ["init", "-q"], { cwd: root })
+  const bwrap = spawnSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).stdout.trim()
+  if (bwrap !== "") {
+    const choice = { state: "on" as const, kind: "bubblewrap" as const, program: bwrap }
+    const place = { root, cwd: root, tempDir: mkdtempSync(join(tmpdir(), "lathe-bench-sbx-")), truncationDir: root }
+    const prepare = await time(() => prepareSandboxedRun({ mode: "workspace-write" }, choice, place))
+    const startProcess = await time(() => spawnSync("true"))
+    results.push({
+      name: "sandbox preparation, per call",
+      tool: prepare,
+      baseline: startProcess,
+      target: "≤ 1× a process start"
+    })
+  }
 
   for (const r of results)
     process.stdout.write(

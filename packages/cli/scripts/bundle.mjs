@@ -109,6 +109,22 @@ const stubInkDevtools = {
 }
 
 /**
+ * Replaces `livekit-client`, an optional peer of `@ai-sdk/mistral` imported only for Mistral's realtime voice (which
+ * Lathe never uses), with a module that fails to load: the SDK turns that into its own "Install it" error. Without
+ * this, esbuild leaves the import external and the published CLI would import a package it does not depend on.
+ */
+const stubLivekit = {
+  name: "stub-livekit-client",
+  setup(b) {
+    b.onResolve({ filter: /^livekit-client$/ }, () => ({ path: "livekit-client", namespace: "lathe-stub-livekit" }))
+    b.onLoad({ filter: /.*/, namespace: "lathe-stub-livekit" }, () => ({
+      contents: 'throw new Error("Mistral realtime voice (livekit-client) is not part of the bundled Lathe CLI.")\n',
+      loader: "js"
+    }))
+  }
+}
+
+/**
  * Replaces the Vercel AI Gateway provider (`@ai-sdk/gateway`, with `@vercel/oidc` and zod's mini build behind it)
  * with a stand-in. `ai` imports it at load for one purpose: the provider a bare model-id string resolves through.
  * Lathe never hands `ai` a string (it builds every model from its own provider config), so the bundled CLI skips
@@ -193,6 +209,59 @@ const stubApiDocs = {
 }
 
 /**
+ * Provider SDKs that only some people use, imported by their provider descriptor's `load` (`@lathe/core`'s
+ * `provider/`). They are built once, as ES modules, into `dist/bundle/providers/` (shared code in chunks there), and
+ * both the run build and the main build import them from there. Inlined into the run build (one CommonJS file, no
+ * code splitting) they would be parsed at every start, used or not: about 1.8 MiB, some 40 ms before the first
+ * request. Anthropic's, OpenAI's and the OpenAI-compatible SDKs stay in each build, as before.
+ */
+export const LAZY_SDKS = [
+  "@ai-sdk/amazon-bedrock",
+  "@ai-sdk/azure",
+  "@ai-sdk/cerebras",
+  "@ai-sdk/deepseek",
+  "@ai-sdk/fireworks",
+  "@ai-sdk/google",
+  "@ai-sdk/google-vertex",
+  "@ai-sdk/google-vertex/anthropic",
+  "@ai-sdk/groq",
+  "@ai-sdk/mistral",
+  "@ai-sdk/togetherai",
+  "@ai-sdk/xai",
+  "@openrouter/ai-sdk-provider"
+]
+
+/** The file a lazy SDK is built to, inside `providers/` (`@ai-sdk/google-vertex/anthropic` → `ai-sdk-google-vertex-anthropic`). */
+const sdkFile = (specifier) => specifier.replace(/^@/, "").replaceAll("/", "-")
+
+/** The entries of the providers build: each lazy SDK, re-exported from a module that resolves it from `@lathe/core`. */
+const sdkEntries = {
+  name: "lazy-sdk-entries",
+  setup(b) {
+    b.onResolve({ filter: /^lathe-sdk:/ }, (args) => ({
+      path: args.path.slice("lathe-sdk:".length),
+      namespace: "lathe-sdk"
+    }))
+    b.onLoad({ filter: /.*/, namespace: "lathe-sdk" }, (args) => ({
+      contents: `export * from ${JSON.stringify(args.path)}\n`,
+      resolveDir: join(cli, "..", "core"),
+      loader: "js"
+    }))
+  }
+}
+
+/** In the run and main builds: a lazy SDK is imported from `providers/` at `prefix` (relative to the build's output). */
+const sdksFromProvidersBuild = (prefix) => ({
+  name: "lazy-sdks-from-providers-build",
+  setup(b) {
+    const names = new Set(LAZY_SDKS)
+    b.onResolve({ filter: /^(@ai-sdk|@openrouter)\// }, (args) =>
+      names.has(args.path) ? { path: `${prefix}providers/${sdkFile(args.path)}.js`, external: true } : undefined
+    )
+  }
+})
+
+/**
  * In the main build, `main.ts`'s lazy import of the run command becomes `src/run-bundled.ts`, which loads the
  * separate run build (`dist/bundle/run/run.cjs`) with a V8 code cache.
  */
@@ -247,7 +316,7 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions, stubInkDevtools, stubGateway, aiSdkHeadersWithoutUndici],
+  plugins: [inlineDescriptions, stubInkDevtools, stubGateway, stubLivekit, aiSdkHeadersWithoutUndici],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,
@@ -274,12 +343,25 @@ if (isMain()) {
   // (about 400 KiB more of effect alone); and as CommonJS it can start from a code cache taken after a run.
   // The published CLI finds the bash grammar beside its bundle (builds from `bundleOptions` alone, for tests and
   // benchmarks, resolve it from node_modules as the sources do).
+  const providersOptions = bundleOptions({
+    entryPoints: Object.fromEntries(LAZY_SDKS.map((specifier) => [sdkFile(specifier), `lathe-sdk:${specifier}`])),
+    outdir: join(outdir, "providers")
+  })
+  const providers = await build({ ...providersOptions, plugins: [sdkEntries, ...providersOptions.plugins] })
   const runOptions = runBuildOptions(join(outdir, "run"))
-  const run = await build({ ...runOptions, plugins: [...runOptions.plugins, grammarBesideBundle(`../${GRAMMAR}`)] })
+  const run = await build({
+    ...runOptions,
+    plugins: [sdksFromProvidersBuild("../"), ...runOptions.plugins, grammarBesideBundle(`../${GRAMMAR}`)]
+  })
   const mainOptions = bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir })
   const main = await build({
     ...mainOptions,
-    plugins: [...mainOptions.plugins, runCommandFromRunBuild, grammarBesideBundle(`./${GRAMMAR}`)]
+    plugins: [
+      sdksFromProvidersBuild("./"),
+      ...mainOptions.plugins,
+      runCommandFromRunBuild,
+      grammarBesideBundle(`./${GRAMMAR}`)
+    ]
   })
   const pruned = [
     ...pruneUnreached(run.metafile, [join(cli, "src/commands/run.ts")]),
@@ -293,7 +375,11 @@ if (isMain()) {
     process.stderr.write(
       `bundle: left out ${pruned.length} chunk(s) nothing imports: ${pruned.map((file) => relative(outdir, resolve(file))).join(", ")}\n`
     )
-  const outputs = [...Object.values(run.metafile.outputs), ...Object.values(main.metafile.outputs)]
+  const outputs = [
+    ...Object.values(providers.metafile.outputs),
+    ...Object.values(run.metafile.outputs),
+    ...Object.values(main.metafile.outputs)
+  ]
   const bytes = outputs.reduce((sum, output) => sum + output.bytes, 0)
   process.stderr.write(`bundle: ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KiB\n`)
 }

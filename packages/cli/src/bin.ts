@@ -1,49 +1,9 @@
 #!/usr/bin/env node
 // The `lathe` executable. Kept tiny: the compile cache makes the second start fast, and commands load lazily.
-import module from "node:module"
-import { prefetchStartupGit } from "@lathe/core/git-prefetch"
+// Its first line caps the young generation (see young-heap.ts); everything else is imported after it, dynamically,
+// because a module imported statically would be evaluated (and would allocate) before that line ran.
+import { capYoungHeap } from "./young-heap.js"
 
-module.enableCompileCache?.()
-const argv = process.argv.slice(2)
-// `lathe run` and the interactive session work on this directory: the git questions of start-up (project root and
-// id, branch and changes) go to git processes now and are answered while this process loads its modules.
-if (runsAgentHere(argv)) prefetchStartupGit(process.cwd())
-// stdout carries only what Lathe prints: the answer, a listing, or one JSON event per line (`--format json`). Anything
-// else this process writes there (a plugin's console.log or process.stdout.write, a library's chatter) goes to stderr.
-// The interactive session keeps stdout as it is: the terminal UI draws on it.
-const stdout = process.stdout.write.bind(process.stdout)
-if (!interactive(argv))
-  process.stdout.write = ((...args: Parameters<typeof process.stderr.write>) =>
-    process.stderr.write(...args)) as typeof process.stdout.write
-const { main } = await import("./main.js")
-process.exitCode = await main(argv, {
-  stdout: (text) => stdout(text),
-  stderr: (text) => process.stderr.write(text),
-  env: process.env,
-  cwd: process.cwd(),
-  isTTY: Boolean(process.stdout.isTTY),
-  stdin: process.stdin,
-  stdinIsTTY: Boolean(process.stdin.isTTY),
-  onInterrupt: (handler) => {
-    process.on("SIGINT", handler)
-    process.on("SIGTERM", handler)
-    return () => {
-      process.off("SIGINT", handler)
-      process.off("SIGTERM", handler)
-    }
-  }
-})
-
-/** Whether `argv` starts the interactive session (no command, or only its options), which draws on stdout. */
-function interactive(args: ReadonlyArray<string>): boolean {
-  const [first] = args
-  return first === undefined || (first.startsWith("-") && !/^-(h|v|-help|-version)$/.test(first))
-}
-
-/** Whether `argv` starts the agent on this directory: `lathe run …` or the interactive session, not attached to a server. */
-function runsAgentHere(args: ReadonlyArray<string>): boolean {
-  const [first] = args
-  const command =
-    first === undefined || first === "run" || (first.startsWith("-") && !/^-(h|v|-help|-version)$/.test(first))
-  return command && !args.some((arg) => arg === "--attach" || arg.startsWith("--attach="))
-}
+const youngHeap = capYoungHeap(process.env, process.execArgv)
+const { launch } = await import("./launch.js")
+await launch(youngHeap.settle)

@@ -436,12 +436,10 @@ const providerTable = (info: ConfigInfo, env: ProviderEnv): ProviderTable => {
 /** The three ways to set up a provider, worded like the README's "Configure a model provider". */
 export const providerSetupHelp = [
   "Lathe needs one model. Any of these three works:",
-  "  1. An API key in the environment, such as ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (lathe models",
-  "     lists every provider and its variables), or one stored with `lathe auth login <provider>`;",
-  "     then pick a model: LATHE_MODEL=anthropic/claude-sonnet-4-5",
-  "  2. A local server: Ollama and LM Studio need nothing more than the model's name, LATHE_MODEL=ollama/qwen3-coder",
-  "     (or lmstudio/…); any other OpenAI-compatible server (vLLM, llama.cpp) for one run:",
-  '     LATHE_BASE_URL=http://127.0.0.1:8000/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
+  "  1. A provider's API key in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …: lathe models",
+  "     lists them) or stored with `lathe auth login <provider>`; then LATHE_MODEL=anthropic/claude-sonnet-4-5",
+  "  2. A local server: LATHE_MODEL=ollama/qwen3-coder (Ollama; lmstudio/… for LM Studio), or any OpenAI-style one:",
+  '     LATHE_BASE_URL=http://127.0.0.1:11434/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
   "     (LATHE_API_KEY is sent as the bearer token if the server wants one)",
   "  3. Your own config file, ~/.config/lathe/lathe.json (it applies in every folder), with a provider block:",
   '     { "model": "local/qwen3-coder", "provider": { "local": { "type": "openai-compatible",',

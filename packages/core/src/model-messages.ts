@@ -1,3 +1,4 @@
+import type { SharedV4ProviderOptions } from "@ai-sdk/provider"
 import type { AssistantContent, ModelMessage, ToolContent, ToolResultPart, UserContent } from "ai"
 import type { MessageWithParts } from "./message.js"
 import type { CompactionPart, Part, ToolPart } from "./part.js"
@@ -133,7 +134,13 @@ const convertMessage = ({ info, parts }: MessageWithParts, images: boolean): Rea
         ...(part.metadata ? { providerOptions: part.metadata as Record<string, Record<string, never>> } : {})
       })
     else if (part.type === "tool" && part.state.status !== "pending" && part.state.status !== "running") {
-      content.push({ type: "tool-call", toolCallId: part.callID, toolName: part.tool, input: part.state.input })
+      content.push({
+        type: "tool-call",
+        toolCallId: part.callID,
+        toolName: part.tool,
+        input: part.state.input,
+        ...(part.providerMetadata ? { providerOptions: part.providerMetadata as SharedV4ProviderOptions } : {})
+      })
       results.push({
         type: "tool-result",
         toolCallId: part.callID,
@@ -177,10 +184,11 @@ const convertCached = (message: MessageWithParts, images: boolean): ReadonlyArra
 
 /**
  * Converts stored messages into the model's messages: user parts to user content, assistant text and reasoning to
- * assistant content, each finished tool call to a tool-call plus its tool-result (errors as error text; images the
- * tool returned as image content for a model that takes them, see {@link ModelMessageOptions}). An assistant
- * message's synthetic text (rules Lathe added after a call) follows its tool results as a user message. Retry,
- * step and patch parts are bookkeeping and never sent.
+ * assistant content, each finished tool call to a tool-call (with the provider data it came with, such as Gemini's
+ * thought signature) plus its tool-result (errors as error text; images the tool returned as image content for a
+ * model that takes them, see {@link ModelMessageOptions}). An assistant message's synthetic text (rules Lathe added
+ * after a call) follows its tool results as a user message. Retry, step and patch parts are bookkeeping and never
+ * sent.
  *
  * Messages and parts are taken as immutable values (as the stores hand them out): a message converted before, with
  * the same `info` and part objects, gives the same model messages again without converting them. The returned

@@ -108,7 +108,12 @@ export const ToolPart = Schema.Struct({
   type: Schema.Literal("tool"),
   callID: Schema.String,
   tool: Schema.String,
-  state: ToolState
+  state: ToolState,
+  /**
+   * Provider data that must go back with the call on the next request, by provider (e.g. Gemini's
+   * `{ google: { thoughtSignature } }`). Not the tool's own details: those are `state.metadata`.
+   */
+  providerMetadata: Schema.optionalKey(Metadata)
 })
 export type ToolPart = typeof ToolPart.Type
 

@@ -311,10 +311,14 @@ const processStep = Effect.fnUntraced(function* (services: ProcessorServices, in
           // A tool the provider runs itself (e.g. its web search): it is running now; its result arrives in the stream.
           if (event.providerExecuted === true)
             return yield* save({ ...pending, state: { status: "running", input: args, time: { start: yield* now } } })
-          yield* save(pending)
+          // What the call must carry back on the next request (Gemini 3's thought signature), kept on the part.
+          const called: ToolPart = event.providerMetadata
+            ? { ...pending, providerMetadata: event.providerMetadata }
+            : pending
+          yield* save(called)
           const count = input.guard.record(event.toolName, args)
           const fiber = yield* runToolCall(services, input, toolState, {
-            part: pending,
+            part: called,
             args,
             invalid: event.invalid === true ? describe(event.error) : undefined,
             doomCount: input.guard.triggers(count) ? count : 0,

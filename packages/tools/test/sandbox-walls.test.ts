@@ -3,8 +3,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from "node:path"
 import { afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type BashOptions, createBashTool } from "../src/bash.js"
-import { detectSandbox, findOnPath, type SandboxSettings } from "../src/sandbox.js"
-import { prepareSandboxedRun } from "../src/sandbox-run.js"
+import { detectSandbox, type SandboxSettings } from "../src/sandbox.js"
 import { type Harness, harness, run, runError, tempDir } from "./helpers.js"
 
 // Adversarial tests of the sandbox's walls, each first run WITHOUT Lathe's walls (plain bwrap with the arguments Lathe
@@ -239,23 +238,5 @@ describe.runIf(linux)("the sandbox's walls (real bubblewrap)", () => {
     )
     expect(out.output).toMatch(/^2\n/)
     expect(out.output).not.toContain("Lathe removed")
-  })
-
-  it("prepareSandboxedRun costs a few milliseconds per call", () => {
-    temp = tempDir("lathe-walls-tmp-")
-    const h = harness()
-    gitRepo(h)
-    const choice = {
-      state: "on" as const,
-      kind: "bubblewrap" as const,
-      program: findOnPath("bwrap", process.env.PATH) ?? "bwrap"
-    }
-    const place = { root: h.root, cwd: h.root, tempDir: temp, truncationDir: tempDir("lathe-walls-trunc-") }
-    prepareSandboxedRun({ mode: "workspace-write" }, choice, place)
-    const started = performance.now()
-    for (let i = 0; i < 50; i++) prepareSandboxedRun({ mode: "workspace-write" }, choice, place)
-    const each = (performance.now() - started) / 50
-    console.info(`prepareSandboxedRun: ${each.toFixed(2)} ms per call`)
-    expect(each).toBeLessThan(50)
   })
 })

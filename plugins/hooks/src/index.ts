@@ -131,7 +131,7 @@ export const createHooksPlugin = (options: HooksPluginOptions = {}): Plugin =>
               await run("PreToolUse", name, {
                 session_id: input.sessionID,
                 tool_name: name,
-                tool_input: claudeInput(input.tool, output.args),
+                tool_input: claudeInput(input.tool, output.args, ctx.directory),
                 tool_use_id: input.callID
               })
             )
@@ -156,7 +156,7 @@ export const createHooksPlugin = (options: HooksPluginOptions = {}): Plugin =>
               await run("PostToolUse", name, {
                 session_id: input.sessionID,
                 tool_name: name,
-                tool_input: claudeInput(input.tool, input.args),
+                tool_input: claudeInput(input.tool, input.args, ctx.directory),
                 tool_response: { output: output.output, title: output.title, metadata: output.metadata },
                 tool_use_id: input.callID
               })

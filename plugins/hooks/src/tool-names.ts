@@ -1,3 +1,5 @@
+import { isAbsolute, resolve } from "node:path"
+
 /**
  * Lathe's tools under Claude Code's names, so matchers and scripts written for Claude Code see what they expect:
  * `bash` is `Bash`, an MCP tool `<server>_<tool>` is `mcp__<server>__<tool>`, and inputs use Claude's snake_case keys
@@ -47,10 +49,28 @@ export const claudeToolName = (tool: string, servers: ReadonlyArray<string> = []
 
 const snakeCase = (key: string): string => key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 
-/** A tool's input with Claude Code's keys (`filePath` → `file_path`, grep's `include` → `glob`). */
-export const claudeInput = (tool: string, args: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+/** Keys holding a path, which Claude Code's tools always take absolute. */
+const PATH_KEYS = new Set(["file_path", "path", "notebook_path"])
+
+/**
+ * A tool's input with Claude Code's keys (`filePath` → `file_path`, grep's `include` → `glob`) and, given the
+ * working directory, its paths absolute as Claude Code's tools send them (a hook script that checks
+ * `.tool_input.file_path` against `$CLAUDE_PROJECT_DIR/...` works unchanged).
+ */
+export const claudeInput = (
+  tool: string,
+  args: Readonly<Record<string, unknown>>,
+  cwd?: string
+): Record<string, unknown> => {
   const renamed = RENAMED[tool] ?? {}
-  return Object.fromEntries(Object.entries(args).map(([key, value]) => [renamed[key] ?? snakeCase(key), value]))
+  return Object.fromEntries(
+    Object.entries(args).map(([key, value]) => {
+      const claude = renamed[key] ?? snakeCase(key)
+      const absolute =
+        cwd !== undefined && PATH_KEYS.has(claude) && typeof value === "string" && value !== "" && !isAbsolute(value)
+      return [claude, absolute ? resolve(cwd, value) : value]
+    })
+  )
 }
 
 /**

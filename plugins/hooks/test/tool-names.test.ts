@@ -44,6 +44,16 @@ describe("Claude Code tool names", () => {
       replace_all: true
     })
     assert.deepStrictEqual(claudeInput("grep", { pattern: "x", include: "*.ts" }), { pattern: "x", glob: "*.ts" })
+    // Paths are absolute, as Claude Code's tools send them, when the working directory is given.
+    assert.deepStrictEqual(claudeInput("read", { filePath: "src/a.ts", offset: 2 }, "/p"), {
+      file_path: "/p/src/a.ts",
+      offset: 2
+    })
+    assert.deepStrictEqual(claudeInput("glob", { pattern: "*.ts", path: "src" }, "/p"), {
+      pattern: "*.ts",
+      path: "/p/src"
+    })
+    assert.deepStrictEqual(claudeInput("read", { filePath: "/etc/hosts" }, "/p"), { file_path: "/etc/hosts" })
     assert.deepStrictEqual(claudeInput("bash", { command: "ls", description: "list" }), {
       command: "ls",
       description: "list"

@@ -36,7 +36,11 @@ export interface ChatWireUsage {
 export interface ChatWireReply {
   readonly reasoning?: string
   readonly text?: string
-  readonly tool?: { readonly name: string; readonly input: unknown; readonly id?: string }
+  /**
+   * The tool call; `signature` goes on its first chunk as `extra_content.google.thought_signature`, as Gemini 3 signs
+   * its calls through Google's OpenAI-compatible endpoint (not in the `mistral` dialect).
+   */
+  readonly tool?: { readonly name: string; readonly input: unknown; readonly id?: string; readonly signature?: string }
   readonly usage?: ChatWireUsage
 }
 
@@ -113,8 +117,10 @@ const play = (res: ServerResponse, dialect: ChatDialect, reply: ChatWireReply, i
       sse(res, chunk({ tool_calls: [{ id: callID, function: { name: reply.tool.name, arguments: args }, index: 0 }] }))
     } else {
       const callID = reply.tool.id ?? `call_${index}_0`
+      const signature = reply.tool.signature
+      const signed = signature === undefined ? {} : { extra_content: { google: { thought_signature: signature } } }
       thirds(args).forEach((part, i) => {
-        const head = i === 0 ? { id: callID, type: "function" } : {}
+        const head = i === 0 ? { id: callID, type: "function", ...signed } : {}
         const fn = i === 0 ? { name: reply.tool?.name, arguments: part } : { arguments: part }
         sse(res, chunk({ tool_calls: [{ index: 0, ...head, function: fn }] }))
       })

@@ -19,7 +19,8 @@ export interface GeminiUsage {
 export interface GeminiReply {
   readonly thought?: string
   readonly text?: string
-  readonly tool?: { readonly name: string; readonly input: unknown }
+  /** The function call; `signature` is sent as the part's `thoughtSignature`, as Gemini 3 signs its calls. */
+  readonly tool?: { readonly name: string; readonly input: unknown; readonly signature?: string }
   readonly usage?: GeminiUsage
 }
 
@@ -68,8 +69,14 @@ const playGemini = (res: ServerResponse, reply: GeminiReply, index: number, mode
   res.writeHead(200, { "content-type": "text/event-stream" })
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\r\n\r\n`)
   if (reply.thought !== undefined) send(chunk([{ text: reply.thought, thought: true }], false))
-  if (reply.tool) send(chunk([{ functionCall: { name: reply.tool.name, args: reply.tool.input } }], true))
-  else {
+  if (reply.tool) {
+    const { name, input, signature } = reply.tool
+    const call = {
+      functionCall: { name, args: input },
+      ...(signature === undefined ? {} : { thoughtSignature: signature })
+    }
+    send(chunk([call], true))
+  } else {
     const text = reply.text ?? ""
     const half = Math.floor(text.length / 2)
     send(chunk([{ text: text.slice(0, half) }], false))
