@@ -44,5 +44,7 @@ export const sessionEnv = (home: string, url: string, compileCache: string): Rec
   LATHE_MODEL: "bench",
   // The model catalogue's background refresh (after the first request) goes to a closed loopback port.
   LATHE_MODELS_URL: "http://127.0.0.1:9/api.json",
-  NODE_COMPILE_CACHE: compileCache
+  NODE_COMPILE_CACHE: compileCache,
+  // `LATHE_NODE_HEAP=small` (the young-generation cap, opt-in) passes through, to measure its cost.
+  ...(process.env.LATHE_NODE_HEAP ? { LATHE_NODE_HEAP: process.env.LATHE_NODE_HEAP } : {})
 })

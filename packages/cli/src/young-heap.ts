@@ -25,7 +25,9 @@ const youngHeapBytes = (): number =>
  * factor to 1, so the young generation stays where it is (the cap, or less if start-up never grew it that far).
  *
  * The factor is fixed at the same two points of every start, so V8's flag hash (part of every code cache's check) is
- * the same when a code cache is read and when it is written. Off (both a no-op) with `LATHE_NODE_HEAP=default`, or
+ * the same when a code cache is read and when it is written. Opt-in: on only with `LATHE_NODE_HEAP=small` (a smaller
+ * young generation makes start-up scavenge more: `bench/loop.ts` measured the first request ×1.20–1.25 later on a quiet
+ * machine, ×1.08 with a 32 MiB cap), and off (both a no-op) otherwise, or
  * when `execArgv` or `NODE_OPTIONS` already sizes the young generation.
  */
 export const capYoungHeap = (
@@ -33,7 +35,7 @@ export const capYoungHeap = (
   execArgv: ReadonlyArray<string>
 ): { readonly settle: () => void } => {
   const off = { settle: () => {} }
-  if (env.LATHE_NODE_HEAP === "default") return off
+  if (env.LATHE_NODE_HEAP !== "small") return off
   const own = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].some((arg) =>
     OWN_SIZING.test(arg.replaceAll("_", "-"))
   )
