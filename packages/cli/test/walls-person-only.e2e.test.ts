@@ -36,8 +36,15 @@ const setup = async (global?: unknown) => {
   return { ...box, env, victim, server }
 }
 
-/** What the model read back from the bash call (the second request carries the tool result). */
-const toolResult = (scripted: ScriptedServer): string => JSON.stringify(scripted.requests[1]?.body ?? "")
+/**
+ * What the model read back from the bash call: the first request that carries a tool result (the second request,
+ * unless a slow machine made the loop retry the first).
+ */
+const toolResult = (scripted: ScriptedServer): string =>
+  JSON.stringify(
+    scripted.requests.map((request) => request.body).find((body) => JSON.stringify(body).includes('"role":"tool"')) ??
+      ""
+  )
 
 const refused = async (args: ReadonlyArray<string>, global?: unknown) => {
   const { project, env, victim, server: scripted } = await setup(global)
