@@ -30,7 +30,7 @@ describe("the CLI bundle's AI SDK headers without undici", () => {
     const { bundleOptions } = (await import(script)) as BundleScript
     const dir = mkdtempSync(join(tmpdir(), "lathe-headers-bundle-"))
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
-    const httpFetch = fileURLToPath(new URL("../../core/src/http-fetch.ts", import.meta.url))
+    const httpFetch = fileURLToPath(new URL("../../core/src/provider/http-fetch.ts", import.meta.url))
     const entry = join(dir, "entry.mjs")
     writeFileSync(
       entry,

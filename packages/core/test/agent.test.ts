@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { agentAllowsTool, coreAgents, defineAgent, resolveAgents } from "../src/agent.js"
+import { agentAllowsTool, coreAgents, defineAgent, resolveAgents } from "../src/plugin-host/agent.js"
 
 describe("agents", () => {
   const plugin = defineAgent(

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, type ConfigEnv, trustProject } from "../src/config.js"
-import { Paths } from "../src/paths.js"
+import { Config, type ConfigEnv, trustProject } from "../src/config/config.js"
+import { Paths } from "../src/config/paths.js"
 
 const PG = "postgres://lathe:pw@db.internal:5432/lathe"
 

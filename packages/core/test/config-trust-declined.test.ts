@@ -3,8 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, declineTrust, trustDeclined, trustProject, untrustProject } from "../src/config.js"
-import { Paths } from "../src/paths.js"
+import { Config, declineTrust, trustDeclined, trustProject, untrustProject } from "../src/config/config.js"
+import { Paths } from "../src/config/paths.js"
 
 /** A project whose config asks for a plugin, an MCP server and a provider URL, under a temp base. */
 const setup = () => {

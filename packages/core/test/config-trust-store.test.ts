@@ -3,8 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, isTrusted, trustedFolders, trustProject, untrustProject } from "../src/config.js"
-import { Paths, type PathsShape } from "../src/paths.js"
+import { Config, isTrusted, trustedFolders, trustProject, untrustProject } from "../src/config/config.js"
+import { Paths, type PathsShape } from "../src/config/paths.js"
 
 /** A project with two config files (`lathe.json` and `.lathe/lathe.jsonc`) under a temp base. */
 const setup = () => {

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, type ConfigTestInput, isTrusted, trustProject } from "../src/config.js"
-import type { McpServerConfig } from "../src/config-schema.js"
-import { Paths } from "../src/paths.js"
+import { Config, type ConfigTestInput, isTrusted, trustProject } from "../src/config/config.js"
+import type { McpServerConfig } from "../src/config/config-schema.js"
+import { Paths } from "../src/config/paths.js"
 
 const project = {
   model: "anthropic/claude-sonnet-4-5",

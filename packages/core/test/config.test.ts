@@ -3,9 +3,9 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, type ConfigEnv, ConfigError } from "../src/config.js"
-import { permissionRules } from "../src/config-schema.js"
-import { Paths } from "../src/paths.js"
+import { Config, type ConfigEnv, ConfigError } from "../src/config/config.js"
+import { permissionRules } from "../src/config/config-schema.js"
+import { Paths } from "../src/config/paths.js"
 import { PROVIDER_TYPES } from "../src/provider/registry.js"
 
 /** A temp world: `project/` (the root), `global/` (Paths.config), `data/` (Paths.data), files relative to it. */

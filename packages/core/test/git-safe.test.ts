@@ -12,8 +12,14 @@ import {
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/git-prefetch.js"
-import { GIT_SAFE_TRANSPORT, GitConfigRefused, gitSafeEnv, prepareSafeGit, safeGitOverrides } from "../src/git-safe.js"
+import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/config/git-prefetch.js"
+import {
+  GIT_SAFE_TRANSPORT,
+  GitConfigRefused,
+  gitSafeEnv,
+  prepareSafeGit,
+  safeGitOverrides
+} from "../src/process/git-safe.js"
 
 // Each case plants a program in a repository's config (or a file it reaches), shows that plain git runs it, then
 // that the same command through the hardened options and environment does not. The planted programs are scripts that

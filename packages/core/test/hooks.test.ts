@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { definePlugin } from "../src/plugin.js"
-import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
+import { definePlugin } from "../src/plugin-host/plugin.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
 
 // Where each loop hook runs and what changing its output does (system.transform, text.complete, tool.before/after

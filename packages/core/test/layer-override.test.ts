@@ -4,10 +4,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { type PermissionAsk, PermissionNext, rejected } from "../src/permission-next.js"
-import { definePlugin } from "../src/plugin.js"
-import { Plugins } from "../src/plugins.js"
-import { testLayer } from "../src/testing.js"
+import { type PermissionAsk, PermissionNext, rejected } from "../src/contracts/permission-next.js"
+import { definePlugin } from "../src/plugin-host/plugin.js"
+import { Plugins } from "../src/plugin-host/plugins.js"
+import { testLayer } from "../src/testing/index.js"
 
 describe("overriding a service with a Layer", () => {
   it.effect("a custom PermissionNext layer replaces the default one, and a plugin's hook sees the real config", () => {

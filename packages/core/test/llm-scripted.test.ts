@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
-import { LLM, type LLMEvent, type LLMRequest, type ModelInfo } from "../src/llm.js"
+import { LLM, type LLMEvent, type LLMRequest, type ModelInfo } from "../src/provider/llm.js"
 import { chunks, ScriptedLLM } from "../src/testing/scripted-llm.js"
 
 const request = (model: ModelInfo, text = "hi", abort = new AbortController().signal): LLMRequest => ({

@@ -7,9 +7,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, loadConfig } from "../src/config.js"
-import { LLM } from "../src/llm.js"
-import type { PathsShape } from "../src/paths.js"
+import { Config, loadConfig } from "../src/config/config.js"
+import type { PathsShape } from "../src/config/paths.js"
+import { LLM } from "../src/provider/llm.js"
 
 /** Real files: the person's own config (optional) and an untrusted project's lathe.json. */
 const resolveWith = (files: { readonly user?: unknown; readonly project: unknown }, model?: string) =>

@@ -5,9 +5,9 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { Config, type ConfigTestInput } from "../src/config.js"
-import { LLM, type LLMEvent, type LLMRequest, type ModelInfo, type ProviderEnv } from "../src/llm.js"
-import { Paths } from "../src/paths.js"
+import { Config, type ConfigTestInput } from "../src/config/config.js"
+import { Paths } from "../src/config/paths.js"
+import { LLM, type LLMEvent, type LLMRequest, type ModelInfo, type ProviderEnv } from "../src/provider/llm.js"
 import { type ServerScript, startScriptedServer } from "../src/testing/scripted-server.js"
 
 const scriptedServer = (script: ServerScript) =>

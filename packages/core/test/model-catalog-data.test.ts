@@ -3,9 +3,15 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config } from "../src/config.js"
-import { LLM } from "../src/llm.js"
-import { assumedModelNotice, catalogModels, lookupModel, ModelCatalog, UNKNOWN_MODEL } from "../src/model-catalog.js"
+import {
+  assumedModelNotice,
+  catalogModels,
+  lookupModel,
+  ModelCatalog,
+  UNKNOWN_MODEL
+} from "../src/catalog/model-catalog.js"
+import { Config } from "../src/config/config.js"
+import { LLM } from "../src/provider/llm.js"
 
 /** A catalogue over the shipped snapshot: an empty data dir, refresh off, a URL nothing listens on. */
 const options = () => ({

@@ -6,10 +6,10 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { ModelCatalog, type ModelCatalogOptions, REFRESH_INTERVAL_MS } from "../src/catalog/model-catalog.js"
 import { catalogFile } from "../src/catalog/refresh.js"
-import { Config } from "../src/config.js"
-import { stripUntrusted } from "../src/config-untrusted.js"
-import { ModelCatalog, type ModelCatalogOptions, REFRESH_INTERVAL_MS } from "../src/model-catalog.js"
+import { Config } from "../src/config/config.js"
+import { stripUntrusted } from "../src/config/config-untrusted.js"
 
 /** models.dev's api.json shape, with fields Lathe does not keep (`id`, `doc`, `open_weights`, `family`). */
 const apiJson = {

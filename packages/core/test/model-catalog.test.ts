@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { catalogModels, lookupModel, ModelCatalog, modelInfo, UNKNOWN_MODEL } from "../src/model-catalog.js"
+import { catalogModels, lookupModel, ModelCatalog, modelInfo, UNKNOWN_MODEL } from "../src/catalog/model-catalog.js"
 
 describe("model catalogue", () => {
   // The synchronous helpers read the catalogue a ModelCatalog loaded (here the shipped snapshot).

@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { assistant, session, text, user } from "@lathe/core/testing/store-contract"
 import { Effect, type Layer } from "effect"
-import type { AssistantMessage, MessageWithParts } from "../src/message.js"
-import { liftToolImages, PRUNED_OUTPUT, toModelMessages } from "../src/model-messages.js"
-import type { Part } from "../src/part.js"
-import { SessionStore, type StoreError } from "../src/session-store.js"
-import { SqliteSessionStore } from "../src/session-store-sqlite.js"
+import { liftToolImages, PRUNED_OUTPUT, toModelMessages } from "../src/provider/model-messages.js"
+import type { AssistantMessage, MessageWithParts } from "../src/schema/message.js"
+import type { Part } from "../src/schema/part.js"
+import { SessionStore, type StoreError } from "../src/store/session-store.js"
+import { SqliteSessionStore } from "../src/store/session-store-sqlite.js"
 
 // A history with one image attached by the person and one returned by a tool.
 const tokens = { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }

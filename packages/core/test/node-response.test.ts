@@ -1,5 +1,5 @@
 import { assert, describe, it } from "vitest"
-import { NodeResponse } from "../src/node-response.js"
+import { NodeResponse } from "../src/provider/node-response.js"
 
 const stream = (...chunks: Array<string>) =>
   new ReadableStream<Uint8Array>({

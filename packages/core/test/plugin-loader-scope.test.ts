@@ -3,12 +3,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Bus } from "../src/bus.js"
-import { Config, trustProject } from "../src/config.js"
-import { Paths } from "../src/paths.js"
-import { type PluginReference, pluginReferences, resolvePlugin } from "../src/plugin-loader.js"
-import { Plugins } from "../src/plugins.js"
-import { SessionStore } from "../src/session-store.js"
+import { Config, trustProject } from "../src/config/config.js"
+import { Paths } from "../src/config/paths.js"
+import { Bus } from "../src/contracts/bus.js"
+import { type PluginReference, pluginReferences, resolvePlugin } from "../src/plugin-host/plugin-loader.js"
+import { Plugins } from "../src/plugin-host/plugins.js"
+import { SessionStore } from "../src/store/session-store.js"
 
 // A cloned repository ships node_modules/<name of a plugin the person uses>: its copy must never load for the
 // person's own config. Each plugin here writes a marker file when imported (code at import runs in Lathe's process).

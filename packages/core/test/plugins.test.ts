@@ -4,12 +4,12 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Stream } from "effect"
 import { z } from "zod"
-import { Bus } from "../src/bus.js"
-import type { LatheEvent } from "../src/events.js"
-import { definePlugin } from "../src/plugin.js"
-import { Plugins } from "../src/plugins.js"
-import { testLayer } from "../src/testing.js"
-import { Tool } from "../src/tool.js"
+import { Bus } from "../src/contracts/bus.js"
+import { definePlugin } from "../src/plugin-host/plugin.js"
+import { Plugins } from "../src/plugin-host/plugins.js"
+import { Tool } from "../src/plugin-host/tool.js"
+import type { LatheEvent } from "../src/schema/events.js"
+import { testLayer } from "../src/testing/index.js"
 
 const root = () => mkdtempSync(join(tmpdir(), "lathe-plugins-"))
 

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { PatchPart, StepFinishPart, StepStartPart } from "../src/part.js"
-import { definePlugin } from "../src/plugin.js"
-import { Snapshot } from "../src/snapshot.js"
-import { chunks, testLoopLayer } from "../src/testing.js"
+import { Snapshot } from "../src/contracts/snapshot.js"
+import { definePlugin } from "../src/plugin-host/plugin.js"
+import type { PatchPart, StepFinishPart, StepStartPart } from "../src/schema/part.js"
+import { chunks, testLoopLayer } from "../src/testing/index.js"
 import { AskTool, allParts, runTurn, tempRoot } from "./loop-helpers.js"
 
 const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [AskTool] }) })

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { ReasoningPart, StepFinishPart, TextPart } from "../src/part.js"
-import { definePlugin } from "../src/plugin.js"
-import { makeMemoryStore, SessionStore } from "../src/session-store.js"
-import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
+import { definePlugin } from "../src/plugin-host/plugin.js"
+import type { ReasoningPart, StepFinishPart, TextPart } from "../src/schema/part.js"
+import { makeMemoryStore, SessionStore } from "../src/store/session-store.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import {
   AskTool,
   allParts,

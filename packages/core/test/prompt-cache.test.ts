@@ -7,11 +7,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ModelMessage } from "ai"
 import { Effect, Layer, Stream } from "effect"
-import { Config, type ConfigTestInput } from "../src/config.js"
-import { LLM, type LLMEvent, type LLMRequest, type ModelInfo, type ProviderEnv } from "../src/llm.js"
-import { markAnthropicCache } from "../src/prompt-cache.js"
+import { Config, type ConfigTestInput } from "../src/config/config.js"
+import { LLM, type LLMEvent, type LLMRequest, type ModelInfo, type ProviderEnv } from "../src/provider/llm.js"
+import { markAnthropicCache } from "../src/provider/prompt-cache.js"
+import { stepCost, tokensFromUsage } from "../src/provider/usage.js"
 import { startWireServer, type WireFormat, type WireScript } from "../src/testing/scripted-wire.js"
-import { stepCost, tokensFromUsage } from "../src/usage.js"
 
 const wireServer = (format: WireFormat, script: WireScript) =>
   Effect.acquireRelease(

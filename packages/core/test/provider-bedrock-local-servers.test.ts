@@ -7,16 +7,16 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { ModelMessage } from "ai"
 import { Effect, Stream } from "effect"
-import { nodeFetch } from "../src/http-fetch.js"
-import { type LLMEvent, type LLMRequest, type ModelInfo, streamWithModel } from "../src/llm.js"
-import { UNKNOWN_MODEL } from "../src/model-catalog.js"
+import { UNKNOWN_MODEL } from "../src/catalog/model-catalog.js"
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "../src/provider/descriptor.js"
+import { nodeFetch } from "../src/provider/http-fetch.js"
+import { type LLMEvent, type LLMRequest, type ModelInfo, streamWithModel } from "../src/provider/llm.js"
 import { lmstudio } from "../src/provider/lmstudio.js"
 import { ollama, ollamaRoot } from "../src/provider/ollama.js"
 import { descriptorFor } from "../src/provider/registry.js"
+import { tokensFromUsage } from "../src/provider/usage.js"
 import type { ServerScript } from "../src/testing/scripted-server.js"
 import { type LocalWireOptions, startLocalWireServer } from "../src/testing/wire-ollama.js"
-import { tokensFromUsage } from "../src/usage.js"
 
 const localServer = (options: LocalWireOptions) =>
   Effect.acquireRelease(

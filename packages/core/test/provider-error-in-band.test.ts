@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { StreamProviderError } from "ai"
 import { Effect, Layer, Stream } from "effect"
-import { Config } from "../src/config.js"
-import { LLM, type ProviderError } from "../src/llm.js"
-import { toProviderError } from "../src/provider-error.js"
-import { isRetryable } from "../src/retry.js"
+import { Config } from "../src/config/config.js"
+import { isRetryable } from "../src/loop/retry.js"
+import { LLM, type ProviderError } from "../src/provider/llm.js"
+import { toProviderError } from "../src/provider/provider-error.js"
 import { startScriptedServer } from "../src/testing/scripted-server.js"
 
 // Errors a server reports inside a 200 stream, with no HTTP status: each is classified as its HTTP twin would be.

@@ -12,14 +12,22 @@ import type { LanguageModelV4 } from "@ai-sdk/provider"
 import { assert, describe, it } from "@effect/vitest"
 import type { ModelMessage } from "ai"
 import { Effect, Layer, Stream } from "effect"
-import { Config, type ConfigTestInput } from "../src/config.js"
-import { LLM, type LLMEvent, type LLMRequest, type ModelInfo, type ProviderEnv, streamWithModel } from "../src/llm.js"
-import { catalogReady, modelInfo } from "../src/model-catalog.js"
+import { catalogReady, modelInfo } from "../src/catalog/model-catalog.js"
+import { Config, type ConfigTestInput } from "../src/config/config.js"
 import type { ProviderDescriptor, ProviderSettings, ReasoningSetting } from "../src/provider/descriptor.js"
 import { ANTHROPIC_CACHE_MARK } from "../src/provider/families.js"
 import { google } from "../src/provider/google.js"
 import { googleVertex, googleVertexAnthropic } from "../src/provider/google-vertex.js"
+import {
+  LLM,
+  type LLMEvent,
+  type LLMRequest,
+  type ModelInfo,
+  type ProviderEnv,
+  streamWithModel
+} from "../src/provider/llm.js"
 import { descriptorFor } from "../src/provider/registry.js"
+import { stepCost, tokensFromUsage } from "../src/provider/usage.js"
 import { startWireServer, type WireScript } from "../src/testing/scripted-wire.js"
 import {
   GEMINI_WIRE_ACCESS_TOKEN,
@@ -27,7 +35,6 @@ import {
   type GeminiServer,
   startGeminiServer
 } from "../src/testing/wire-gemini.js"
-import { stepCost, tokensFromUsage } from "../src/usage.js"
 
 const geminiServer = (script: GeminiScript) =>
   Effect.acquireRelease(

@@ -9,15 +9,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ModelMessage } from "ai"
 import { Effect, Stream } from "effect"
-import { type LLMEvent, type LLMRequest, type ModelInfo, streamWithModel } from "../src/llm.js"
-import { catalogReady, modelInfo } from "../src/model-catalog.js"
+import { catalogReady, modelInfo } from "../src/catalog/model-catalog.js"
 import { azure } from "../src/provider/azure.js"
 import type { ProviderDescriptor, ProviderOptions, ProviderSettings } from "../src/provider/descriptor.js"
+import { type LLMEvent, type LLMRequest, type ModelInfo, streamWithModel } from "../src/provider/llm.js"
+import { stepCost, tokensFromUsage } from "../src/provider/usage.js"
 import { xai } from "../src/provider/xai.js"
 import type { ScriptedServer } from "../src/testing/scripted-server.js"
 import { startChatWire } from "../src/testing/wire-chat.js"
 import { startResponsesWire } from "../src/testing/wire-responses.js"
-import { stepCost, tokensFromUsage } from "../src/usage.js"
 
 const SESSION = "ses_hosted_2"
 const schema = { type: "object" as const, properties: { path: { type: "string" as const } }, required: ["path"] }

@@ -4,9 +4,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, type ConfigTestInput } from "../src/config.js"
-import { LLM, type ProviderEnv } from "../src/llm.js"
-import { catalogReady, lookupModel } from "../src/model-catalog.js"
+import { catalogReady, lookupModel } from "../src/catalog/model-catalog.js"
+import { Config, type ConfigTestInput } from "../src/config/config.js"
+import { LLM, type ProviderEnv } from "../src/provider/llm.js"
 
 const resolve = (config: ConfigTestInput, env: ProviderEnv, model: string) =>
   Effect.gen(function* () {

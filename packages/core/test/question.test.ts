@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Stream } from "effect"
-import { Bus } from "../src/bus.js"
-import { Question } from "../src/question.js"
-import { testLayer } from "../src/testing.js"
+import { Bus } from "../src/contracts/bus.js"
+import { Question } from "../src/loop/question.js"
+import { testLayer } from "../src/testing/index.js"
 import { tempRoot } from "./loop-helpers.js"
 
 const questions = [{ question: "Which database?", options: [{ label: "SQLite" }, { label: "Postgres" }] }]

@@ -5,15 +5,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
-import { Config, type ConfigTestInput } from "../src/config.js"
-import { ConfigFile } from "../src/config-schema.js"
-import { LLM, type LLMRequest, type ProviderEnv } from "../src/llm.js"
-import { type Reasoning, reasoningBudget } from "../src/reasoning.js"
-import { createSession } from "../src/session.js"
-import { SessionPrompt } from "../src/session-prompt.js"
+import { Config, type ConfigTestInput } from "../src/config/config.js"
+import { ConfigFile } from "../src/config/config-schema.js"
+import { SessionPrompt } from "../src/loop/session-prompt.js"
+import { LLM, type LLMRequest, type ProviderEnv } from "../src/provider/llm.js"
+import { type Reasoning, reasoningBudget } from "../src/provider/reasoning.js"
+import { createSession } from "../src/store/session.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { startScriptedServer } from "../src/testing/scripted-server.js"
 import { startWireServer, type WireFormat } from "../src/testing/scripted-wire.js"
-import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
 import { tempRoot } from "./loop-helpers.js"
 
 const llmLayer = (config: ConfigTestInput, env: ProviderEnv) =>

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Config, type ConfigInfo, Paths } from "../src/index.js"
-import { hasPasswordUrl, isSecretName, scrubEnv, secretValues } from "../src/secret-values.js"
+import { hasPasswordUrl, isSecretName, scrubEnv, secretValues } from "../src/process/secret-values.js"
 
 describe("isSecretName", () => {
   it("takes the old words anywhere, the new ones as whole words, and leaves ordinary names alone", () => {

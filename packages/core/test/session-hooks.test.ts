@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { definePlugin, type Hooks } from "../src/plugin.js"
-import { MAX_TURN_CONTINUES } from "../src/session-hooks.js"
-import { SessionPrompt } from "../src/session-prompt.js"
-import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
+import { MAX_TURN_CONTINUES } from "../src/loop/session-hooks.js"
+import { SessionPrompt } from "../src/loop/session-prompt.js"
+import { definePlugin, type Hooks } from "../src/plugin-host/plugin.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { runTurn, tempRoot } from "./loop-helpers.js"
 
 // The turn hooks: session.start and prompt.submit before the model sees a prompt, turn.stop when it ends the turn.

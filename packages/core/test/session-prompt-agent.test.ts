@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Bus } from "../src/bus.js"
-import type { LatheEvent } from "../src/events.js"
-import { createSession } from "../src/session.js"
-import { SessionPrompt } from "../src/session-prompt.js"
-import { SessionStore } from "../src/session-store.js"
-import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing.js"
+import { Bus } from "../src/contracts/bus.js"
+import { SessionPrompt } from "../src/loop/session-prompt.js"
+import type { LatheEvent } from "../src/schema/events.js"
+import { createSession } from "../src/store/session.js"
+import { SessionStore } from "../src/store/session-store.js"
+import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { tempRoot } from "./loop-helpers.js"
 
 // Which agent and model a turn runs with: a mentioned subagent runs for one prompt only, on its caller's model; a

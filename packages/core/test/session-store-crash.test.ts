@@ -10,9 +10,9 @@ import { DatabaseSync } from "node:sqlite"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SessionStore } from "../src/session-store.js"
-import { SqliteSessionStore } from "../src/session-store-sqlite.js"
-import { sqliteMigrations } from "../src/sqlite-migrations.js"
+import { SessionStore } from "../src/store/session-store.js"
+import { SqliteSessionStore } from "../src/store/session-store-sqlite.js"
+import { sqliteMigrations } from "../src/store/sqlite-migrations.js"
 import { expectedText, messageID, partIDs } from "./fixtures/store-steps.js"
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), "..")

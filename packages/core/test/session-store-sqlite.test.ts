@@ -6,10 +6,10 @@ import { afterAll, assert, describe, it } from "@effect/vitest"
 import { assistant, session, sessionStoreContract, text, user } from "@lathe/core/testing/store-contract"
 import { Context, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { Paths } from "../src/paths.js"
-import { SessionStore } from "../src/session-store.js"
-import { SqliteSessionStore } from "../src/session-store-sqlite.js"
-import { sqliteMigrations } from "../src/sqlite-migrations.js"
+import { Paths } from "../src/config/paths.js"
+import { SessionStore } from "../src/store/session-store.js"
+import { SqliteSessionStore } from "../src/store/session-store-sqlite.js"
+import { sqliteMigrations } from "../src/store/sqlite-migrations.js"
 
 sessionStoreContract("memory", () => SessionStore.memory)
 sessionStoreContract("SQLite", () => SqliteSessionStore.layerTemp())

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SessionStore } from "../src/session-store.js"
+import { SessionStore } from "../src/store/session-store.js"
 import { assistant, text, user, session as withParent } from "../src/testing/session-store-contract.js"
 
 const session = (id: string, updated: number, parentID?: string) =>

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Config, type ConfigEnv } from "../src/config.js"
-import { Paths } from "../src/paths.js"
-import { decide } from "../src/permission-rules.js"
+import { Config, type ConfigEnv } from "../src/config/config.js"
+import { Paths } from "../src/config/paths.js"
+import { decide } from "../src/contracts/permission-rules.js"
 
 // Claude Code settings and OpenCode config loaded as sources: trust, precedence, env, notices, rule sources.
 const world = (files: Record<string, unknown>, trusted = false) => {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { assert, describe, it } from "vitest"
-import { sha1Hex } from "../src/sha1.js"
+import { sha1Hex } from "../src/config/sha1.js"
 
 const reference = (text: string) => createHash("sha1").update(text, "utf8").digest("hex")
 

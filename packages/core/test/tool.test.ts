@@ -4,8 +4,8 @@ import { join } from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { z } from "zod"
-import { rejected } from "../src/permission-next.js"
-import { type AnyTool, Tool, type ToolArgs, type ToolRunContext } from "../src/tool.js"
+import { rejected } from "../src/contracts/permission-next.js"
+import { type AnyTool, Tool, type ToolArgs, type ToolRunContext } from "../src/plugin-host/tool.js"
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "lathe-tool-"))
 

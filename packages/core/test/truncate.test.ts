@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { cleanupTruncationDir, truncateOutput, truncationDir } from "../src/truncate.js"
+import { cleanupTruncationDir, truncateOutput, truncationDir } from "../src/plugin-host/truncate.js"
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "lathe-truncate-"))
 

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { dataDir, type PathEnv } from "../paths.js"
+import { dataDir, type PathEnv } from "../config/paths.js"
 
 /**
  * Keys stored by `lathe auth login`: one JSON file in the data directory (`<data>/auth.json`), readable by the user

@@ -1,8 +1,8 @@
-import type { ConfigInfo } from "../config.js"
-import type { ModelConfig, ProviderConfig } from "../config-schema.js"
-import { nodeFetch } from "../http-fetch.js"
+import type { ConfigInfo } from "../config/config.js"
+import type { ModelConfig, ProviderConfig } from "../config/config-schema.js"
 import { storedKeys } from "./auth-store.js"
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "./descriptor.js"
+import { nodeFetch } from "./http-fetch.js"
 import { keyHintFor, keyVariables } from "./key-hint.js"
 import { descriptorFor, descriptorOf, PROVIDERS } from "./registry.js"
 

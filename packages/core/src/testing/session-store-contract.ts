@@ -10,9 +10,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import type { AssistantMessage, Session, UserMessage } from "../message.js"
-import type { Part } from "../part.js"
-import { SessionStore, type StoreError } from "../session-store.js"
+import type { AssistantMessage, Session, UserMessage } from "../schema/message.js"
+import type { Part } from "../schema/part.js"
+import { SessionStore, type StoreError } from "../store/session-store.js"
 
 /** A session updated at `updated`, optionally a child of `parentID`. */
 export const session = (id: string, updated: number, extra: Partial<Session> = {}): Session => ({

@@ -1,0 +1,226 @@
+import type { ConfigInfo } from "../config/config.js"
+import type { Ruleset } from "../contracts/permission-next.js"
+import type { RunProgramOptions, RunProgramResult } from "../process/command-runner.js"
+import type { ModelInfo } from "../provider/llm.js"
+import type { LatheEvent } from "../schema/events.js"
+import type { MessageWithParts, Session } from "../schema/message.js"
+import type { AgentDefinition } from "./agent.js"
+import type { AnyTool } from "./tool.js"
+
+/** A logger for plugins; lines carry the plugin's name. */
+export interface PluginLogger {
+  readonly info: (message: string, data?: Readonly<Record<string, unknown>>) => void
+  readonly warn: (message: string, data?: Readonly<Record<string, unknown>>) => void
+  readonly error: (message: string, data?: Readonly<Record<string, unknown>>) => void
+}
+
+/** Read access to sessions, for plugins (plain Promises). */
+export interface PluginClient {
+  readonly sessions: {
+    /** The project's sessions, newest first. */
+    readonly list: (options?: { readonly limit?: number }) => Promise<ReadonlyArray<Session>>
+    readonly get: (sessionID: string) => Promise<Session>
+    readonly messages: (sessionID: string) => Promise<ReadonlyArray<MessageWithParts>>
+  }
+}
+
+/** What a plugin's setup function receives. */
+export interface PluginContext {
+  /** The directory Lathe was started in. */
+  readonly directory: string
+  /** The project root. */
+  readonly root: string
+  readonly projectID: string
+  /** The merged configuration (read-only; use the `config` hook to see it once at load). */
+  readonly config: ConfigInfo
+  /**
+   * Whether the person trusts this project (`lathe trust`). Until then, what the project's files define may only
+   * narrow what Lathe does: load prompts or rules from the project with that in mind.
+   */
+  readonly trusted: boolean
+  /** Lathe's config dir (`~/.config/lathe`), for the person's own files (agents, skills). */
+  readonly configDir: string
+  /** The person's home directory. */
+  readonly home: string
+  /** The options given with the plugin in config: `"plugin": [["my-plugin", { "level": 2 }]]`. */
+  readonly options: Readonly<Record<string, unknown>>
+  readonly log: PluginLogger
+  readonly client: PluginClient
+  /**
+   * Runs a program (no shell) the way bash runs commands: its environment is Lathe's without any secret, and with the
+   * host's sandbox (the CLI's) it runs inside the same sandbox as bash, in the project root unless `cwd` says
+   * otherwise. Use it for every program the project could have put there (its `node_modules/.bin`, its scripts). A
+   * failing program resolves with its exit code; the promise rejects only when the program cannot be run at all.
+   */
+  readonly run: (file: string, args: ReadonlyArray<string>, options?: RunProgramOptions) => Promise<RunProgramResult>
+  /**
+   * The values Lathe holds as credentials (see `secretValues`). A program you start yourself, outside `run`, should
+   * get `scrubEnv(process.env, { secrets })` as its environment.
+   */
+  readonly secrets: ReadonlyArray<string>
+  /**
+   * Changes this plugin's tools after setup (a server that connected later): `set` replaces every tool this plugin
+   * added this way (the tools setup returned stay). The loop offers them from its next step.
+   */
+  readonly tools: { readonly set: (tools: ReadonlyArray<AnyTool>) => void }
+}
+
+/** The model and agent a hook runs for. */
+interface StepInput {
+  readonly sessionID: string
+  readonly agent: string
+  readonly model: { readonly providerID: string; readonly modelID: string }
+}
+
+/**
+ * The hooks a plugin may implement. Each is `(input, output) => void | Promise<void>`; hooks of all plugins run
+ * in load order, one after another, and each may change `output` in place; the next hook sees the change.
+ * A hook that throws is reported with the plugin's name and skipped; the session goes on.
+ */
+export interface Hooks {
+  /** Every Bus event, delivered in order from a background listener (does not slow the loop). */
+  readonly event?: (input: { readonly event: LatheEvent }, output: Record<string, never>) => void | Promise<void>
+  /** The merged config, once at load. */
+  readonly config?: (input: { readonly config: ConfigInfo }, output: Record<string, never>) => void | Promise<void>
+  /**
+   * Change the system prompt of a step. `permission` is the step's effective ruleset (defaults, agent, config):
+   * evaluate it with `evaluate` from `@lathe/core` to leave out what the agent may not use.
+   */
+  readonly "system.transform"?: (
+    input: StepInput & { readonly permission: Ruleset },
+    output: { system: string[] }
+  ) => void | Promise<void>
+  /** Change the history sent to the model in a step (what is stored stays as it was). */
+  readonly "messages.transform"?: (input: StepInput, output: { messages: MessageWithParts[] }) => void | Promise<void>
+  /** Change sampling parameters, provider options and headers of a step. */
+  readonly "chat.params"?: (
+    input: StepInput & { readonly modelInfo: ModelInfo },
+    output: {
+      temperature?: number
+      topP?: number
+      maxOutputTokens?: number
+      options: Record<string, unknown>
+      headers: Record<string, string>
+    }
+  ) => void | Promise<void>
+  /** Change a text part once the model has finished it (before it is stored as final). */
+  readonly "text.complete"?: (
+    input: { readonly sessionID: string; readonly messageID: string; readonly partID: string },
+    output: { text: string }
+  ) => void | Promise<void>
+  /**
+   * Inspect or change a tool call's arguments before it runs, or block it: set `block` to a reason and the call fails
+   * with that reason, which the model reads.
+   */
+  readonly "tool.before"?: (
+    input: { readonly tool: string; readonly sessionID: string; readonly callID: string },
+    output: { args: Record<string, unknown>; block?: string }
+  ) => void | Promise<void>
+  /** Inspect or change a tool's result before the model sees it. */
+  readonly "tool.after"?: (
+    input: {
+      readonly tool: string
+      readonly sessionID: string
+      readonly callID: string
+      readonly args: Readonly<Record<string, unknown>>
+    },
+    output: { title: string; output: string; metadata: Record<string, unknown> }
+  ) => void | Promise<void>
+  /** Decide a permission ask before the person sees it: leave `status` at "ask" to let them decide. */
+  readonly "permission.ask"?: (
+    input: {
+      readonly sessionID: string
+      readonly callID?: string
+      readonly permission: string
+      readonly patterns: ReadonlyArray<string>
+      readonly metadata: Readonly<Record<string, unknown>>
+    },
+    output: { status: "ask" | "allow" | "deny"; message?: string }
+  ) => void | Promise<void>
+  /** Add context to (or replace the prompt of) a compaction summary. */
+  readonly "session.compacting"?: (
+    input: { readonly sessionID: string },
+    output: { context: string[]; prompt?: string }
+  ) => void | Promise<void>
+  /**
+   * A session's first turn in this process, before its prompt is answered: `source` is "startup" for a session
+   * without history, "resume" for one with. Text pushed to `context` reaches the model with that turn's prompt.
+   */
+  readonly "session.start"?: (
+    input: TurnInput & { readonly source: "startup" | "resume" },
+    output: { context: string[] }
+  ) => void | Promise<void>
+  /**
+   * A prompt, before the model sees it. Text pushed to `context` is stored with the prompt (as synthetic text: UIs
+   * hide it, the model reads it). Set `block` to a reason and the prompt is withdrawn: it is removed from the session,
+   * the turn ends without a model call, and the person sees the reason (a `notice`).
+   */
+  readonly "prompt.submit"?: (
+    input: TurnInput & { readonly text: string },
+    output: { context: string[]; block?: string }
+  ) => void | Promise<void>
+  /**
+   * The model ended the turn (it answered without calling a tool). Set `continue` to an instruction and the turn goes
+   * on with it as a new prompt. `continued` counts how often this turn went on that way; at 3 Lathe stops asking.
+   */
+  readonly "turn.stop"?: (
+    input: TurnInput & { readonly continued: number },
+    output: { continue?: string }
+  ) => void | Promise<void>
+}
+
+/** The session and agent of a turn hook; `parentID` is set when the session is a subagent's child session. */
+interface TurnInput {
+  readonly sessionID: string
+  readonly parentID?: string
+  readonly agent: string
+}
+
+/** The name of a hook. */
+export type HookName = keyof Hooks
+/** The hooks run through `Plugins.trigger` (the others are delivered by the host). */
+export type TriggerHookName = Exclude<HookName, "event" | "config">
+/** A hook's input. */
+export type HookInput<K extends HookName> = Parameters<NonNullable<Hooks[K]>>[0]
+/** A hook's output, which hooks change in place. */
+export type HookOutput<K extends HookName> = Parameters<NonNullable<Hooks[K]>>[1]
+
+/** What a plugin's setup returns: hooks, and optionally tools and agents it contributes. */
+export interface PluginHooks extends Hooks {
+  readonly tools?: ReadonlyArray<AnyTool>
+  readonly agents?: ReadonlyArray<AgentDefinition>
+  /** Called when Lathe shuts down. */
+  readonly dispose?: () => void | Promise<void>
+}
+
+/** A plugin's setup function. */
+export type PluginSetup = (ctx: PluginContext) => PluginHooks | Promise<PluginHooks>
+
+const PluginBrand = Symbol.for("@lathe/core/Plugin")
+
+/** A plugin: a name (optional; the host uses the module it came from) and a setup function. */
+export interface Plugin {
+  readonly [PluginBrand]: true
+  readonly name?: string
+  readonly setup: PluginSetup
+}
+
+/**
+ * Defines a plugin. The module's default export should be the result:
+ * ```ts
+ * export default definePlugin(async (ctx) => ({
+ *   "tool.before": async (input, output) => { if (input.tool === "bash") ctx.log.info("running", output.args) }
+ * }))
+ * ```
+ */
+export function definePlugin(setup: PluginSetup): Plugin
+export function definePlugin(options: { readonly name: string; readonly setup: PluginSetup }): Plugin
+export function definePlugin(arg: PluginSetup | { readonly name: string; readonly setup: PluginSetup }): Plugin {
+  return typeof arg === "function"
+    ? { [PluginBrand]: true, setup: arg }
+    : { [PluginBrand]: true, name: arg.name, setup: arg.setup }
+}
+
+/** Whether a value (e.g. a module's default export) is a plugin made with `definePlugin`. */
+export const isPlugin = (value: unknown): value is Plugin =>
+  typeof value === "object" && value !== null && PluginBrand in value

@@ -1,0 +1,320 @@
+import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Config } from "../config/config.js"
+import { Paths } from "../config/paths.js"
+import { Bus } from "../contracts/bus.js"
+import { CommandRunner, unsandboxedRunner } from "../process/command-runner.js"
+import { secretValues } from "../process/secret-values.js"
+import { SessionStore } from "../store/session-store.js"
+import { type AgentInfo, defineAgent } from "./agent.js"
+import {
+  type HookInput,
+  type HookName,
+  type HookOutput,
+  isPlugin,
+  type Plugin,
+  type PluginContext,
+  type PluginHooks,
+  type PluginSetup,
+  type TriggerHookName
+} from "./plugin.js"
+import { importPlugins, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
+import type { AnyTool } from "./tool.js"
+
+/** One plugin to load: the plugin, and where it came from. */
+export interface PluginEntry {
+  readonly plugin: Plugin | PluginSetup
+  /** Overrides the plugin's own name. */
+  readonly name?: string
+  /** Where it came from (a package name or file path), for messages. */
+  readonly source?: string
+  /** Options from config (`["name", { … }]`). */
+  readonly options?: Readonly<Record<string, unknown>>
+}
+
+/** How long a hook may run before it is reported and skipped (config `plugin_timeout_ms`). */
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
+
+/**
+ * The log annotation on a warning that repeats a published event (its value is the event's type, e.g. `plugin.error`):
+ * a host that shows events (the CLI's run and interactive session) skips such lines, so each failure is reported once;
+ * a host that shows only its log (`lathe serve`, `lathe agents`) still prints them.
+ */
+export const LOG_REPEATS_EVENT = "lathe.repeats-event"
+
+/** A plugin that loaded, as `Plugins.list` reports it. */
+export interface LoadedPlugin {
+  readonly name: string
+  readonly source: string
+  readonly tools: ReadonlyArray<string>
+  readonly agents: ReadonlyArray<string>
+  readonly hooks: ReadonlyArray<HookName>
+}
+
+/** Runs a plugin's async code, keeping what it threw as the failure (not a wrapped UnknownError). */
+const attempt = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (thrown) => thrown })
+
+const message = (error: unknown): string =>
+  error instanceof Error ? error.message || error.name : typeof error === "string" ? error : JSON.stringify(error)
+
+/**
+ * The plugin host: holds every loaded plugin's hooks, tools and agents, in load order. A plugin that throws
+ * at load or in a hook is reported (a `plugin.error` event naming it) and skipped; it never takes the
+ * session down.
+ */
+export class Plugins extends Context.Service<
+  Plugins,
+  {
+    readonly list: ReadonlyArray<LoadedPlugin>
+    /** Plugins that could not be loaded (import or setup failed), with what to do about it. */
+    readonly failed: ReadonlyArray<PluginLoadFailure>
+    /**
+     * Every plugin tool, in load order; a later tool with the same id replaces an earlier one. Read it when you need
+     * it: tools a plugin adds after setup (`ctx.tools.set`) appear here.
+     */
+    readonly tools: ReadonlyArray<AnyTool>
+    /** Every plugin agent, in load order; a later agent with the same name replaces an earlier one. */
+    readonly agents: ReadonlyArray<AgentInfo>
+    /** Whether any plugin implements a hook (lets hot paths skip building inputs). */
+    readonly has: (hook: HookName) => boolean
+    /**
+     * Runs a hook of every plugin, in load order, one after another, on the same `output` object, and
+     * returns it. Never fails: a throwing hook is reported and skipped.
+     */
+    readonly trigger: <K extends TriggerHookName>(
+      hook: K,
+      input: HookInput<K>,
+      output: HookOutput<K>
+    ) => Effect.Effect<HookOutput<K>>
+  }
+>()("@lathe/core/Plugins") {
+  /** Loads the given plugins, in order. */
+  static readonly layer = (entries: ReadonlyArray<PluginEntry | Plugin>) =>
+    Layer.effect(Plugins, makePlugins(entries, []))
+
+  /**
+   * Loads the host's built-in plugins (minus those named in config `disabled_plugins`), then the config `plugin` list,
+   * then the files of `.lathe/plugins/` and `~/.config/lathe/plugins/`. What cannot be loaded is reported (a
+   * `plugin.error` event, and `failed`) and skipped. The config of an untrusted project has no `plugin` list (see
+   * Config), so a cloned repository cannot load code this way.
+   */
+  static readonly layerFromConfig = (builtins: ReadonlyArray<PluginEntry | Plugin>) =>
+    Layer.effect(
+      Plugins,
+      Effect.gen(function* () {
+        const config = yield* Config
+        const paths = yield* Paths
+        const disabled = new Set(config.info.disabled_plugins ?? [])
+        // Code in a cloned repository's .lathe/plugins/ runs only once the person trusts the project.
+        const references = pluginReferences(config.info.plugin, {
+          root: paths.root,
+          config: paths.config,
+          projectFolder: config.trusted,
+          sources: config.sources
+        })
+        const skipped = config.trusted ? [] : pluginReferences([], { root: paths.root, config: "/nonexistent" })
+        if (skipped.length > 0)
+          yield* Effect.logWarning(
+            `Ignored ${skipped.length} plugin file(s) in ${paths.root}/.lathe/plugins: this project is not trusted. ` +
+              "Run `lathe trust` in it to load them."
+          )
+        const { entries, failures } = yield* Effect.promise(() => importPlugins(references, paths.config, paths.root))
+        const enabled = builtins.filter((entry) =>
+          isPlugin(entry) ? !disabled.has(entry.name ?? "") : !disabled.has(entry.source ?? entry.name ?? "")
+        )
+        return yield* makePlugins([...enabled, ...entries], failures)
+      })
+    )
+}
+
+const makePlugins = Effect.fnUntraced(function* (
+  entries: ReadonlyArray<PluginEntry | Plugin>,
+  importFailures: ReadonlyArray<PluginLoadFailure>
+) {
+  const bus = yield* Bus
+  const config = yield* Config
+  const paths = yield* Paths
+  const store = yield* SessionStore
+  // The host's runner (the CLI's runs in bash's sandbox); without one, programs run unsandboxed with secrets removed.
+  const runner = Option.getOrElse(yield* Effect.serviceOption(CommandRunner), () =>
+    unsandboxedRunner(config, paths.root)
+  )
+  const secrets = secretValues(config)
+  const run = Effect.runPromiseWith(yield* Effect.context<never>())
+  // Plugin log lines go through the host's logger (the CLI prints warnings on stderr), not the default one.
+  const fork = Effect.runForkWith(yield* Effect.context<never>())
+
+  const timeoutMs = config.info.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS
+  const failed: Array<PluginLoadFailure> = [...importFailures]
+  const report = (plugin: string, hook: string, error: unknown, source?: string) =>
+    Effect.gen(function* () {
+      const text = `Plugin "${plugin}" failed in ${hook}: ${message(error)}`
+      if (hook === "load") failed.push({ name: plugin, source: source ?? plugin, message: text })
+      yield* Effect.logWarning(text).pipe(Effect.annotateLogs(LOG_REPEATS_EVENT, "plugin.error"))
+      yield* bus.publish({ type: "plugin.error", plugin, hook, message: text })
+    })
+  for (const failure of importFailures) {
+    yield* Effect.logWarning(failure.message).pipe(Effect.annotateLogs(LOG_REPEATS_EVENT, "plugin.error"))
+    yield* bus.publish({ type: "plugin.error", plugin: failure.name, hook: "load", message: failure.message })
+  }
+  /** A hook call with the time limit: a hook that hangs is reported and skipped. */
+  const withLimit = <A>(name: string, hook: string, run: () => Promise<A>) =>
+    attempt(run).pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(timeoutMs),
+        orElse: () =>
+          Effect.fail(
+            new Error(
+              `it did not finish within ${timeoutMs} ms (raise plugin_timeout_ms in lathe.json if it needs longer)`
+            )
+          )
+      }),
+      Effect.catch((error) => report(name, hook, error).pipe(Effect.as(undefined)))
+    )
+
+  const client: PluginContext["client"] = {
+    sessions: {
+      list: (options = {}) =>
+        run(store.listSessions({ projectID: paths.projectID, ...(options.limit ? { limit: options.limit } : {}) })),
+      get: (sessionID) => run(store.getSession(sessionID)),
+      messages: (sessionID) => run(store.messages(sessionID))
+    }
+  }
+
+  const loaded: Array<{ name: string; hooks: PluginHooks }> = []
+  const list: Array<LoadedPlugin> = []
+  const tools = new Map<string, AnyTool>()
+  const agents = new Map<string, AgentInfo>()
+
+  for (const [index, raw] of entries.entries()) {
+    const entry: PluginEntry = isPlugin(raw) ? { plugin: raw } : raw
+    const plugin = typeof entry.plugin === "function" ? undefined : entry.plugin
+    const setup = typeof entry.plugin === "function" ? entry.plugin : entry.plugin.setup
+    const name = entry.name ?? plugin?.name ?? entry.source ?? `plugin #${index + 1}`
+    const source = entry.source ?? name
+    /** The tools this plugin added after setup through `ctx.tools.set`. */
+    const added = new Map<string, AnyTool>()
+    const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
+      fork(
+        (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
+          text,
+          data ?? {}
+        ).pipe(Effect.annotateLogs({ plugin: name }))
+      )
+    const ctx: PluginContext = {
+      directory: paths.directory,
+      root: paths.root,
+      projectID: paths.projectID,
+      config: config.info,
+      trusted: config.trusted,
+      configDir: paths.config,
+      home: paths.home,
+      options: entry.options ?? {},
+      log: { info: log("info"), warn: log("warn"), error: log("error") },
+      client,
+      run: (file, args, options) => run(runner.run(file, args, options)),
+      secrets,
+      tools: {
+        set: (next) => {
+          for (const [id, tool] of added) if (tools.get(id) === tool) tools.delete(id)
+          added.clear()
+          for (const tool of next) {
+            tools.set(tool.id, tool)
+            added.set(tool.id, tool)
+          }
+        }
+      }
+    }
+    const hooks = yield* attempt(async () => setup(ctx)).pipe(
+      Effect.tap((hooks) =>
+        typeof hooks === "object" && hooks !== null
+          ? Effect.void
+          : Effect.fail(new Error("setup must return an object of hooks (return {} for none)"))
+      ),
+      Effect.catch((error) => report(name, "load", error, source).pipe(Effect.as(undefined)))
+    )
+    if (!hooks) continue
+
+    const agentNames: Array<string> = []
+    for (const definition of hooks.agents ?? []) {
+      const agent = yield* Effect.try(() => defineAgent(definition, name)).pipe(
+        Effect.catch((error) => report(name, "agents", error).pipe(Effect.as(undefined)))
+      )
+      if (agent) {
+        agents.set(agent.name, agent)
+        agentNames.push(agent.name)
+      }
+    }
+    for (const tool of hooks.tools ?? []) tools.set(tool.id, tool)
+    loaded.push({ name, hooks })
+    list.push({
+      name,
+      source,
+      tools: (hooks.tools ?? []).map((tool) => tool.id),
+      agents: agentNames,
+      hooks: (Object.keys(hooks) as Array<keyof PluginHooks>).filter(
+        (key): key is HookName => key !== "tools" && key !== "agents" && key !== "dispose"
+      )
+    })
+  }
+
+  // The config hook sees the merged config once, then event hooks follow the bus for the layer's lifetime.
+  for (const { name, hooks } of loaded) {
+    const hook = hooks.config
+    if (hook) {
+      yield* attempt(async () => hook({ config: config.info }, {})).pipe(
+        Effect.catch((error) => report(name, "config", error))
+      )
+    }
+  }
+  for (const { name, hooks } of loaded) {
+    const hook = hooks.event
+    if (hook) {
+      yield* bus.listen(async (event) => {
+        if (event.type === "plugin.error" && event.plugin === name) return // never feed a plugin its own failure
+        try {
+          await hook({ event }, {})
+        } catch (error) {
+          await run(report(name, "event", error))
+        }
+      })
+    }
+  }
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach(
+      loaded,
+      ({ name, hooks }) => {
+        const dispose = hooks.dispose
+        return dispose
+          ? attempt(async () => dispose()).pipe(Effect.catch((error) => report(name, "dispose", error)))
+          : Effect.void
+      },
+      { discard: true }
+    )
+  )
+
+  const implemented = new Set<HookName>(list.flatMap((plugin) => plugin.hooks))
+
+  const trigger = <K extends TriggerHookName>(hook: K, input: HookInput<K>, output: HookOutput<K>) =>
+    implemented.has(hook)
+      ? Effect.gen(function* () {
+          for (const { name, hooks } of loaded) {
+            const fn = hooks[hook] as ((input: HookInput<K>, output: HookOutput<K>) => void | Promise<void>) | undefined
+            if (!fn) continue
+            yield* withLimit(name, hook, async () => fn(input, output))
+          }
+          return output
+        })
+      : Effect.succeed(output)
+
+  return Plugins.of({
+    list,
+    failed,
+    // A getter: plugins may change their tools after setup (ctx.tools.set); each step reads the current list.
+    get tools() {
+      return [...tools.values()]
+    },
+    agents: [...agents.values()],
+    has: (hook) => implemented.has(hook),
+    trigger
+  })
+})
