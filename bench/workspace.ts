@@ -11,7 +11,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { WorkspaceLog, Workspaces } from "@lathe/workspace"
+import { MemoryWorkspaceLog, Workspaces } from "@lathe/workspace"
 import { Effect, Layer } from "effect"
 
 const FILES = Number(process.argv[2] ?? 50_000)
@@ -43,7 +43,7 @@ const time = async <A>(run: () => Promise<A>): Promise<number> => {
 
 const source = makeRepo(FILES)
 const root = mkdtempSync(join(tmpdir(), "lathe-bench-ws-root-"))
-const layer = Workspaces.layer({ root }).pipe(Layer.provideMerge(WorkspaceLog.memory()))
+const layer = Workspaces.layer({ root }).pipe(Layer.provideMerge(MemoryWorkspaceLog.layer()))
 const ws = await Effect.runPromise(Effect.provide(Workspaces, layer))
 const opened = performance.now()
 const dir = await Effect.runPromise(ws.open("ses_bench", { repo: source }))

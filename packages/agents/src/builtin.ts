@@ -1,4 +1,4 @@
-import type { AgentDefinition, PermissionConfig } from "@lathe/core"
+import type { AgentDefinition, PermissionConfig } from "@lathe/plugin"
 import { buildPrompt, explorePrompt, generalPrompt, planPrompt, summaryPrompt } from "./prompts.js"
 
 /*

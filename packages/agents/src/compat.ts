@@ -1,4 +1,5 @@
-import { type ConfigInfo, configuredProviders, newestCatalogModel, type PermissionConfig } from "@lathe/core"
+import { configuredProviders, newestCatalogModel } from "@lathe/core"
+import type { ConfigInfo, PermissionConfig } from "@lathe/plugin"
 
 /*
  * Claude Code's agent-file fields, turned into Lathe's: its model aliases and its `tools` list (tool names, and

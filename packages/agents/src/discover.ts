@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises"
 import { basename, join } from "node:path"
-import type { AgentDefinition, PluginContext } from "@lathe/core"
+import type { AgentDefinition, PluginContext } from "@lathe/plugin"
 import type { ClaudeModelResolver } from "./compat.js"
 import type { parseAgentFile } from "./markdown.js"
 

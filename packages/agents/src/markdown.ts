@@ -1,4 +1,4 @@
-import { AgentDefinition, PermissionConfig, parseOnce } from "@lathe/core"
+import { AgentDefinition, PermissionConfig, parseOnce } from "@lathe/plugin"
 import { isMap, LineCounter, parseDocument } from "yaml"
 import { z } from "zod"
 import {

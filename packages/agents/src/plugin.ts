@@ -2,7 +2,8 @@
  * `@lathe/agents/plugin`: the agents plugin alone, the entry a host loads on every run. Unlike the package's main
  * entry it does not load the markdown parser (and `yaml`) until an agent file is found.
  */
-import { catalogReady, definePlugin } from "@lathe/core"
+import { catalogReady } from "@lathe/core"
+import { definePlugin } from "@lathe/plugin"
 import { builtinAgents } from "./builtin.js"
 import { claudeModels } from "./compat.js"
 import { loadMarkdownAgents } from "./discover.js"

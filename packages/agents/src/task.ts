@@ -1,4 +1,4 @@
-import { type AnyTool, Tool } from "@lathe/core"
+import { type AnyTool, Tool } from "@lathe/plugin"
 import { z } from "zod"
 
 /** `task` arguments. */
@@ -40,6 +40,8 @@ export const createTaskTool = (subagents: ReadonlyArray<SubagentListing>): AnyTo
     parameters: TaskInput,
     // The subagent's own steps snapshot what they change; the call itself may run in parallel with others.
     mutates: false,
+    // A subagent never starts another (no recursion).
+    subagents: false,
     execute: async (input, ctx) => {
       if (!ctx.subagent) throw new Error("This Lathe host cannot run subagents; do the task yourself.")
       await ctx.ask({

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import type { PluginLogger } from "@lathe/core"
+import type { PluginLogger } from "@lathe/plugin"
 import { assert, describe, it } from "vitest"
 import { agentDirectories, loadMarkdownAgents } from "../src/discover.js"
 

@@ -1,4 +1,5 @@
-import { catalogReady, defineAgent, newestCatalogModel } from "@lathe/core"
+import { catalogReady, newestCatalogModel } from "@lathe/core"
+import { defineAgent } from "@lathe/plugin"
 import { assert, beforeAll, describe, it } from "vitest"
 import { claudeModels } from "../src/compat.js"
 import { type AgentFileOptions, parseAgentFile } from "../src/markdown.js"

@@ -2,18 +2,9 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import {
-  Bus,
-  createSession,
-  definePlugin,
-  type LLMRequest,
-  PermissionNext,
-  rejected,
-  SessionPrompt,
-  SessionStore,
-  Tool
-} from "@lathe/core"
+import { Bus, createSession, type LLMRequest, PermissionNext, SessionPrompt, SessionStore } from "@lathe/core"
 import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
+import { definePlugin, rejected, Tool } from "@lathe/plugin"
 import { Effect, Layer } from "effect"
 import { z } from "zod"
 import { createTaskTool } from "../src/task.js"
@@ -91,6 +82,10 @@ const modelsUsed = Effect.gen(function* () {
 })
 
 describe("the task tool", () => {
+  it("is kept from subagents by its trait (no recursion), not by its name", () => {
+    assert.isFalse(createTaskTool([{ name: "scout", description: "looks things up" }]).subagents)
+  })
+
   it.live("two tasks in one step run in parallel child sessions; results, metadata and cost come back", () =>
     Effect.gen(function* () {
       const { session, result } = yield* turn("research")

@@ -5,24 +5,24 @@ import {
   type LatheEvent,
   LLM,
   LOG_REPEATS_EVENT,
+  loopLayer,
   ModelCatalog,
   Paths,
   PermissionDefaults,
   type Plugin,
   type PluginEntry,
   Plugins,
-  Processor,
   Question,
   Retry,
-  SessionPrompt,
   SessionStore,
+  SessionWriter,
   Subagents,
-  SystemPrompt,
   sharePluginModules,
   truncationDir
 } from "@lathe/core"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
+import * as kit from "@lathe/plugin"
 import { sandboxedCommandRunner } from "@lathe/tools"
 import { type Cause, Effect, Exit, type Fiber, Layer, Logger, ManagedRuntime, References, type Scope } from "effect"
 import * as zod from "zod"
@@ -74,11 +74,14 @@ const permissionDefaults = Layer.effect(
  */
 export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules).
-  sharePluginModules({ "@lathe/core": core, zod })
+  sharePluginModules({ "@lathe/core": core, "@lathe/plugin": kit, zod })
   const config = Config.layerWith(io.env)
   const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
-  const base = Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(
-    Layer.provideMerge(Paths.layer(io.cwd, io.env))
+  // Session writes go through the writer: stored, then announced on the bus (and so to `onEvent`).
+  const base = SessionWriter.layer.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+    )
   )
   // Plugins run programs (ctx.run) in bash's sandbox, with the secrets removed from their environment.
   const host = sandboxedCommandRunner().pipe(Layer.provideMerge(base))
@@ -94,8 +97,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     snapshotLayer
   ).pipe(Layer.provideMerge(host))
   const permission = Layer.mergeAll(PermissionLive, permissionDefaults).pipe(Layer.provideMerge(features))
-  const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(permission))
-  return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
+  return loopLayer().pipe(Layer.provideMerge(permission))
 }
 
 const describeLogPart = (part: unknown): string =>

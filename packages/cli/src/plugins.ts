@@ -5,10 +5,12 @@ import hooks from "@lathe/hooks"
 import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp/host"
 import skills from "@lathe/skills/plugin"
 import tools from "@lathe/tools"
+import { commandFilesPlugin } from "./command-files.js"
 
 /**
  * The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, shell hooks (Claude
- * Code's settings and lathe.json `hooks`), then MCP servers' tools.
+ * Code's settings and lathe.json `hooks`), the markdown command files (`.lathe/commands`, …) as commands, then MCP
+ * servers' tools, prompts (commands) and resources. A command name both define stays the command file's.
  */
 export const builtinPlugins = (
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -18,6 +20,7 @@ export const builtinPlugins = (
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },
   { plugin: hooks, source: "@lathe/hooks" },
+  { plugin: commandFilesPlugin, source: "command-files" },
   ...(options.mcp === false
     ? []
     : [

@@ -17,11 +17,11 @@ export interface CliWorkspaces {
 
 /** Starts the workspaces of this process; `url` is the shared Postgres, when there is one. */
 export const startWorkspaces = async (io: CliIO, url: string | undefined): Promise<CliWorkspaces> => {
-  const { Workspaces, WorkspaceLog, workspacePlugin } = await import("@lathe/workspace")
+  const { MemoryWorkspaceLog, SqlWorkspaceLog, Workspaces, workspacePlugin } = await import("@lathe/workspace")
   const data = await Effect.runPromise(
     Effect.map(Paths, (paths) => paths.data).pipe(Effect.provide(Paths.layer(io.cwd, io.env)))
   )
-  const log = url === undefined ? WorkspaceLog.memory() : await sqlLog(url, WorkspaceLog)
+  const log = url === undefined ? MemoryWorkspaceLog.layer() : await sqlLog(url, SqlWorkspaceLog)
   const runtime = ManagedRuntime.make(Workspaces.layer({ root: join(data, "workspaces") }).pipe(Layer.provide(log)))
   const service = await runtime.runPromise(
     Effect.gen(function* () {
@@ -31,7 +31,7 @@ export const startWorkspaces = async (io: CliIO, url: string | undefined): Promi
   return { service, plugin: workspacePlugin(service), dispose: () => runtime.dispose() }
 }
 
-const sqlLog = async (url: string, WorkspaceLog: typeof import("@lathe/workspace").WorkspaceLog) => {
+const sqlLog = async (url: string, SqlWorkspaceLog: typeof import("@lathe/workspace").SqlWorkspaceLog) => {
   const { pgLayer } = await import("@lathe/cluster")
-  return WorkspaceLog.layerSql().pipe(Layer.provide(pgLayer(url, 4)))
+  return SqlWorkspaceLog.layer().pipe(Layer.provide(pgLayer(url, 4)))
 }

@@ -1,6 +1,6 @@
 /**
- * Installing Lathe à la carte, as a user does: `npm pack` @lathe/core, @lathe/tools and @lathe/permission, install
- * only those tarballs (their dependencies come from the registry or the npm cache; nothing from the monorepo's
+ * Installing Lathe à la carte, as a user does: `npm pack` @lathe/core, @lathe/tools and @lathe/permission (and
+ * @lathe/plugin, which @lathe/tools depends on), install only those tarballs (their dependencies come from the registry or the npm cache; nothing from the monorepo's
  * node_modules), plus the `effect` and `zod` the program imports, in an empty project outside the monorepo, and run
  * there the program of core's README ("Use the packages on their own") with the Node running this test; then
  * type-check a consumer with TypeScript. Needs every package built (`npx nx run @lathe/cli:build`; Nx does it before
@@ -20,7 +20,7 @@ import {
   runtimeImports
 } from "./pack-install-helpers.js"
 
-const PACKED = ["@lathe/core", "@lathe/tools", "@lathe/permission"] as const
+const PACKED = ["@lathe/core", "@lathe/tools", "@lathe/permission", "@lathe/plugin"] as const
 const REGISTRY_HINT =
   "npm install needs the npm registry (or a warm npm cache) for the packages' own dependencies: check the network."
 
@@ -52,7 +52,7 @@ describe("core, tools and permission installed on their own", () => {
   let packed: ReadonlyArray<PackResult> = []
 
   beforeAll(async () => {
-    const unbuilt = ["packages/core", "packages/tools", "packages/permission"].map(buildProblem)
+    const unbuilt = ["packages/core", "packages/tools", "packages/permission", "packages/plugin"].map(buildProblem)
     for (const problem of unbuilt) if (problem !== undefined) throw new Error(problem)
     dir = mkdtempSync(join(tmpdir(), "lathe-pack-install-"))
     app = join(dir, "app")

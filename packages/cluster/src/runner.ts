@@ -9,7 +9,6 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import {
-  Bus,
   INTERRUPTED_MESSAGE_ERROR,
   INTERRUPTED_TOOL_ERROR,
   type MessageWithParts,
@@ -20,6 +19,7 @@ import {
   redoSession,
   SessionPrompt,
   SessionStore,
+  SessionWriter,
   type UserMessage,
   undoSession
 } from "@lathe/core"
@@ -143,13 +143,8 @@ const sessionHandlers = (
             const moved = { ...session, directory }
             await runIn(
               home,
-              Effect.gen(function* () {
-                const store = yield* SessionStore
-                yield* store.putSession(moved)
-                // The clone's app reads the session through its own store: the move must be out of this batch first.
-                yield* store.flush
-                yield* (yield* Bus).publish({ type: "session.updated", session: moved })
-              })
+              // The clone's app reads the session through its own store: the move must be out of this batch first.
+              Effect.flatMap(SessionWriter, (writer) => writer.updateSession(moved, { durable: true }))
             )
           }
         }
@@ -184,13 +179,10 @@ const sessionHandlers = (
           : runIn(
               app,
               Effect.gen(function* () {
-                const store = yield* SessionStore
-                const bus = yield* Bus
-                for (const part of parts) {
-                  yield* store.putPart(part)
-                  yield* bus.publish({ type: "part.updated", part })
-                }
-                yield* store.flush
+                const writer = yield* SessionWriter
+                // A settled call's new wording is no news of the call: `part.updated` only.
+                for (const part of parts) yield* writer.putPart(part, { toolEvent: false })
+                yield* writer.flush
               })
             )
 

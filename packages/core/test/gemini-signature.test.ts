@@ -13,12 +13,10 @@ import { Paths } from "../src/config/paths.js"
 import { Bus } from "../src/contracts/bus.js"
 import { PermissionNext } from "../src/contracts/permission-next.js"
 import { Snapshot } from "../src/contracts/snapshot.js"
-import { Processor } from "../src/loop/processor.js"
+import { loopLayer } from "../src/loop/loop-layer.js"
 import { Question } from "../src/loop/question.js"
 import { Retry } from "../src/loop/retry.js"
-import { SessionPrompt } from "../src/loop/session-prompt.js"
 import { Subagents } from "../src/loop/subagents.js"
-import { SystemPrompt } from "../src/loop/system-prompt.js"
 import { definePlugin } from "../src/plugin-host/plugin.js"
 import { Plugins } from "../src/plugin-host/plugins.js"
 import { LLM } from "../src/provider/llm.js"
@@ -26,6 +24,7 @@ import { toModelMessages } from "../src/provider/model-messages.js"
 import type { MessageWithParts } from "../src/schema/message.js"
 import { Part, type ToolPart } from "../src/schema/part.js"
 import { SessionStore } from "../src/store/session-store.js"
+import { SessionWriter } from "../src/store/session-writer.js"
 import { startChatWire } from "../src/testing/wire-chat.js"
 import { type GeminiScript, startGeminiServer } from "../src/testing/wire-gemini.js"
 import { EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
@@ -36,9 +35,13 @@ const SKIP = "skip_thought_signature_validator"
 const tools = definePlugin({ name: "signature-tools", setup: () => ({ tools: [EchoTool] }) })
 
 /** The agent loop for real (its model from `config`, on the real LLM layer); only the wire server is scripted. */
-const loopLayer = (config: ConfigTestInput) => {
+const geminiLoop = (config: ConfigTestInput) => {
   const root = tempRoot()
-  const services = Layer.mergeAll(Paths.layerTest(root, {}), Config.layerTest(config), Bus.layer, SessionStore.memory)
+  const services = SessionWriter.layer.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(Paths.layerTest(root, {}), Config.layerTest(config), Bus.layer, SessionStore.memory)
+    )
+  )
   const features = Layer.mergeAll(
     Plugins.layer([tools]),
     Question.layer,
@@ -48,8 +51,7 @@ const loopLayer = (config: ConfigTestInput) => {
     Retry.layerTest(),
     LLM.layerWith({ LATHE_DATA_DIR: root })
   ).pipe(Layer.provideMerge(services))
-  const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(features))
-  return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
+  return loopLayer().pipe(Layer.provideMerge(features))
 }
 
 const geminiServer = (script: GeminiScript) =>
@@ -76,7 +78,7 @@ describe("Gemini 3 thought signatures", () => {
         model: "google/gemini-3.1-pro-preview",
         provider: { google: { baseURL: `${server.origin}/v1beta`, apiKey: "AIza-test-key" } }
       }
-      const turn = yield* runTurn("echo hi").pipe(Effect.provide(loopLayer(config)))
+      const turn = yield* runTurn("echo hi").pipe(Effect.provide(geminiLoop(config)))
 
       const [call] = toolParts(turn)
       assert.strictEqual(call?.state.status, "completed")
@@ -114,7 +116,7 @@ describe("Gemini 3 thought signatures", () => {
           }
         }
       }
-      const turn = yield* runTurn("echo hi").pipe(Effect.provide(loopLayer(config)))
+      const turn = yield* runTurn("echo hi").pipe(Effect.provide(geminiLoop(config)))
 
       const [call] = toolParts(turn)
       assert.strictEqual(call?.state.status, "completed")

@@ -3,11 +3,15 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Ref, Semaphore } from "effect"
 import { type PermissionAsk, PermissionNext, rejected } from "../src/contracts/permission-next.js"
+import { Title } from "../src/loop/title.js"
+import { ToolRunner } from "../src/loop/tool-runner.js"
 import { definePlugin } from "../src/plugin-host/plugin.js"
 import { Plugins } from "../src/plugin-host/plugins.js"
-import { testLayer } from "../src/testing/index.js"
+import { emptyTokens } from "../src/schema/part.js"
+import { chunks, ScriptedLLM, SessionWriter, testLayer, testLoopLayer } from "../src/testing/index.js"
+import { EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
 
 describe("overriding a service with a Layer", () => {
   it.effect("a custom PermissionNext layer replaces the default one, and a plugin's hook sees the real config", () => {
@@ -68,6 +72,74 @@ describe("overriding a service with a Layer", () => {
       )
       assert.deepStrictEqual(params.options, { model: "local/qwen" })
     }).pipe(Effect.provide(app))
+  })
+})
+
+describe("overriding the loop's own services with a Layer", () => {
+  it.live("a Title and a ToolRunner of the author's replace the real ones inside the loop", () => {
+    const titled: Array<string> = []
+    // Names sessions without a model call: the scripted model sees only the turn's own steps.
+    const FixedTitle = Layer.succeed(
+      Title,
+      Title.of({ generate: (_sessionID, text) => Effect.sync(() => titled.push(text)) })
+    )
+    // Runs no tool: every call completes with a canned answer, written through the real writer.
+    const CannedTools = Layer.effect(
+      ToolRunner,
+      Effect.gen(function* () {
+        const writer = yield* SessionWriter
+        return ToolRunner.of({
+          step: (input, stepStart) =>
+            Effect.gen(function* () {
+              return {
+                input,
+                stepStart,
+                lock: yield* Semaphore.make(1),
+                snapshot: yield* Ref.make<string | undefined>(undefined)
+              }
+            }),
+          run: (_step, call) =>
+            Effect.gen(function* () {
+              const part = {
+                ...call.part,
+                state: {
+                  status: "completed" as const,
+                  input: call.args,
+                  output: "canned",
+                  title: "canned",
+                  metadata: {},
+                  time: { start: 1, end: 2 }
+                }
+              }
+              yield* writer.putPart(part).pipe(Effect.orDie)
+              return { part, blocked: false, children: { tokens: emptyTokens(), cost: 0 } }
+            })
+        })
+      })
+    )
+    const plugin = definePlugin({ name: "echo", setup: () => ({ tools: [EchoTool] }) })
+    const usage = { input: 10, output: 2 }
+    return Effect.gen(function* () {
+      const turn = yield* runTurn("echo", { title: true })
+      assert.deepStrictEqual(titled, ["echo"])
+      assert.deepStrictEqual(
+        toolParts(turn).map((part) => (part.state.status === "completed" ? part.state.output : part.state.status)),
+        ["canned"]
+      )
+      assert.strictEqual((yield* (yield* ScriptedLLM).requests).length, 2)
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [plugin],
+          loop: { title: FixedTitle, toolRunner: CannedTools },
+          steps: [
+            [chunks.toolCall("c1", "echo", { text: "hi" }), chunks.finish(usage, "tool-calls")],
+            [chunks.text("done"), chunks.finish(usage)]
+          ]
+        })
+      )
+    )
   })
 })
 

@@ -5,9 +5,10 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
+import type { ModelInfo } from "../src/catalog/model-info.js"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
 import { Paths } from "../src/config/paths.js"
-import { LLM, type LLMEvent, type LLMRequest, type ModelInfo, type ProviderEnv } from "../src/provider/llm.js"
+import { LLM, type LLMEvent, type LLMRequest, type ProviderEnv } from "../src/provider/llm.js"
 import { type ServerScript, startScriptedServer } from "../src/testing/scripted-server.js"
 
 const scriptedServer = (script: ServerScript) =>

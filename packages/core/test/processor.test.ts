@@ -40,9 +40,9 @@ describe("Processor", () => {
         texts.map((t) => t.text),
         ["Calling echo.", "Done: hi"]
       )
-      // Tool lifecycle events in order, each with the state machine's status.
+      // Tool lifecycle events in order, each with the state machine's status; `tool.pending` once per call.
       const lifecycle = turn.events.filter((e) => e.type.startsWith("tool.")).map((e) => e.type)
-      assert.deepStrictEqual(lifecycle, ["tool.pending", "tool.pending", "tool.running", "tool.completed"])
+      assert.deepStrictEqual(lifecycle, ["tool.pending", "tool.running", "tool.completed"])
       // Two steps, two assistant messages; the second request carried the tool result.
       const requests = yield* (yield* ScriptedLLM).requests
       assert.strictEqual(requests.length, 2)

@@ -13,19 +13,13 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ModelMessage } from "ai"
 import { Effect, Layer, Stream } from "effect"
 import { catalogReady, modelInfo } from "../src/catalog/model-catalog.js"
+import type { ModelInfo } from "../src/catalog/model-info.js"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
 import type { ProviderDescriptor, ProviderSettings, ReasoningSetting } from "../src/provider/descriptor.js"
 import { ANTHROPIC_CACHE_MARK } from "../src/provider/families.js"
 import { google } from "../src/provider/google.js"
 import { googleVertex, googleVertexAnthropic } from "../src/provider/google-vertex.js"
-import {
-  LLM,
-  type LLMEvent,
-  type LLMRequest,
-  type ModelInfo,
-  type ProviderEnv,
-  streamWithModel
-} from "../src/provider/llm.js"
+import { LLM, type LLMEvent, type LLMRequest, type ProviderEnv, streamWithModel } from "../src/provider/llm.js"
 import { descriptorFor } from "../src/provider/registry.js"
 import { stepCost, tokensFromUsage } from "../src/provider/usage.js"
 import { startWireServer, type WireScript } from "../src/testing/scripted-wire.js"

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
 import { defaultRetryPolicy, Retry, retryDelay, UNREACHABLE_RETRIES } from "../src/loop/retry.js"
-import { ProviderError } from "../src/provider/llm.js"
+import { ProviderError } from "../src/provider/provider-error.js"
 import type { ProviderErrorReason } from "../src/schema/message.js"
 
 const error = (reason: ProviderErrorReason) =>

@@ -1,14 +1,12 @@
 /**
  * @lathe/mcp/host: what a host needs on every run — the plugin, the OAuth provider, the default permission rule, and
- * the running servers' prompts and resources — without loading the MCP SDK. The SDK loads when the plugin finds a
- * server to start, so a run with no MCP server configured never pays for it. Everything else (connections, `authorize`,
- * transports) is in the main entry, `@lathe/mcp`.
+ * the configured servers (for `lathe plugin list`) — without loading the MCP SDK. The SDK loads when the plugin finds
+ * a server to start, so a run with no MCP server configured never pays for it. The servers' prompts and resources
+ * reach the host as the plugin's commands and resources, like any plugin's. Everything else (connections,
+ * `authorize`, transports) is in the main entry, `@lathe/mcp`.
  */
 export { createOAuthProvider, type McpOAuthProvider, type OAuthProviderOptions } from "./oauth-provider.js"
 export { withMcpDefaults } from "./permission.js"
 export { createMcpPlugin, type McpPluginOptions } from "./plugin.js"
-export { listPrompts, type McpPrompt, runPrompt, splitWords } from "./prompts.js"
-export { mcpConnections } from "./registry.js"
-export { resourceParts } from "./resources.js"
 export { resolveServers } from "./servers.js"
 export { describeStatus, type McpStatus } from "./status.js"

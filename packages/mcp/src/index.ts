@@ -2,19 +2,19 @@
  * @lathe/mcp: tools from Model Context Protocol servers, loaded as a plugin.
  *
  * The default export is the plugin (no OAuth); `createMcpPlugin({ authProvider })` builds one with OAuth. The
- * connection, naming, result and permission helpers are exported for hosts (`lathe mcp list`) and tests; a host
- * reaches the loaded plugin's servers through `mcpConnections(root)` for their prompts and resources.
+ * connection, naming, result and permission helpers are exported for hosts (`lathe mcp list`) and tests. The servers'
+ * prompts and resources reach a host as the plugin's commands and resources (`Plugins.commands`, `Plugins.resources`).
  */
 import { createMcpPlugin } from "./plugin.js"
 
 export * from "./connection.js"
+export * from "./contributions.js"
 export * from "./environment.js"
 export * from "./names.js"
 export * from "./oauth.js"
 export * from "./permission.js"
 export * from "./plugin.js"
 export * from "./prompts.js"
-export * from "./registry.js"
 export * from "./resources.js"
 export * from "./result.js"
 export * from "./search.js"

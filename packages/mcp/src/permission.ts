@@ -1,4 +1,4 @@
-import type { Rule, Ruleset } from "@lathe/core"
+import type { Rule, Ruleset } from "@lathe/plugin"
 
 /** The pattern an MCP tool the server marks `readOnlyHint: true` asks with. */
 export const MCP_READ_ONLY = "mcp:read-only"

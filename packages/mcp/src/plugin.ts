@@ -1,7 +1,9 @@
-import { catalogReady, definePlugin, type Plugin } from "@lathe/core"
+import { catalogReady } from "@lathe/core"
+import { definePlugin, type Plugin } from "@lathe/plugin"
 import type { McpConnection } from "./connection.js"
+import { findPromptCommand, mcpResources, promptCommand } from "./contributions.js"
 import { lathesCredentials } from "./environment.js"
-import { registerMcpConnections } from "./registry.js"
+import { listPrompts } from "./prompts.js"
 import { type OfferedTools, offerMcpTools } from "./search-tools.js"
 import { resolveServers } from "./servers.js"
 import { describeStatus } from "./status.js"
@@ -34,7 +36,8 @@ export const START_GRACE_MS = 1_000
 /**
  * The MCP plugin: starts every configured server at once (the `mcp` block of the merged config, then a trusted
  * project's `.mcp.json`) and offers the tools of those that have connected, from the next step after each connects
- * (and after `tools/list_changed`). Setup waits for servers marked `wait: true` and, briefly, for the rest (see
+ * (and after `tools/list_changed`). Their prompts are its commands (`/<server>:<prompt>`) and their resources its
+ * resources (`@<server>:<uri>`). Setup waits for servers marked `wait: true` and, briefly, for the rest (see
  * {@link McpPluginOptions.wait}); a slower server's tools arrive while the run goes on. A server that failed is named
  * with its reason in a warning and the session goes on without it. Tools a server removes fail with a clear message.
  */
@@ -51,16 +54,36 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       })
       for (const notice of notices) ctx.log.warn(notice)
       if (servers.length === 0) return {}
+      let disposed = false
       // The MCP SDK (and the schemas it builds at load) is loaded only when there is a server to talk to; so is the
       // model catalogue, whose context window decides whether the tools are offered through search.
       const [{ McpConnection }] = await Promise.all([import("./connection.js"), catalogReady()])
       let offered: OfferedTools = { tools: [] }
       const connections: Array<McpConnection> = []
-      /** Offers what the connected servers have now (every tool, or the search tools over the budget). */
+      let listing = 0
+      /** Listing problems already warned about (each refresh lists the prompts again). */
+      const warned = new Set<string>()
+      /**
+       * Offers what the connected servers have now (every tool, or the search tools over the budget), and lists their
+       * prompts as commands (in the background; the latest listing wins).
+       */
       const refresh = () => {
         const connected = connections.filter((connection) => connection.status.state === "connected")
         offered = offerMcpTools(mcpTools(connected), ctx, env)
         ctx.tools.set(offered.tools)
+        const turn = ++listing
+        void listPrompts(connected).then(
+          ({ prompts, problems }) => {
+            if (disposed || turn !== listing) return
+            for (const problem of problems) {
+              if (warned.has(problem)) continue
+              warned.add(problem)
+              ctx.log.warn(problem)
+            }
+            ctx.commands.set(prompts.map((prompt) => promptCommand(connections, prompt)))
+          },
+          () => undefined
+        )
       }
       const report = (connection: McpConnection) => {
         const line = `MCP server "${connection.server.name}": ${describeStatus(connection.status)}`
@@ -79,9 +102,6 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         onToolsChanged: () => refresh()
       }
       for (const server of servers) connections.push(new McpConnection(server, connectionOptions))
-      // Hosts reach the prompts and resources of these servers through `mcpConnections(root)`.
-      const unregister = registerMcpConnections(ctx.root, connections)
-      let disposed = false
       const starts = connections.map((connection) =>
         connection.start().then((status) => {
           if (disposed) return
@@ -103,9 +123,12 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       refresh()
       return {
         "system.transform": (input) => offered["system.transform"]?.(input),
+        // Prompts as `/<server>:<prompt>` (listed as servers connect; any server's by name), resources as
+        // `@<server>:<uri>`.
+        findCommand: findPromptCommand(connections),
+        resources: mcpResources(connections, (message) => ctx.log.warn(message)),
         dispose: async () => {
           disposed = true
-          unregister()
           await Promise.all(connections.map((connection) => connection.close()))
         }
       }

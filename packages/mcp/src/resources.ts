@@ -1,4 +1,4 @@
-import type { PromptPart } from "@lathe/core"
+import type { PromptPart } from "@lathe/plugin"
 import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js"
 import type { McpConnection } from "./connection.js"
 import { clientOf, McpRequestError } from "./prompts.js"
@@ -102,6 +102,22 @@ export const resourceMentions = (text: string, servers: ReadonlyArray<string>): 
 }
 
 /**
+ * The synthetic text part that attaches the resource `uri` of `server` (its text `content`, cut at
+ * {@link RESOURCE_ATTACH_LIMIT} characters) to a prompt.
+ */
+export const resourcePart = (server: string, uri: string, content: string): PromptPart => {
+  const cut = content.length > RESOURCE_ATTACH_LIMIT
+  return {
+    type: "text",
+    synthetic: true,
+    text:
+      `The user attached the MCP resource ${server}:${uri}` +
+      `${cut ? ` (first ${RESOURCE_ATTACH_LIMIT} characters of ${content.length})` : ""}:\n` +
+      `<resource server="${server}" uri="${uri}">\n${cut ? content.slice(0, RESOURCE_ATTACH_LIMIT) : content}\n</resource>`
+  }
+}
+
+/**
  * Synthetic text parts for the `@<server>:<uri>` mentions of a prompt: each resource's text (binary contents as a
  * note), cut at {@link RESOURCE_ATTACH_LIMIT} characters. A resource that cannot be read is left out and named in
  * `problems` with the reason; the prompt goes on without it.
@@ -118,16 +134,7 @@ export const resourceParts = async (
   const parts: Array<PromptPart> = []
   for (const { server, uri } of mentions) {
     try {
-      const content = await readResource(connections, server, uri)
-      const cut = content.length > RESOURCE_ATTACH_LIMIT
-      parts.push({
-        type: "text",
-        synthetic: true,
-        text:
-          `The user attached the MCP resource ${server}:${uri}` +
-          `${cut ? ` (first ${RESOURCE_ATTACH_LIMIT} characters of ${content.length})` : ""}:\n` +
-          `<resource server="${server}" uri="${uri}">\n${cut ? content.slice(0, RESOURCE_ATTACH_LIMIT) : content}\n</resource>`
-      })
+      parts.push(resourcePart(server, uri, await readResource(connections, server, uri)))
     } catch (error) {
       problems.push(error instanceof McpRequestError ? error.message : String(error))
     }

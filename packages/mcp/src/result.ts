@@ -1,4 +1,4 @@
-import type { ToolAttachment, ToolResult } from "@lathe/core"
+import type { ToolAttachment, ToolResult } from "@lathe/plugin"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 
 type Block = CallToolResult["content"][number]

@@ -8,7 +8,7 @@ import {
   Tool,
   ToolExecutionError,
   type ToolRunContext
-} from "@lathe/core"
+} from "@lathe/plugin"
 import { Effect } from "effect"
 import { z } from "zod"
 import { decideToolSearch, ToolIndex } from "./search.js"

@@ -1,4 +1,4 @@
-import { type AnyTool, Tool } from "@lathe/core"
+import { type AnyTool, Tool } from "@lathe/plugin"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { z } from "zod"
 import type { McpConnection } from "./connection.js"

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { AnyTool } from "@lathe/core"
+import type { AnyTool } from "@lathe/plugin"
 import { McpConnection } from "../src/connection.js"
 import { MCP_READ_ONLY } from "../src/permission.js"
 import { mcpTools } from "../src/tools.js"

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { AnyTool } from "@lathe/core"
+import type { AnyTool } from "@lathe/plugin"
 import { McpConnection } from "../src/connection.js"
 import { MCP_MAY_WRITE, MCP_READ_ONLY } from "../src/permission.js"
 import { mcpTools } from "../src/tools.js"

@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import type { AnyTool, PermissionRequest, ToolError, ToolOutput, ToolRunContext } from "@lathe/core"
+import type { AnyTool, PermissionRequest, ToolError, ToolOutput, ToolRunContext } from "@lathe/plugin"
 import { Effect } from "effect"
 import type { LocalServer } from "../src/servers.js"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { evaluate, type Rule } from "@lathe/core"
+import { evaluate, type Rule } from "@lathe/plugin"
 import { MCP_MAY_WRITE, MCP_READ_ONLY, withMcpDefaults } from "../src/permission.js"
 
 // The shape of @lathe/permission's `defaults`: everything allowed, then a few denies.

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { McpConnection } from "../src/connection.js"
-import { mcpConnections, registerMcpConnections } from "../src/registry.js"
 import { listResources, readResource, resourceMentions, resourceParts } from "../src/resources.js"
 import { everythingBin, nodeServer } from "./helpers.js"
 
@@ -13,20 +12,6 @@ describe("@<server>:<uri> mentions", () => {
       { server: "docs", uri: "mem://b" }
     ])
     expect(resourceMentions("a@docs:file:///a.md", ["docs"])).toEqual([])
-  })
-})
-
-describe("the registry of live connections", () => {
-  it("returns a project's connections until they are unregistered; a later registration survives an old unregister", () => {
-    const a = [new McpConnection(nodeServer("a", []))]
-    const b = [new McpConnection(nodeServer("b", []))]
-    const dropA = registerMcpConnections("/project", a)
-    expect(mcpConnections("/project")).toBe(a)
-    const dropB = registerMcpConnections("/project", b)
-    dropA()
-    expect(mcpConnections("/project")).toBe(b)
-    dropB()
-    expect(mcpConnections("/project")).toEqual([])
   })
 })
 

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "@effect/vitest"
-import { type AnyTool, type ConfigInfo, catalogReady, Tool } from "@lathe/core"
+import { catalogReady } from "@lathe/core"
+import { type AnyTool, type ConfigInfo, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { decideToolSearch, estimateToolTokens, ToolIndex, words } from "../src/search.js"
 import { createSearchTools, MCP_CALL, MCP_SEARCH } from "../src/search-tools.js"

@@ -4,8 +4,9 @@
  * and `git push` under other names (`send-pack`, `git-push`, `subtree push`). A subcommand that is not one of
  * git's own may be an alias, which runs anything: it is unknown.
  */
+
+import type { ProgramContext } from "./bash-analysis.js"
 import { type OptionGrammar, parseOptions, valuesOf } from "./bash-options.js"
-import type { ProgramContext } from "./bash-programs.js"
 import { type Arg, literal } from "./bash-word.js"
 
 const GIT_VALUED = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path"])

@@ -4,6 +4,7 @@
  * why. A program fed a here-document that the table does not list as reading data only is unknown.
  */
 import { posix } from "node:path"
+import type { ProgramContext, Stdin } from "./bash-analysis.js"
 import { builtinArgv } from "./bash-builtins.js"
 import { git } from "./bash-git.js"
 import { hasOption, type ParsedArgs, parseOptions, valuesOf } from "./bash-options.js"
@@ -11,25 +12,6 @@ import { sedCode } from "./bash-sed.js"
 import type { Arg } from "./bash-word.js"
 import { literal } from "./bash-word.js"
 import { type CodeRunner, codeRunner, DATA_STDIN, type Special } from "./code-runners.js"
-
-/** What a command reads on its standard input, as far as the line shows. */
-export type Stdin =
-  | { readonly kind: "text"; readonly text: string }
-  | { readonly kind: "unknown"; readonly what: string }
-  | undefined
-
-/** What a program handler may do with the walker. */
-export interface ProgramContext {
-  readonly stdin: Stdin
-  /** Analyses a command line this command runs; `isolate` when it runs in a child process (its `cd` stays there). */
-  line(text: string, isolate: boolean): void
-  /** Analyses an argv this command runs, with `{}` standing for `roots` when given (`find -exec`). */
-  run(argv: ReadonlyArray<Arg>, roots?: ReadonlyArray<Arg>, execdir?: boolean): void
-  /** Marks the line unknown. */
-  unknown(reason: string): void
-  /** A path this command writes. */
-  write(arg: Arg): void
-}
 
 /** Handles one program; returns whether the command itself is recorded as a simple command. */
 type Handler = (argv: ReadonlyArray<Arg>, context: ProgramContext) => boolean

@@ -4,11 +4,11 @@
  */
 import { posix } from "node:path"
 import type { Node, Parser } from "web-tree-sitter"
-import type { SimpleCommand, ThroughCreated, UnknownWrite } from "./bash.js"
+import type { ProgramContext, SimpleCommand, Stdin, ThroughCreated, UnknownWrite } from "./bash-analysis.js"
 import { builtinNode, storedCode } from "./bash-builtins.js"
 import { joinContinuations } from "./bash-continuations.js"
 import { alwaysPattern, basename, renderArgv, stripGitGlobals, unwrap } from "./bash-normalize.js"
-import { type ProgramContext, programOf, type Stdin } from "./bash-programs.js"
+import { programOf } from "./bash-programs.js"
 import { type Arg, braceWords, hasBraces, lexWord, literal } from "./bash-word.js"
 import { commandCreates, commandWrites } from "./bash-writes.js"
 import { codeVariable } from "./code-runners.js"

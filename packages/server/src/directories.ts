@@ -10,6 +10,7 @@ import {
   type Question,
   type SessionPrompt,
   type SessionStore,
+  type SessionWriter,
   type Snapshot
 } from "@lathe/core"
 import type { LatheEvent } from "@lathe/core/schema"
@@ -18,6 +19,7 @@ import { Effect, Exit, type Layer, ManagedRuntime, Scope, Stream } from "effect"
 /** The services the server uses from an app: what `lathe run` composes, for one directory. */
 export type ServerServices =
   | SessionStore
+  | SessionWriter
   | Bus
   | SessionPrompt
   | PermissionNext

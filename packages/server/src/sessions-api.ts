@@ -1,5 +1,4 @@
 import {
-  Bus,
   Config,
   createSession,
   LLM,
@@ -8,6 +7,7 @@ import {
   redoSession,
   resolveAgents,
   SessionStore,
+  SessionWriter,
   Snapshot,
   undoSession
 } from "@lathe/core"
@@ -80,7 +80,7 @@ const withWorkspace = async (
   const drop = () =>
     runIn(
       ctx.home,
-      Effect.flatMap(SessionStore, (store) => store.deleteSession(session.id))
+      Effect.flatMap(SessionWriter, (writer) => writer.deleteSession(session.id))
     ).catch(() => undefined)
   if (!workspaces) {
     await drop()
@@ -96,14 +96,9 @@ const withWorkspace = async (
   const updated: Session = { ...session, directory: opened.value, workspace: spec }
   await runIn(
     ctx.home,
-    Effect.gen(function* () {
-      const store = yield* SessionStore
-      yield* store.putSession(updated)
-      // The session now belongs to the clone's directory, whose app reads the store through its own connection:
-      // the write must be out of this app's batch before anyone asks for it there.
-      yield* store.flush
-      yield* (yield* Bus).publish({ type: "session.updated", session: updated })
-    })
+    // The session now belongs to the clone's directory, whose app reads the store through its own connection:
+    // the write must be out of this app's batch before anyone asks for it there.
+    Effect.flatMap(SessionWriter, (writer) => writer.updateSession(updated, { durable: true }))
   )
   return updated
 }
@@ -177,10 +172,7 @@ export const sessionsApi = (ctx: ServerContext) =>
             throw { _tag: "SessionBusy", message: `Session ${params.id} is running a turn; abort it first.` }
           await runIn(
             app,
-            Effect.gen(function* () {
-              yield* (yield* SessionStore).deleteSession(params.id)
-              yield* (yield* Bus).publish({ type: "session.deleted", sessionID: params.id })
-            })
+            Effect.flatMap(SessionWriter, (writer) => writer.deleteSession(params.id))
           )
         }, ["not_found", "conflict", "server_error"])
       )

@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process"
-import { GIT_SAFE_OPTIONS, gitSafeEnv, SnapshotError } from "@lathe/core"
+import { GIT_SAFE_OPTIONS, gitEnv, runProcess, SnapshotError } from "@lathe/core"
 import { Duration, Effect } from "effect"
 
 /** What one git call returns once it has exited (a non-zero exit is a result, not a failure). */
@@ -33,7 +32,7 @@ export interface GitTarget {
 
 /**
  * A target whose calls start with core's hardened options (`GIT_SAFE_OPTIONS`): no fsmonitor, hooks, pager,
- * editor… whatever a config says. Every call's environment is `gitSafeEnv` too (see {@link runGit}).
+ * editor… whatever a config says. Every call's environment is core's hardened `gitEnv` too (see {@link runGit}).
  */
 export const hardenedTarget = (binary: string, cwd: string, global: ReadonlyArray<string> = []): GitTarget => ({
   binary,
@@ -41,17 +40,17 @@ export const hardenedTarget = (binary: string, cwd: string, global: ReadonlyArra
   global: [...GIT_SAFE_OPTIONS, ...global]
 })
 
-/** Variables that would point git at another repository, index or object store than the ones we name. */
-const scrubbed = (env: NodeJS.ProcessEnv): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(env)) {
-    if (value === undefined) continue
-    if (key.startsWith("GIT_") && !/^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH|TRACE.*)$/.test(key)) continue
-    out[key] = value
-  }
-  // Stable, parseable messages; never prompt; never take optional locks (no opportunistic index refresh).
-  return { ...out, LC_ALL: "C", LANGUAGE: "C", GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" }
-}
+/**
+ * The environment of every call: core's hardened `gitEnv` (no `GIT_DIR`, `GIT_INDEX_FILE`… from ours), stable and
+ * parseable messages, and no optional locks (no opportunistic index refresh).
+ */
+const environment = (extra: Readonly<Record<string, string>> | undefined): Record<string, string> => ({
+  ...gitEnv(),
+  LC_ALL: "C",
+  LANGUAGE: "C",
+  GIT_OPTIONAL_LOCKS: "0",
+  ...extra
+})
 
 const failure = (operation: string, message: string) => new SnapshotError({ operation, message })
 
@@ -61,9 +60,10 @@ const timedOut = new WeakSet<SnapshotError>()
 export const isTimeout = (error: SnapshotError): boolean => timedOut.has(error)
 
 /**
- * Runs git asynchronously (never blocking the event loop). Interrupting the effect, or passing the timeout,
- * sends SIGTERM (git removes its lock files on it) and SIGKILL two seconds later if git is still running.
- * Fails only when git cannot be started or is killed; inspect `code` for git's own verdict.
+ * Runs git asynchronously (never blocking the event loop) through core's `runProcess`. Interrupting the effect, or
+ * passing the timeout, sends SIGTERM to git's process group (git removes its lock files on it) and SIGKILL two seconds
+ * later if it is still running. Fails only when git cannot be started or is killed; inspect `code` for git's own
+ * verdict.
  */
 export const runGit = (
   target: GitTarget,
@@ -71,44 +71,36 @@ export const runGit = (
   call: GitCall
 ): Effect.Effect<GitResult, SnapshotError> => {
   const timeout = Duration.fromInputUnsafe(call.timeout ?? "60 seconds")
-  const run = Effect.callback<GitResult, SnapshotError>((resume) => {
-    const child = spawn(target.binary, [...target.global, ...call.args], {
-      cwd: target.cwd,
-      env: { ...gitSafeEnv(scrubbed(process.env)), ...call.env },
-      stdio: ["pipe", "pipe", "pipe"],
-      windowsHide: true
-    })
-    const out: Array<Buffer> = []
-    const err: Array<Buffer> = []
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
-    child.stdin.on("error", () => {}) // git may exit before reading all of stdin; its exit code tells the story
-    child.on("error", (error: NodeJS.ErrnoException) =>
-      resume(
-        Effect.fail(
-          failure(
-            operation,
-            error.code === "ENOENT"
-              ? `Cannot run git: "${target.binary}" was not found. Install git (Debian: apt-get install git) to enable snapshots.`
-              : `Cannot run git (${target.binary}): ${error.message}`
-          )
-        )
+  const run = Effect.tryPromise({
+    try: (signal) =>
+      runProcess({
+        file: target.binary,
+        args: [...target.global, ...call.args],
+        cwd: target.cwd,
+        env: environment(call.env),
+        input: call.input ?? "",
+        signal,
+        killGraceMs: 2_000,
+        maxOutputBytes: Number.POSITIVE_INFINITY,
+        // The effect's own timeout below stops it first; this one only backs it up.
+        timeoutMs: Duration.toMillis(timeout) + 5_000
+      }),
+    catch: (error) => {
+      const code = (error as NodeJS.ErrnoException).code
+      return failure(
+        operation,
+        code === "ENOENT"
+          ? `Cannot run git: "${target.binary}" was not found. Install git (Debian: apt-get install git) to enable snapshots.`
+          : `Cannot run git (${target.binary}): ${error instanceof Error ? error.message : String(error)}`
       )
+    }
+  }).pipe(
+    Effect.flatMap((result) =>
+      result.exitCode === null
+        ? Effect.fail(failure(operation, `git ${call.args[0] ?? ""} was killed by ${result.signal ?? "a signal"}.`))
+        : Effect.succeed({ code: result.exitCode, stdout: result.stdout, stderr: result.stderr.toString("utf8") })
     )
-    child.on("close", (code, signal) =>
-      resume(
-        code === null
-          ? Effect.fail(failure(operation, `git ${call.args[0] ?? ""} was killed by ${signal ?? "a signal"}.`))
-          : Effect.succeed({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") })
-      )
-    )
-    child.stdin.end(call.input ?? "")
-    return Effect.sync(() => {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      child.kill("SIGTERM")
-      setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"), 2_000).unref()
-    })
-  })
+  )
   return run.pipe(
     Effect.timeoutOrElse({
       duration: timeout,

@@ -1,6 +1,7 @@
 import {
   Message,
   type MessageWithParts,
+  makeWriteBehind,
   messageNotFound,
   Part,
   Session,
@@ -9,9 +10,9 @@ import {
   StoreError,
   sessionNotFound
 } from "@lathe/core"
-import { type Duration, Effect, Schema, type Scope, Semaphore } from "effect"
+import { type Duration, Effect, Schema, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
-import { type Batch, batchSize, emptyBatch, key, writeBatch } from "./pg-batch.js"
+import { writeBatch } from "./pg-batch.js"
 import { connectFailure, describeError } from "./pg-location.js"
 import { migrate } from "./pg-migrations.js"
 
@@ -34,10 +35,9 @@ const WRITE_ATTEMPTS = 3
 
 /**
  * A `SessionStore` over `sql` (a Postgres `SqlClient`), for as long as the scope; `label` (host:port/database)
- * names the database in errors. The schema is migrated first. Puts only update an in-memory batch keyed by id,
- * so a thousand versions of one part cost one row write; the batch is written in one transaction on `flush`,
- * `flushDelay` after its first write, before any read or delete (so reads see earlier writes), and when the scope
- * closes. Batches are written one at a time, in order; a failed batch stays pending under any newer puts.
+ * names the database in errors. The schema is migrated first. Puts go to core's write-behind batch, written in one
+ * transaction on `flush`, `flushDelay` after its first write, before any read or delete (so reads see earlier
+ * writes), and when the scope closes; batches one at a time, in order, a failed one pending under any newer puts.
  */
 export const makePgStore = (
   sql: SqlClient.SqlClient,
@@ -48,13 +48,6 @@ export const makePgStore = (
     // The pool connects lazily: one round trip here turns "cannot connect" into its own clear error.
     yield* sql`SELECT 1`.pipe(Effect.mapError((error) => connectFailure(label, error)))
     yield* migrate(sql, label)
-    const scope = yield* Effect.scope
-    const writeLock = yield* Semaphore.make(1)
-    let pending: Batch = emptyBatch()
-    // (session, message) pairs known to exist in the database, so a delta does not query for its message.
-    const knownMessages = new Set<string>()
-    let timerArmed = false
-
     const failure = (operation: string) => (error: unknown) =>
       error instanceof StoreError
         ? error
@@ -79,67 +72,33 @@ export const makePgStore = (
     }
     const decode = <A>(operation: string, body: () => A) => Effect.try({ try: body, catch: failure(operation) })
 
-    /** Writes what is pending in one transaction; on failure it goes back under whatever was put meanwhile. */
-    const flushNow = writeLock.withPermit(
-      Effect.suspend(() => {
-        if (batchSize(pending) === 0) return Effect.void
-        const batch = pending
-        pending = emptyBatch()
-        return sql.withTransaction(writeBatch(sql, batch)).pipe(
-          Effect.retry({ times: WRITE_ATTEMPTS - 1, while: (e) => e.reason.isRetryable }),
-          // On failure or interruption (a timed write cut short by shutdown) the batch goes back, so the next
-          // flush (the one at shutdown included) writes it.
-          Effect.onError(() =>
-            Effect.sync(() => {
-              for (const name of ["sessions", "messages", "parts"] as const) {
-                const newer = pending[name] as Map<string, unknown>
-                for (const [k, v] of batch[name]) if (!newer.has(k)) newer.set(k, v)
-              }
-            })
+    // Built after the pool, so its shutdown flush runs before the pool closes.
+    const writes = yield* makeWriteBehind({
+      // Serialization failures and deadlocks are retried; on failure or interruption (a timed write cut short by
+      // shutdown) the batch goes back, so the next flush (the one at shutdown included) writes it.
+      write: (batch) =>
+        sql
+          .withTransaction(writeBatch(sql, batch))
+          .pipe(
+            Effect.retry({ times: WRITE_ATTEMPTS - 1, while: (e) => e.reason.isRetryable }),
+            Effect.mapError(failure("flush"))
           ),
-          Effect.mapError(failure("flush")),
-          Effect.flatMap(({ rejected, messages }) => {
-            for (const k of messages) knownMessages.add(k)
-            if (rejected.length === 0) return Effect.void
-            return Effect.fail(
-              new StoreError({
-                operation: "flush",
-                message: `Not saved, because their data is not plain JSON: ${rejected.join("; ")}. Keep metadata to JSON values.`
-              })
-            )
-          })
-        )
-      })
-    )
-    const flush = flushNow.pipe(Effect.withSpan("SessionStore.flush"))
-
-    const timerFlush = Effect.suspend(() => {
-      timerArmed = false
-      return flush
-    }).pipe(Effect.catch((error) => Effect.logWarning(`Batched session writes not saved yet: ${error.message}`)))
-
-    /** Schedules a flush `flushDelay` after the first write of a batch, on a fiber owned by the store. */
-    const armTimer = Effect.suspend(() => {
-      if (timerArmed) return Effect.void
-      timerArmed = true
-      return Effect.forkIn(Effect.sleep(options.flushDelay ?? "50 millis").pipe(Effect.andThen(timerFlush)), scope)
-    }).pipe(Effect.asVoid)
+      hasMessage: (sessionID, messageID) =>
+        query(
+          "putPart",
+          sql`SELECT 1 AS found FROM lathe_message WHERE session_id = ${sessionID} AND id = ${messageID}`
+        ).pipe(Effect.map((rows) => rows.length > 0)),
+      flushDelay: options.flushDelay
+    })
 
     /** Flushes, then runs `body`: reads see every earlier write, and no batched write outlives a delete. */
     const afterFlush = <A>(operation: string, body: Effect.Effect<A, unknown>) =>
-      flushNow.pipe(Effect.andThen(query(operation, body)))
-
-    yield* Effect.addFinalizer(() =>
-      flush.pipe(Effect.catch((error) => Effect.logError(`Session writes lost at shutdown: ${error.message}`)))
-    )
+      writes.afterFlush(query(operation, body))
 
     const partsOf = (rows: ReadonlyArray<Row>) => rows.map((row) => parse(decoders.part, "part", row))
 
     return SessionStore.of({
-      putSession: Effect.fn("SessionStore.putSession")(function* (session: Session) {
-        pending.sessions.set(session.id, session)
-        yield* armTimer
-      }),
+      putSession: writes.putSession,
       getSession: Effect.fn("SessionStore.getSession")(function* (sessionID: string) {
         const rows = yield* afterFlush(
           "getSession",
@@ -187,12 +146,9 @@ export const makePgStore = (
             })
           )
         )
-        knownMessages.clear()
+        writes.forgetMessages()
       }),
-      putMessage: Effect.fn("SessionStore.putMessage")(function* (message: Message) {
-        pending.messages.set(key(message.sessionID, message.id), message)
-        yield* armTimer
-      }),
+      putMessage: writes.putMessage,
       getMessage: Effect.fn("SessionStore.getMessage")(function* (sessionID: string, messageID: string) {
         const [messageRows, partRows] = yield* afterFlush(
           "getMessage",
@@ -237,29 +193,9 @@ export const makePgStore = (
           "removeMessage",
           sql`DELETE FROM lathe_message WHERE session_id = ${sessionID} AND id = ${messageID}`
         )
-        knownMessages.delete(key(sessionID, messageID))
+        writes.forgetMessages(sessionID, messageID)
       }),
-      // Untraced on purpose, like the SQLite store: the loop calls this for every text delta.
-      putPart: Effect.fnUntraced(function* (part: Part) {
-        const messageKey = key(part.sessionID, part.messageID)
-        if (!pending.messages.has(messageKey) && !knownMessages.has(messageKey)) {
-          const rows = yield* query(
-            "putPart",
-            sql`SELECT 1 AS found FROM lathe_message WHERE session_id = ${part.sessionID} AND id = ${part.messageID}`
-          )
-          if (rows.length === 0) {
-            return yield* Effect.fail(
-              new StoreError({
-                operation: "putPart",
-                message: `Part ${part.id} was written before its message ${part.messageID}; write the message first.`
-              })
-            )
-          }
-          knownMessages.add(messageKey)
-        }
-        pending.parts.set(key(messageKey, part.id), part)
-        yield* armTimer
-      }),
+      putPart: writes.putPart,
       removePart: Effect.fn("SessionStore.removePart")(function* (
         sessionID: string,
         messageID: string,
@@ -270,6 +206,6 @@ export const makePgStore = (
           sql`DELETE FROM lathe_part WHERE session_id = ${sessionID} AND message_id = ${messageID} AND id = ${partID}`
         )
       }),
-      flush
+      flush: writes.flush
     })
   })

@@ -1,23 +1,7 @@
-import type { Message, Part, Session } from "@lathe/core"
+import { batchKey as key, type WriteBatch, type WriteOutcome } from "@lathe/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-
-/** Puts waiting to be written, each map keyed by the row's primary key (the newest version of each row wins). */
-export interface Batch {
-  readonly sessions: Map<string, Session>
-  readonly messages: Map<string, Message>
-  readonly parts: Map<string, Part>
-}
-
-/** A batch with nothing pending. */
-export const emptyBatch = (): Batch => ({ sessions: new Map(), messages: new Map(), parts: new Map() })
-
-/** How many rows `batch` holds. */
-export const batchSize = (batch: Batch): number => batch.sessions.size + batch.messages.size + batch.parts.size
-
-/** A key no id can forge: ids never contain NUL. */
-export const key = (...ids: ReadonlyArray<string>): string => ids.join("\u0000")
 
 /** Rows per INSERT: 5 columns × 2,000 rows stays well under Postgres's 65,535 parameters per statement. */
 const CHUNK = 2_000
@@ -55,19 +39,13 @@ const upsert = (
     { discard: true }
   )
 
-/** What one batch write did: rows dropped because their data is not JSON, and the messages now known to exist. */
-export interface BatchResult {
-  readonly rejected: ReadonlyArray<string>
-  readonly messages: ReadonlyArray<string>
-}
-
 /**
  * Writes `batch` with the statements of one transaction (the caller opens it). Rows go in key order, so two
  * processes writing overlapping batches lock rows in the same order. Parts are written only for messages that
  * exist, locked `FOR KEY SHARE` first: a part whose message another process deleted is dropped, and no delete can
  * slip in between the check and the insert.
  */
-export const writeBatch = (sql: SqlClient, batch: Batch): Effect.Effect<BatchResult, SqlError> =>
+export const writeBatch = (sql: SqlClient, batch: WriteBatch): Effect.Effect<WriteOutcome, SqlError> =>
   Effect.gen(function* () {
     const rejected: Array<string> = []
     const json = (table: string, value: { readonly id: string }): string | undefined => {

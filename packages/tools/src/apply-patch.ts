@@ -1,5 +1,5 @@
 import { readFile, stat, unlink } from "node:fs/promises"
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { type PatchChunk, parsePatch } from "./patch-parse.js"
@@ -93,6 +93,7 @@ export const createApplyPatchTool = (state: ToolState) =>
     description: loadDescription("apply_patch"),
     parameters: ApplyPatchInput,
     mutates: true,
+    edits: true,
     paths: (args) => {
       try {
         return parsePatch(args.patchText).flatMap((hunk) =>

@@ -1,12 +1,6 @@
 import { stat } from "node:fs/promises"
-import {
-  type ConfigInfo,
-  PermissionDenied,
-  PermissionRejected,
-  type SecretSources,
-  secretValues,
-  Tool
-} from "@lathe/core"
+import { type SecretSources, secretValues } from "@lathe/core"
+import { type ConfigInfo, PermissionDenied, PermissionRejected, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, resolvePath } from "./paths.js"
@@ -161,71 +155,76 @@ export const createBashTool = (options: BashOptions = {}) => {
       const notes: Array<string> = []
       let result: ShellResult
       let escaped = false
-      if (choice.state !== "on") result = await run()
-      else {
-        const runSandboxed = async () => {
-          const sandboxed = prepareSandboxedRun(settings, choice, {
-            root: ctx.root,
-            cwd: real,
-            tempDir: options.tempDir,
-            truncationDir: options.truncationDir,
-            env
-          })
-          try {
-            return { plan: sandboxed.plan, result: await run(sandboxed.wrap) }
-          } finally {
-            notes.push(...(await sandboxed.after()))
-          }
-        }
-        let sandboxed = await runSandboxed()
-        // bwrap failed to set up (a path it mounts over vanished meanwhile, e.g. a socket): the command never ran.
-        if (sandboxed.result.exitCode === 1 && /^bwrap: /.test(sandboxed.result.output))
-          sandboxed = await runSandboxed()
-        const plan = sandboxed.plan
-        result = sandboxed.result
-        const block = result.aborted ? undefined : sandboxBlock(result, plan)
-        if (block) {
-          const why =
-            `The command failed inside ${describeSandbox(choice.kind, plan)}: ${blockText(block)}. ` +
-            "Rerunning it outside the sandbox needs the user's approval (sandbox_escape)."
-          try {
-            await ctx.ask({
-              permission: "sandbox_escape",
-              patterns: [args.command],
-              requiresPerson: true,
-              metadata: {
-                command: args.command,
-                description: args.description,
-                workdir: cwd,
-                reason: why,
-                output: result.output.slice(-2000),
-                requiresPerson: true
-              }
+      // The preview timer goes with the call however it ends (a rejected rerun throws): a preview published after
+      // the call's result would be a stray update of a finished call.
+      try {
+        if (choice.state !== "on") result = await run()
+        else {
+          const runSandboxed = async () => {
+            const sandboxed = prepareSandboxedRun(settings, choice, {
+              root: ctx.root,
+              cwd: real,
+              tempDir: options.tempDir,
+              truncationDir: options.truncationDir,
+              env
             })
-          } catch (error) {
-            if (!isPermissionError(error)) throw error
-            const output = result.output.trim().slice(-2000)
-            const message = `${why}\n${output === "" ? "" : `Its output ended with:\n${output}\n`}${error.message}`
-            throw error instanceof PermissionRejected
-              ? new PermissionRejected({
-                  permission: error.permission,
-                  patterns: error.patterns,
-                  ...(error.feedback === undefined ? {} : { feedback: error.feedback }),
-                  message
-                })
-              : new PermissionDenied({
-                  permission: error.permission,
-                  pattern: error.pattern,
-                  ...(error.rule === undefined ? {} : { rule: error.rule }),
-                  message
-                })
+            try {
+              return { plan: sandboxed.plan, result: await run(sandboxed.wrap) }
+            } finally {
+              notes.push(...(await sandboxed.after()))
+            }
           }
-          escaped = true
-          notes.push(`${why} The user approved; this is the output of the rerun outside the sandbox.`)
-          result = await run()
+          let sandboxed = await runSandboxed()
+          // bwrap failed to set up (a path it mounts over vanished meanwhile, e.g. a socket): the command never ran.
+          if (sandboxed.result.exitCode === 1 && /^bwrap: /.test(sandboxed.result.output))
+            sandboxed = await runSandboxed()
+          const plan = sandboxed.plan
+          result = sandboxed.result
+          const block = result.aborted ? undefined : sandboxBlock(result, plan)
+          if (block) {
+            const why =
+              `The command failed inside ${describeSandbox(choice.kind, plan)}: ${blockText(block)}. ` +
+              "Rerunning it outside the sandbox needs the user's approval (sandbox_escape)."
+            try {
+              await ctx.ask({
+                permission: "sandbox_escape",
+                patterns: [args.command],
+                requiresPerson: true,
+                metadata: {
+                  command: args.command,
+                  description: args.description,
+                  workdir: cwd,
+                  reason: why,
+                  output: result.output.slice(-2000),
+                  requiresPerson: true
+                }
+              })
+            } catch (error) {
+              if (!isPermissionError(error)) throw error
+              const output = result.output.trim().slice(-2000)
+              const message = `${why}\n${output === "" ? "" : `Its output ended with:\n${output}\n`}${error.message}`
+              throw error instanceof PermissionRejected
+                ? new PermissionRejected({
+                    permission: error.permission,
+                    patterns: error.patterns,
+                    ...(error.feedback === undefined ? {} : { feedback: error.feedback }),
+                    message
+                  })
+                : new PermissionDenied({
+                    permission: error.permission,
+                    pattern: error.pattern,
+                    ...(error.rule === undefined ? {} : { rule: error.rule }),
+                    message
+                  })
+            }
+            escaped = true
+            notes.push(`${why} The user approved; this is the output of the rerun outside the sandbox.`)
+            result = await run()
+          }
         }
+      } finally {
+        if (pending) clearTimeout(pending)
       }
-      if (pending) clearTimeout(pending)
       if (result.overflowed) notes.push("Output beyond 32 MB was discarded.")
       if (result.timedOut)
         notes.push(`The command timed out after ${seconds(timeoutMs)} and was killed with its child processes.`)

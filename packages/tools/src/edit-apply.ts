@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises"
-import type { ToolContext, ToolResult } from "@lathe/core"
+import type { ToolContext, ToolResult } from "@lathe/plugin"
 import { applyReplacements, findMatches, type MatcherName, type NearCandidate } from "./edit-match.js"
 import { checkExternal, checkProtected, displayPath, errorCode, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"

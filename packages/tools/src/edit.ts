@@ -1,4 +1,4 @@
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { editFile } from "./edit-apply.js"
@@ -31,6 +31,7 @@ export const createEditTool = (state: ToolState) =>
     description: loadDescription("edit"),
     parameters: EditInput,
     mutates: true,
+    edits: true,
     paths: (args) => [args.filePath],
     execute: (args, ctx) => editFile(ctx, state, args.filePath, [args])
   })

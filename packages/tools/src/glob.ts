@@ -1,7 +1,7 @@
 import { statSync } from "node:fs"
 import { stat } from "node:fs/promises"
 import { join, sep } from "node:path"
-import { Tool, type ToolContext } from "@lathe/core"
+import { Tool, type ToolContext } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, displayPath, errorCode, resolvePath } from "./paths.js"

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { byMtime, searchRoot } from "./glob.js"

@@ -5,7 +5,7 @@
  * Each tool is also exported by name (`ReadTool`, `EditTool`, …), sharing one module-level state, for hosts
  * and tests that pick tools individually; `createTools` builds a fresh set.
  */
-import { type AnyTool, definePlugin } from "@lathe/core"
+import { type AnyTool, definePlugin } from "@lathe/plugin"
 import { createApplyPatchTool } from "./apply-patch.js"
 import { type BashOptions, bashOptionsFromConfig, createBashTool } from "./bash.js"
 import { createEditTool } from "./edit.js"

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises"
 import { join, relative } from "node:path"
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import picomatch from "picomatch"
 import { z } from "zod"
 import { loadDescription } from "./description.js"

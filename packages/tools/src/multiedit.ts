@@ -1,4 +1,4 @@
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { editFile } from "./edit-apply.js"
@@ -27,6 +27,7 @@ export const createMultiEditTool = (state: ToolState) =>
     description: loadDescription("multiedit"),
     parameters: MultiEditInput,
     mutates: true,
+    edits: true,
     paths: (args) => [args.filePath],
     execute: (args, ctx) =>
       editFile(

@@ -1,7 +1,8 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
-import { protectedPathOf, type ToolContext } from "@lathe/core"
+import { protectedPathOf } from "@lathe/core"
+import type { ToolContext } from "@lathe/plugin"
 
 /** Most symlinks followed while resolving one path, as Linux's `MAXSYMLINKS`; past it the path is taken as is. */
 const MAX_LINKS = 40

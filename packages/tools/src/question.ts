@@ -1,4 +1,4 @@
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 

@@ -1,4 +1,4 @@
-import type { SandboxPlan } from "./sandbox.js"
+import type { SandboxPlan } from "./sandbox-plan.js"
 
 const depth = (path: string): number => path.split("/").filter(Boolean).length
 

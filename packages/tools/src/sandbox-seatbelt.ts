@@ -1,4 +1,4 @@
-import type { SandboxPlan } from "./sandbox.js"
+import type { SandboxPlan } from "./sandbox-plan.js"
 
 /**
  * The Seatbelt (macOS `sandbox-exec`) profile for `plan`. Everything is allowed except what the sandbox exists to

@@ -2,64 +2,18 @@ import { spawn } from "node:child_process"
 import { accessSync, constants, readFileSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { bwrapArgs } from "./sandbox-bwrap.js"
+import type { SandboxAvailability, SandboxBlock, SandboxPlan } from "./sandbox-plan.js"
 import { seatbeltArgs } from "./sandbox-seatbelt.js"
 
-/**
- * What the sandbox lets a command write: `workspace-write` the project root, the OS temp dir and Lathe's
- * truncation dir; `read-only` only the OS temp dir; `off` runs commands without a sandbox.
- */
-export type SandboxMode = "workspace-write" | "read-only" | "off"
-
-/** The `sandbox` config, as `@lathe/core`'s config schema outputs it (the string shorthand already expanded). */
-export interface SandboxSettings {
-  /** Default `workspace-write`. */
-  readonly mode?: SandboxMode
-  /** Whether commands may use the network (default false). */
-  readonly network?: boolean
-  /** Refuse to run bash when no sandbox is available (default false: run it under the permission rules alone). */
-  readonly required?: boolean
-}
-
-/** Which sandbox this machine offers. `kind: "none"` carries the reason, for the notice and `lathe doctor`. */
-export interface SandboxAvailability {
-  readonly kind: "bubblewrap" | "seatbelt" | "none"
-  /** The sandbox program (`bwrap`, `sandbox-exec`). */
-  readonly path?: string
-  /** e.g. "bubblewrap 0.8.0". */
-  readonly version?: string
-  /** Why there is no sandbox, with what to do about it. */
-  readonly reason?: string
-  /** bubblewrap: whether it takes `--disable-userns` (0.8.0+); older ones run without it. */
-  readonly disableUserns?: boolean
-}
-
-/** Finds the sandbox of this machine; injectable so tests can simulate a machine without one. */
-export type SandboxDetector = () => Promise<SandboxAvailability>
-
-/** What one sandboxed run may touch. Paths are absolute and real (symlinks resolved). */
-export interface SandboxPlan {
-  readonly mode: Exclude<SandboxMode, "off">
-  readonly network: boolean
-  /** Folders the command may write; each must exist. */
-  readonly writable: ReadonlyArray<string>
-  /** Folders kept read-only even inside a writable one (the project in `read-only` mode, when it lies in the temp dir). */
-  readonly readOnly: ReadonlyArray<string>
-  /** The command's working directory, kept inside the sandbox. */
-  readonly cwd: string
-  /** Folders bound onto themselves: writable inside, but a command cannot move, remove or replace them (`.git`). */
-  readonly pinned?: ReadonlyArray<string>
-  /**
-   * Protected paths that do not exist yet: the command must not create them. Seatbelt denies it; bubblewrap cannot
-   * bind a missing path, so `prepareSandboxedRun`'s `after` removes what the command created.
-   */
-  readonly absent?: ReadonlyArray<string>
-  /** Sockets hidden from the command (bwrap binds an empty device over each), so it reaches no server outside. */
-  readonly hiddenSockets?: ReadonlyArray<string>
-  /** Folders of sockets hidden under an empty tmpfs (`/run/user`, `$XDG_RUNTIME_DIR`, `/tmp/tmux-*`, …). */
-  readonly hiddenFolders?: ReadonlyArray<string>
-  /** Keep the command from creating user namespaces (bwrap `--disable-userns`, bubblewrap 0.8.0+); default true. */
-  readonly disableUserns?: boolean
-}
+// The sandbox's types live in sandbox-plan.ts, below the argument builders of bwrap and seatbelt; this is their door.
+export type {
+  SandboxAvailability,
+  SandboxBlock,
+  SandboxDetector,
+  SandboxMode,
+  SandboxPlan,
+  SandboxSettings
+} from "./sandbox-plan.js"
 
 /** The first executable called `name` on `path` (a PATH string), if any. */
 export const findOnPath = (name: string, path: string | undefined): string | undefined => {
@@ -182,9 +136,6 @@ export const sandboxArgv = (
   argv: readonly [string, ReadonlyArray<string>]
 ): readonly [string, ReadonlyArray<string>] =>
   kind === "bubblewrap" ? [program, bwrapArgs(plan, argv)] : [program, seatbeltArgs(plan, argv)]
-
-/** What the sandbox blocked, judged from a failed command's output. */
-export type SandboxBlock = "write" | "network"
 
 const READ_ONLY = /read-only file system|EROFS|device or resource busy|EBUSY/i
 const NO_NETWORK =

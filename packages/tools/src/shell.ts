@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
-import { scrubEnv } from "@lathe/core"
+import { runProcess, scrubEnv } from "@lathe/plugin"
 
 /** Output kept in memory per command; beyond it the rest is dropped (and said so). */
 export const MAX_CAPTURE_BYTES = 32 * 1024 * 1024
@@ -29,16 +28,6 @@ export const shellCommand = (command: string): readonly [string, ReadonlyArray<s
   return bash ? [bash, ["-c", command]] : ["/bin/sh", ["-c", command]]
 }
 
-/** Signals the whole process group of `child` (it leads one: spawned detached). Already-gone is fine. */
-const killGroup = (child: ChildProcess, signal: NodeJS.Signals): void => {
-  if (child.pid === undefined) return
-  try {
-    process.kill(-child.pid, signal)
-  } catch {
-    // ESRCH: the group has already exited.
-  }
-}
-
 /** Provider keys and the secret-name rule, from `@lathe/core` (kept here for existing importers). */
 export { PROVIDER_KEY_NAMES, SECRET_NAME } from "@lathe/core"
 
@@ -54,13 +43,14 @@ export const commandEnv = (
 ): { readonly env: Record<string, string>; readonly dropped: ReadonlyArray<string> } => scrubEnv(base, options)
 
 /**
- * Runs `command` in a new process group with stdin closed (reads see EOF at once). `onOutput` gets each
- * chunk as it arrives. On timeout or abort the whole group (the shell and every child it started) gets
- * SIGTERM, then SIGKILL shortly after, so nothing is left running (under `wrap`, the group holds the sandbox
+ * Runs `command` in a new process group with stdin closed (reads see EOF at once), through core's `runProcess`.
+ * `onOutput` gets each chunk as it arrives. On timeout or abort the whole group (the shell and every child it started)
+ * gets SIGTERM, then SIGKILL shortly after, so nothing is left running (under `wrap`, the group holds the sandbox
  * program, which must take its whole tree down when it dies: bwrap's `--die-with-parent` and PID namespace do).
- * Resolves when the shell has exited and its output is drained; never rejects for a failing command (see `exitCode`).
+ * Resolves when the shell has exited and its output is drained (at most {@link DRAIN_MS} after it exits); never
+ * rejects for a failing command (see `exitCode`).
  */
-export const runShell = (options: {
+export const runShell = async (options: {
   readonly command: string
   readonly cwd: string
   readonly timeoutMs: number
@@ -71,23 +61,25 @@ export const runShell = (options: {
   readonly env?: NodeJS.ProcessEnv
   /** Turns the shell's argv into the argv actually spawned, e.g. inside a sandbox. */
   readonly wrap?: (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
-}): Promise<ShellResult> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now()
-    const shell = shellCommand(options.command)
-    const [file, args] = options.wrap ? options.wrap(shell) : shell
-    const child = spawn(file, [...args], {
-      cwd: options.cwd,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...(options.env ?? process.env), TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" }
-    })
-    const chunks: Array<string> = []
-    let bytes = 0
-    let overflowed = false
-    let timedOut = false
-    let aborted = false
-    const onData = (text: string) => {
+}): Promise<ShellResult> => {
+  const started = performance.now()
+  const shell = shellCommand(options.command)
+  const [file, args] = options.wrap ? options.wrap(shell) : shell
+  // stdout and stderr interleaved in arrival order, under one cap for both (the runner keeps nothing itself).
+  const chunks: Array<string> = []
+  let bytes = 0
+  let overflowed = false
+  const result = await runProcess({
+    file,
+    args,
+    cwd: options.cwd,
+    env: { ...(options.env ?? process.env), TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" },
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+    killGraceMs: KILL_GRACE_MS,
+    drainMs: DRAIN_MS,
+    maxOutputBytes: 0,
+    onOutput: (text) => {
       const size = Buffer.byteLength(text)
       if (bytes + size > MAX_CAPTURE_BYTES) {
         overflowed = true
@@ -97,55 +89,14 @@ export const runShell = (options: {
       chunks.push(text)
       options.onOutput?.(text)
     }
-    // Decoding per stream keeps a multi-byte character split across chunks intact.
-    child.stdout?.setEncoding("utf8").on("data", onData)
-    child.stderr?.setEncoding("utf8").on("data", onData)
-
-    let killTimer: NodeJS.Timeout | undefined
-    const terminate = () => {
-      killGroup(child, "SIGTERM")
-      killTimer = setTimeout(() => killGroup(child, "SIGKILL"), KILL_GRACE_MS)
-    }
-    const timer = setTimeout(() => {
-      timedOut = true
-      terminate()
-    }, options.timeoutMs)
-    const onAbort = () => {
-      aborted = true
-      terminate()
-    }
-    if (options.signal.aborted) onAbort()
-    else options.signal.addEventListener("abort", onAbort, { once: true })
-
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined
-    let settled = false
-    const finish = () => {
-      if (settled || !exit) return
-      settled = true
-      clearTimeout(timer)
-      options.signal.removeEventListener("abort", onAbort)
-      if (timedOut || aborted) killGroup(child, "SIGKILL")
-      if (killTimer) clearTimeout(killTimer)
-      child.stdout?.destroy()
-      child.stderr?.destroy()
-      resolve({
-        output: chunks.join(""),
-        exitCode: exit.code,
-        signal: exit.signal,
-        timedOut,
-        aborted,
-        overflowed,
-        durationMs: Math.round(performance.now() - started)
-      })
-    }
-    child.on("error", (error) => {
-      clearTimeout(timer)
-      options.signal.removeEventListener("abort", onAbort)
-      reject(error)
-    })
-    child.on("exit", (code, signal) => {
-      exit = { code, signal }
-      setTimeout(finish, DRAIN_MS)
-    })
-    child.on("close", finish)
   })
+  return {
+    output: chunks.join(""),
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    aborted: result.aborted,
+    overflowed,
+    durationMs: Math.round(performance.now() - started)
+  }
+}

@@ -1,4 +1,4 @@
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import type { TodoItem, ToolState } from "./state.js"
@@ -42,6 +42,10 @@ export const createTodoWriteTool = (state: ToolState) =>
     description: loadDescription("todowrite"),
     parameters: TodoWriteInput,
     mutates: false,
+    // The model rereads and rewrites its list often; a subagent has none (the caller plans).
+    prunable: false,
+    repeats: true,
+    subagents: false,
     execute: (args, ctx) => {
       state.setTodos(ctx.sessionID, args.todos)
       const todos = state.getTodos(ctx.sessionID)
@@ -59,6 +63,10 @@ export const createTodoReadTool = (state: ToolState) =>
     description: loadDescription("todoread"),
     parameters: TodoReadInput,
     mutates: false,
+    // The model rereads and rewrites its list often; a subagent has none (the caller plans).
+    prunable: false,
+    repeats: true,
+    subagents: false,
     execute: (_args, ctx) => {
       const todos = state.getTodos(ctx.sessionID)
       return { title: `${remaining(todos)} todos left`, output: formatTodos(todos), metadata: { todos } }

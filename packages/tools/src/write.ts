@@ -1,5 +1,5 @@
 import { readFile, stat } from "node:fs/promises"
-import { Tool } from "@lathe/core"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, checkProtected, displayPath, errorCode, resolvePath } from "./paths.js"
@@ -23,6 +23,7 @@ export const createWriteTool = (state: ToolState) =>
     description: loadDescription("write"),
     parameters: WriteInput,
     mutates: true,
+    edits: true,
     paths: (args) => [args.filePath],
     execute: async (args, ctx) => {
       const path = resolvePath(ctx, args.filePath)

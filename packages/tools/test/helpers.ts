@@ -8,7 +8,7 @@ import {
   rejected,
   type ToolOutput,
   type ToolRunContext
-} from "@lathe/core"
+} from "@lathe/plugin"
 import { Effect } from "effect"
 import { afterEach } from "vitest"
 

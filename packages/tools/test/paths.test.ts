@@ -16,7 +16,7 @@ import {
 import { homedir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import type { PermissionRequest } from "@lathe/core"
+import type { PermissionRequest } from "@lathe/plugin"
 import { createApplyPatchTool } from "../src/apply-patch.js"
 import { createEditTool } from "../src/edit.js"
 import { createGlobTool } from "../src/glob.js"

@@ -1,40 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Config, type ConfigTestInput, type PluginContext } from "@lathe/core"
-import { Effect } from "effect"
+import { type ConfigTestInput, pluginContext } from "@lathe/plugin/testing"
 import plugin from "../src/index.js"
 import { harness, run, runError } from "./helpers.js"
 
 /** The plugin set up over a real config built from `input`, with its warnings collected. */
 const setup = async (root: string, input: ConfigTestInput) => {
-  const config = await Effect.runPromise(
-    Effect.gen(function* () {
-      return (yield* Config).info
-    }).pipe(Effect.provide(Config.layerTest(input)))
-  )
   const warnings: Array<string> = []
-  const ctx: PluginContext = {
-    directory: root,
-    root,
-    trusted: true,
-    configDir: root,
-    home: root,
-    projectID: "prj_test",
-    config,
-    options: {},
-    log: { info: () => {}, warn: (message) => warnings.push(message), error: () => {} },
-    tools: { set: () => {} },
-    run: async () => Promise.reject(new Error("no programs run in this test")),
-    secrets: [],
-    client: {
-      sessions: {
-        list: async () => [],
-        get: async () => {
-          throw new Error("no sessions in this test")
-        },
-        messages: async () => []
-      }
-    }
-  }
+  const ctx = pluginContext(root, {
+    config: input,
+    log: { info: () => {}, warn: (message) => warnings.push(message), error: () => {} }
+  })
   const bash = (await plugin.setup(ctx)).tools?.find((tool) => tool.id === "bash")
   if (!bash) throw new Error("the plugin has no bash tool")
   return { bash, warnings }

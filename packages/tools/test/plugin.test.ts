@@ -1,31 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import { isPlugin, type PluginContext } from "@lathe/core"
+import { isPlugin } from "@lathe/plugin"
+import { pluginContext } from "@lathe/plugin/testing"
 import plugin, { createTools, ReadTool, TodoReadTool, TodoWriteTool, WriteTool } from "../src/index.js"
 import { harness, run, runError } from "./helpers.js"
-
-const pluginContext = (root: string, options: Record<string, unknown> = {}): PluginContext => ({
-  directory: root,
-  root,
-  trusted: true,
-  configDir: root,
-  home: root,
-  projectID: "prj_test",
-  config: {} as PluginContext["config"],
-  options,
-  log: { info: () => {}, warn: () => {}, error: () => {} },
-  tools: { set: () => {} },
-  run: async () => Promise.reject(new Error("no programs run in this test")),
-  secrets: [],
-  client: {
-    sessions: {
-      list: async () => [],
-      get: async () => {
-        throw new Error("no sessions in this test")
-      },
-      messages: async () => []
-    }
-  }
-})
 
 describe("the @lathe/tools plugin", () => {
   it("contributes every tool with a description and the right mutates flag", async () => {
@@ -56,6 +33,13 @@ describe("the @lathe/tools plugin", () => {
       "write",
       "apply_patch"
     ])
+    // Traits the loop reads instead of names: the file editors share the edit permission; the todo tools repeat, are
+    // never pruned, and stay with the caller.
+    expect(tools.filter((t) => t.edits).map((t) => t.id)).toEqual(["edit", "multiedit", "write", "apply_patch"])
+    for (const tool of tools) {
+      const todo = tool.id === "todowrite" || tool.id === "todoread"
+      expect([tool.id, tool.prunable, tool.repeats, tool.subagents]).toEqual([tool.id, !todo, todo, !todo])
+    }
     for (const tool of tools) {
       expect(tool.description.length).toBeGreaterThan(100)
       expect(tool.jsonSchema().type).toBe("object")

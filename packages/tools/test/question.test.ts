@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { QuestionDismissed, type QuestionItem } from "@lathe/core"
+import { QuestionDismissed, type QuestionItem } from "@lathe/plugin"
 import { createQuestionTool } from "../src/question.js"
 import { harness, run, runError } from "./helpers.js"
 

@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process"
-import { GIT_SAFE_TRANSPORT, prepareSafeGit, type SafeGit } from "@lathe/core"
+import { GIT_SAFE_TRANSPORT, gitEnv, prepareSafeGit, runProcess, type SafeGit } from "@lathe/core"
 import { Effect } from "effect"
 import { WorkspaceGitError, WorkspaceInvalid } from "./errors.js"
 
@@ -34,22 +33,17 @@ export const safeOptions: ReadonlyArray<string> = [
   "gc.auto=0"
 ]
 
-/** The environment of every git call: ours, minus variables that redirect git, plus never-prompt settings. */
+/**
+ * The environment of every git call: core's hardened `gitEnv` (ours without the `GIT_*` variables that redirect git,
+ * programs git takes from variables switched off), stable messages, and never a prompt.
+ */
 const environment = (extra: Readonly<Record<string, string>>): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined) continue
-    if (key.startsWith("GIT_") && !/^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH|SSH_COMMAND|SSH)$/.test(key)) continue
-    env[key] = value
-  }
+  const env = gitEnv()
   return {
     ...env,
     LC_ALL: "C",
     LANGUAGE: "C",
     // A private repository must fail at once with a message, never wait for a password nobody will type.
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_ASKPASS: "",
-    SSH_ASKPASS: "",
     GIT_SSH_COMMAND: env.GIT_SSH_COMMAND ?? "ssh -o BatchMode=yes",
     ...extra
   }
@@ -102,6 +96,7 @@ export const prepareGit = (cwd: string, operation = "git"): Effect.Effect<SafeGi
 const withTransport = (args: ReadonlyArray<string>): ReadonlyArray<string> =>
   REMOTE_COMMANDS.has(args[0] ?? "") ? [args[0] ?? "", ...GIT_SAFE_TRANSPORT, ...args.slice(1)] : args
 
+/** One git process through core's `runProcess`, no time limit (a clone takes what it takes); interrupting kills it. */
 const spawnGit = (
   cwd: string,
   operation: string,
@@ -109,43 +104,36 @@ const spawnGit = (
   env: Record<string, string>,
   input: Uint8Array | undefined
 ): Effect.Effect<GitOutput, WorkspaceGitError> =>
-  Effect.callback<GitOutput, WorkspaceGitError>((resume) => {
-    const child = spawn("git", [...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
-    const out: Array<Buffer> = []
-    const err: Array<Buffer> = []
-    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
-    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
-    child.stdin.on("error", () => {})
-    child.on("error", (error: NodeJS.ErrnoException) =>
-      resume(
-        Effect.fail(
-          new WorkspaceGitError({
-            operation,
-            message:
-              error.code === "ENOENT"
-                ? "git was not found on PATH. Install it (Debian: apt-get install git) to use workspaces."
-                : `git could not be started: ${error.message}`
-          })
-        )
-      )
+  Effect.tryPromise({
+    try: (signal) =>
+      runProcess({
+        file: "git",
+        args,
+        cwd,
+        env,
+        input: input ?? "",
+        signal,
+        killGraceMs: 0,
+        timeoutMs: Number.POSITIVE_INFINITY,
+        maxOutputBytes: Number.POSITIVE_INFINITY
+      }),
+    catch: (error) =>
+      new WorkspaceGitError({
+        operation,
+        message:
+          (error as NodeJS.ErrnoException).code === "ENOENT"
+            ? "git was not found on PATH. Install it (Debian: apt-get install git) to use workspaces."
+            : `git could not be started: ${error instanceof Error ? error.message : String(error)}`
+      })
+  }).pipe(
+    Effect.flatMap((result) =>
+      result.exitCode === null
+        ? Effect.fail(
+            new WorkspaceGitError({ operation, message: `git was killed by ${result.signal ?? "a signal"}.` })
+          )
+        : Effect.succeed({ code: result.exitCode, stdout: result.stdout, stderr: result.stderr.toString("utf8") })
     )
-    child.on("close", (code, signal) =>
-      resume(
-        code === null
-          ? Effect.fail(
-              new WorkspaceGitError({
-                operation,
-                message: `git was killed by ${signal ?? "a signal"}.`
-              })
-            )
-          : Effect.succeed({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") })
-      )
-    )
-    child.stdin.end(input ?? "")
-    return Effect.sync(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    })
-  })
+  )
 
 /** Runs git and fails with its (redacted) message when it exits non-zero; returns stdout. */
 export const git = (

@@ -1,6 +1,13 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { conflict, notBegun, sameOrigin } from "./errors.js"
-import type { WorkspaceEntry, WorkspaceLogShape, WorkspaceOrigin } from "./workspace-log.js"
+import {
+  keptCheckpoints,
+  type WorkspaceEntry,
+  WorkspaceLog,
+  type WorkspaceLogOptions,
+  type WorkspaceLogShape,
+  type WorkspaceOrigin
+} from "./workspace-log.js"
 
 interface Stored {
   readonly origin: WorkspaceOrigin
@@ -81,3 +88,10 @@ export const makeMemoryLog = (keep: number): Effect.Effect<WorkspaceLogShape> =>
 
     return { begin, record, latest, at, checkpoints, remove }
   })
+
+/** `WorkspaceLog` in process memory: for tests, and for a single runner without a database. */
+export const MemoryWorkspaceLog = {
+  /** A new, empty log each time the layer is built. */
+  layer: (options: WorkspaceLogOptions = {}): Layer.Layer<WorkspaceLog> =>
+    Layer.effect(WorkspaceLog, Effect.map(makeMemoryLog(keptCheckpoints(options)), WorkspaceLog.of))
+}

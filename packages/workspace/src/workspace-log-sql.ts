@@ -1,7 +1,14 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { conflict, notBegun, sameOrigin, WorkspaceLogError } from "./errors.js"
-import type { WorkspaceEntry, WorkspaceLogShape, WorkspaceOrigin } from "./workspace-log.js"
+import {
+  keptCheckpoints,
+  type WorkspaceEntry,
+  WorkspaceLog,
+  type WorkspaceLogOptions,
+  type WorkspaceLogShape,
+  type WorkspaceOrigin
+} from "./workspace-log.js"
 
 /**
  * The log's schema, one entry per version; a version, once released, never changes (add a new one instead).
@@ -87,7 +94,7 @@ interface Row {
 
 const originOf = (row: Row): WorkspaceOrigin => ({ repo: row.repo, ref: row.ref ?? undefined, base: row.base })
 
-/** The Postgres log (see `WorkspaceLog.layerSql`): runs the migrations, then serves from the two tables. */
+/** The Postgres log (see `SqlWorkspaceLog.layer`): runs the migrations, then serves from the two tables. */
 export const makeSqlLog = (keep: number): Effect.Effect<WorkspaceLogShape, WorkspaceLogError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     // Column names are ours: ignore any name transforms the host configured on its client.
@@ -181,3 +188,13 @@ export const makeSqlLog = (keep: number): Effect.Effect<WorkspaceLogShape, Works
 
     return { begin, record, latest, at, checkpoints, remove }
   })
+
+/** `WorkspaceLog` in Postgres, through `SqlClient` (tables `lathe_workspace` and `lathe_workspace_checkpoint`). */
+export const SqlWorkspaceLog = {
+  /**
+   * The log in the client's database. Building the layer runs the log's migrations under an advisory lock, so
+   * processes starting together do not race.
+   */
+  layer: (options: WorkspaceLogOptions = {}): Layer.Layer<WorkspaceLog, WorkspaceLogError, SqlClient.SqlClient> =>
+    Layer.effect(WorkspaceLog, Effect.map(makeSqlLog(keptCheckpoints(options)), WorkspaceLog.of))
+}

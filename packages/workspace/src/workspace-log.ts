@@ -1,8 +1,5 @@
-import { Context, Effect, Layer } from "effect"
-import type { SqlClient } from "effect/sql"
+import { Context, type Effect } from "effect"
 import type { WorkspaceConflict, WorkspaceLogError, WorkspaceNotFound } from "./errors.js"
-import { makeMemoryLog } from "./workspace-log-memory.js"
-import { makeSqlLog } from "./workspace-log-sql.js"
 
 /** Where a session's work tree comes from: the repository as given, the ref asked for, and the commit it named. */
 export interface WorkspaceOrigin {
@@ -74,24 +71,14 @@ export interface WorkspaceLogShape {
 
 /**
  * The durable record of each session's workspace: where it was cloned from, the base commit, and numbered
- * checkpoints (cumulative patches against the base). Any runner rebuilds a work tree from `latest` alone.
+ * checkpoints (cumulative patches against the base). Any runner rebuilds a work tree from `latest` alone. The
+ * layers live beside their backends: `MemoryWorkspaceLog.layer` (workspace-log-memory.ts) and `SqlWorkspaceLog.layer`
+ * (workspace-log-sql.ts).
  */
-export class WorkspaceLog extends Context.Service<WorkspaceLog, WorkspaceLogShape>()("@lathe/workspace/WorkspaceLog") {
-  /** In process memory (tests, a single runner without a database). */
-  static readonly memory = (options: WorkspaceLogOptions = {}): Layer.Layer<WorkspaceLog> =>
-    Layer.effect(WorkspaceLog, Effect.map(makeMemoryLog(keepOf(options)), WorkspaceLog.of))
+export class WorkspaceLog extends Context.Service<WorkspaceLog, WorkspaceLogShape>()("@lathe/workspace/WorkspaceLog") {}
 
-  /**
-   * In Postgres through `SqlClient` (tables `lathe_workspace` and `lathe_workspace_checkpoint`). Building the layer
-   * runs the log's migrations under an advisory lock, so processes starting together do not race.
-   */
-  static readonly layerSql = (
-    options: WorkspaceLogOptions = {}
-  ): Layer.Layer<WorkspaceLog, WorkspaceLogError, SqlClient.SqlClient> =>
-    Layer.effect(WorkspaceLog, Effect.map(makeSqlLog(keepOf(options)), WorkspaceLog.of))
-}
-
-const keepOf = (options: WorkspaceLogOptions): number => {
+/** The number of checkpoints a layer keeps per session: `options.keep` when it is an integer of 1 or more, else 20. */
+export const keptCheckpoints = (options: WorkspaceLogOptions): number => {
   const keep = options.keep ?? defaultKeep
   return Number.isInteger(keep) && keep >= 1 ? keep : defaultKeep
 }

@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { z } from "zod"
 import { workspacePlugin } from "../src/plugin.js"
 import { WorkspaceLog } from "../src/workspace-log.js"
+import { MemoryWorkspaceLog } from "../src/workspace-log-memory.js"
 import { Workspaces } from "../src/workspaces.js"
 import { sourceRepo, tempDir } from "./helpers.js"
 
@@ -89,7 +90,7 @@ describe("workspacePlugin", () => {
       assert.notInclude(diff, "trace.txt")
     }).pipe(
       Effect.provide(
-        Workspaces.layer({ root: tempDir("lathe-ws-runner-") }).pipe(Layer.provideMerge(WorkspaceLog.memory()))
+        Workspaces.layer({ root: tempDir("lathe-ws-runner-") }).pipe(Layer.provideMerge(MemoryWorkspaceLog.layer()))
       )
     )
   )
@@ -106,7 +107,7 @@ describe("workspacePlugin", () => {
       assert.strictEqual(yield* (yield* WorkspaceLog).latest("ses_elsewhere"), undefined)
     }).pipe(
       Effect.provide(
-        Workspaces.layer({ root: tempDir("lathe-ws-runner-") }).pipe(Layer.provideMerge(WorkspaceLog.memory()))
+        Workspaces.layer({ root: tempDir("lathe-ws-runner-") }).pipe(Layer.provideMerge(MemoryWorkspaceLog.layer()))
       )
     )
   )

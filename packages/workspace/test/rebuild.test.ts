@@ -3,6 +3,8 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { WorkspaceLog } from "../src/workspace-log.js"
+import { MemoryWorkspaceLog } from "../src/workspace-log-memory.js"
+import { SqlWorkspaceLog } from "../src/workspace-log-sql.js"
 import { Workspaces } from "../src/workspaces.js"
 import { binary, freshDatabase, put, sh, sourceRepo, tempDir, tree } from "./helpers.js"
 
@@ -165,7 +167,7 @@ const suite = (name: string, log: () => Layer.Layer<WorkspaceLog, unknown>) =>
     )
   })
 
-suite("rebuilding on the memory log", () => WorkspaceLog.memory())
+suite("rebuilding on the memory log", () => MemoryWorkspaceLog.layer())
 
 const db = Layer.unwrap(Effect.promise(() => freshDatabase("lathe_ws_rebuild")).pipe(Effect.map((d) => d.layer)))
-suite("rebuilding on the Postgres log", () => WorkspaceLog.layerSql().pipe(Layer.provide(db)))
+suite("rebuilding on the Postgres log", () => SqlWorkspaceLog.layer().pipe(Layer.provide(db)))

@@ -3,6 +3,8 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { hashPatch } from "../src/checkout.js"
 import { WorkspaceLog } from "../src/workspace-log.js"
+import { MemoryWorkspaceLog } from "../src/workspace-log-memory.js"
+import { SqlWorkspaceLog } from "../src/workspace-log-sql.js"
 import { freshDatabase } from "./helpers.js"
 
 const origin = { repo: "https://example.com/acme/app.git", ref: "main", base: "a".repeat(40) }
@@ -140,13 +142,13 @@ const contract = (log: Layer.Layer<WorkspaceLog, unknown>) =>
     )
   })
 
-describe("WorkspaceLog.memory", () => {
-  contract(WorkspaceLog.memory())
+describe("MemoryWorkspaceLog.layer", () => {
+  contract(MemoryWorkspaceLog.layer())
 })
 
-describe("WorkspaceLog.layerSql on Postgres", () => {
+describe("SqlWorkspaceLog.layer on Postgres", () => {
   const db = Layer.unwrap(Effect.promise(() => freshDatabase("lathe_ws_log")).pipe(Effect.map((d) => d.layer)))
-  contract(WorkspaceLog.layerSql().pipe(Layer.provide(db)))
+  contract(SqlWorkspaceLog.layer().pipe(Layer.provide(db)))
 
   it.effect(
     "two processes starting at once run each migration once",
@@ -156,7 +158,7 @@ describe("WorkspaceLog.layerSql on Postgres", () => {
         const start = Effect.gen(function* () {
           const log = yield* WorkspaceLog
           return yield* log.latest("nobody")
-        }).pipe(Effect.provide(WorkspaceLog.layerSql().pipe(Layer.provide(Layer.fresh(fresh.layer)))))
+        }).pipe(Effect.provide(SqlWorkspaceLog.layer().pipe(Layer.provide(Layer.fresh(fresh.layer)))))
         yield* Effect.all([start, start, start], { concurrency: "unbounded" })
         const rows = yield* Effect.gen(function* () {
           const sql = yield* SqlClient.SqlClient

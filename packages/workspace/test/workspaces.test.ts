@@ -4,11 +4,12 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { WorkspaceLog } from "../src/workspace-log.js"
+import { MemoryWorkspaceLog } from "../src/workspace-log-memory.js"
 import { Workspaces } from "../src/workspaces.js"
 import { sh, sourceRepo, tempDir } from "./helpers.js"
 
 const src = sourceRepo()
-const runner = (root = tempDir("lathe-ws-runner-"), log: Layer.Layer<WorkspaceLog> = WorkspaceLog.memory()) =>
+const runner = (root = tempDir("lathe-ws-runner-"), log: Layer.Layer<WorkspaceLog> = MemoryWorkspaceLog.layer()) =>
   Workspaces.layer({ root }).pipe(Layer.provideMerge(log))
 
 describe("Workspaces.open clones a repository at a ref", () => {

@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises"
 import { isAbsolute, relative, resolve, sep } from "node:path"
-import type { PluginContext } from "@lathe/core"
+import type { PluginContext } from "@lathe/plugin"
 import { configuredFormatters, type Formatter, type FormatterName, findBinary, formatterFor } from "./formatters.js"
 
 /** What one formatter did to the files of one tool call. */

@@ -8,7 +8,7 @@
  * { "plugin": [["@lathe/format", { "timeoutMs": 10000, "disabled": ["prettier"] }]] }
  * ```
  */
-import { definePlugin, type Plugin } from "@lathe/core"
+import { definePlugin, type Plugin } from "@lathe/plugin"
 import { z } from "zod"
 import { type FormatFilesOptions, type FormatOutcome, formatFiles } from "./format-files.js"
 import { FORMATTER_NAMES, FORMATTERS, type FormatterName } from "./formatters.js"

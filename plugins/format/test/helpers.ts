@@ -2,18 +2,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs"
 import { mkdir, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join, resolve } from "node:path"
-import {
-  type ConfigInfo,
-  createSession,
-  type MessageWithParts,
-  type PluginContext,
-  runUnsandboxed,
-  SessionPrompt,
-  SessionStore,
-  scrubEnv,
-  Tool,
-  type ToolPart
-} from "@lathe/core"
+import { createSession, SessionPrompt, SessionStore } from "@lathe/core"
+import { type MessageWithParts, Tool, type ToolPart } from "@lathe/plugin"
 import { Effect } from "effect"
 import { z } from "zod"
 
@@ -69,40 +59,3 @@ export const runTurn = (text: string) =>
     const tools = messages.flatMap((m) => m.parts).filter((part): part is ToolPart => part.type === "tool")
     return { messages, tools }
   })
-
-/**
- * A plugin context for calling a plugin's setup and hooks directly, without the host. Its `run` is core's unsandboxed
- * runner (the host's default) over `env`: Lathe's environment as the test sets it, with the secrets removed.
- */
-export const pluginContext = (
-  root: string,
-  options: Readonly<Record<string, unknown>> = {},
-  host: { readonly trusted?: boolean; readonly env?: Readonly<Record<string, string | undefined>> } = {}
-): PluginContext => ({
-  directory: root,
-  root,
-  trusted: host.trusted ?? true,
-  configDir: root,
-  home: root,
-  projectID: "test",
-  config: {} as ConfigInfo,
-  options,
-  log: { info: () => {}, warn: () => {}, error: () => {} },
-  tools: { set: () => {} },
-  run: (file, args, runOptions = {}) =>
-    Effect.runPromise(
-      runUnsandboxed(file, args, {
-        ...runOptions,
-        cwd: runOptions.cwd ?? root,
-        env: scrubEnv(host.env ?? process.env).env
-      })
-    ),
-  secrets: [],
-  client: {
-    sessions: {
-      list: async () => [],
-      get: async (id) => Promise.reject(new Error(`no session ${id}`)),
-      messages: async () => []
-    }
-  }
-})

@@ -2,8 +2,9 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { pluginContext } from "@lathe/plugin/testing"
 import { createFormatPlugin } from "../src/index.js"
-import { binDir, pathWith, pluginContext, tempProject } from "./helpers.js"
+import { binDir, pathWith, tempProject } from "./helpers.js"
 
 const UGLY = "const a = {b:1}\n"
 /** Secrets in Lathe's environment that no formatter may see. */
@@ -32,7 +33,7 @@ const afterWrite = async (
   host: { readonly trusted: boolean; readonly env: Record<string, string> },
   options: Record<string, unknown> = {}
 ) => {
-  const hooks = await createFormatPlugin({ env: host.env }).setup(pluginContext(root, options, host))
+  const hooks = await createFormatPlugin({ env: host.env }).setup(pluginContext(root, { options, ...host }))
   const output = { title: "a.ts", output: "Wrote a.ts.", metadata: {} as Record<string, unknown> }
   await hooks["tool.after"]?.({ tool: "write", sessionID: "s", callID: "c", args: { filePath: "a.ts" } }, output)
   return output

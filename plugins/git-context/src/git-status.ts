@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process"
-import { prepareSafeGit, type SafeGit } from "@lathe/core"
+import { runSafeGit } from "@lathe/plugin"
 
 /** A file git reports as changed, staged, unmerged or untracked. */
 export interface DirtyFile {
@@ -78,51 +77,25 @@ export const parseStatus = (output: string): GitStatus => {
 /**
  * Runs `git status` in `root` and parses it; `undefined` when `root` is not inside a git work tree, git is not
  * installed, the repository's config cannot be made safe, or it does not answer within `timeoutMs` (then git is
- * killed as a process group). Never rejects. Hardened as every Lathe git call (`prepareSafeGit` from core): no
- * program the repository's config names runs (fsmonitor, filters, hooks…), and submodules are not looked into. Takes
- * no optional locks, so it never blocks a git command the person runs at the same time.
+ * killed as a process group). Never rejects. Hardened as every Lathe git call (`runSafeGit` from core): no program the
+ * repository's config names runs (fsmonitor, filters, hooks…), no `GIT_*` variable of this process's environment
+ * points it at another repository, and submodules are not looked into. Takes no optional locks, so it never blocks a
+ * git command the person runs at the same time.
  */
 export const readGitStatus = async (root: string, timeoutMs: number): Promise<GitStatus | undefined> => {
-  const started = Date.now()
-  const safe = await prepareSafeGit(root, { timeoutMs }).catch(() => undefined)
-  if (safe === undefined) return undefined
-  return runStatus(root, safe, Math.max(1, timeoutMs - (Date.now() - started)))
+  const result = await runSafeGit(
+    root,
+    [
+      "--no-optional-locks",
+      "status",
+      "--porcelain=v2",
+      "--branch",
+      "-z",
+      "--untracked-files=normal",
+      "--ignore-submodules=all"
+    ],
+    { timeoutMs, env: { LC_ALL: "C" }, maxOutputBytes: Number.POSITIVE_INFINITY }
+  ).catch(() => undefined)
+  if (result === undefined || result.timedOut || result.exitCode !== 0) return undefined
+  return parseStatus(result.stdout.toString("utf8"))
 }
-
-const runStatus = (root: string, safe: SafeGit, timeoutMs: number): Promise<GitStatus | undefined> =>
-  new Promise((resolve) => {
-    const chunks: Array<Buffer> = []
-    let settled = false
-    const done = (status: GitStatus | undefined) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resolve(status)
-    }
-    const child = spawn(
-      "git",
-      [
-        ...safe.options,
-        "--no-optional-locks",
-        "status",
-        "--porcelain=v2",
-        "--branch",
-        "-z",
-        "--untracked-files=normal",
-        "--ignore-submodules=all"
-      ],
-      { cwd: root, stdio: ["ignore", "pipe", "ignore"], detached: true, env: { ...safe.env, LC_ALL: "C" } }
-    )
-    const timer = setTimeout(() => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL")
-      } catch {
-        child.kill("SIGKILL")
-      }
-      child.stdout.destroy()
-      done(undefined)
-    }, timeoutMs)
-    child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk))
-    child.on("error", () => done(undefined))
-    child.on("close", (code) => done(code === 0 ? parseStatus(Buffer.concat(chunks).toString("utf8")) : undefined))
-  })

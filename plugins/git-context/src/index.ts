@@ -7,7 +7,7 @@
  * { "plugin": ["@lathe/git-context"] }
  * ```
  */
-import { definePlugin, type MessageWithParts, type Plugin } from "@lathe/core"
+import { definePlugin, type MessageWithParts, type Plugin } from "@lathe/plugin"
 import { readGitStatus } from "./git-status.js"
 import { isGitContextBlock, renderGitContext } from "./render.js"
 

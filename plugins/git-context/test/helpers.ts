@@ -2,7 +2,6 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import type { ConfigInfo, PluginContext } from "@lathe/core"
 
 /** A fresh temp dir. */
 export const tempDir = (): string => mkdtempSync(join(tmpdir(), "lathe-git-context-"))
@@ -54,26 +53,3 @@ export const trackingRepo = (): string => {
   git(root, "add", "staged.txt")
   return root
 }
-
-/** A plugin context for calling a plugin's hooks directly, without the host. */
-export const pluginContext = (root: string): PluginContext => ({
-  directory: root,
-  root,
-  trusted: true,
-  configDir: root,
-  home: root,
-  projectID: "test",
-  config: {} as ConfigInfo,
-  options: {},
-  log: { info: () => {}, warn: () => {}, error: () => {} },
-  tools: { set: () => {} },
-  run: async () => Promise.reject(new Error("the git-context plugin runs no program through ctx.run")),
-  secrets: [],
-  client: {
-    sessions: {
-      list: async () => [],
-      get: async (id) => Promise.reject(new Error(`no session ${id}`)),
-      messages: async () => []
-    }
-  }
-})

@@ -11,7 +11,7 @@ import {
   type Plugin,
   type PluginHooks,
   scrubEnv
-} from "@lathe/core"
+} from "@lathe/plugin"
 import { postToolUse, preToolUse, promptSubmit, sessionStart, stop } from "./decisions.js"
 import { type HookResult, runHookCommand } from "./run-command.js"
 import { type HookCommand, type HookEvent, loadHooks } from "./settings.js"

@@ -1,4 +1,4 @@
-import { spawnProgram } from "@lathe/core"
+import { spawnProgram } from "@lathe/plugin"
 import { z } from "zod"
 
 /** What a hook may print on stdout (exit 0) to decide: Claude Code's JSON, unknown keys ignored. */

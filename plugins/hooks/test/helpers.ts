@@ -2,16 +2,9 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import {
-  type ConfigTestInput,
-  createSession,
-  definePlugin,
-  type LatheEvent,
-  type Plugin,
-  SessionPrompt,
-  Tool
-} from "@lathe/core"
+import { type ConfigTestInput, createSession, SessionPrompt } from "@lathe/core"
 import { Bus, ScriptedLLM, type ScriptedStep, SessionStore, testLoopLayer } from "@lathe/core/testing"
+import { definePlugin, type LatheEvent, type Plugin, Tool } from "@lathe/plugin"
 import { Effect, Fiber, Layer, Logger, Stream } from "effect"
 import { z } from "zod"
 import { createHooksPlugin } from "../src/index.js"

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { runProcess } from "@lathe/plugin"
 
 /**
  * Runs a program with arguments (no shell) and the given environment (Lathe's, without its secrets) and resolves
@@ -14,21 +14,24 @@ export type NotifySpawn = (
 export const COMMAND_TIMEOUT_MS = 10_000
 
 /**
- * The default {@link NotifySpawn}: `child_process.spawn` without a shell, output ignored, killed after
- * {@link COMMAND_TIMEOUT_MS}. Rejects with a message naming the program when it cannot start, exits non-zero or
- * times out.
+ * The default {@link NotifySpawn}: core's `runProcess` (no shell, its own process group), output ignored, the whole
+ * group killed after {@link COMMAND_TIMEOUT_MS}. Rejects with a message naming the program when it cannot start,
+ * exits non-zero or times out.
  */
-export const spawnCommand: NotifySpawn = (file, args, env) =>
-  new Promise((resolve, reject) => {
-    const child = spawn(file, [...args], {
-      env: { ...env },
-      stdio: "ignore",
-      timeout: COMMAND_TIMEOUT_MS,
-      killSignal: "SIGKILL"
-    })
-    child.on("error", (error) => reject(new Error(`could not run ${file}: ${error.message}`)))
-    child.on("exit", (code, signal) => {
-      if (code === 0) resolve()
-      else reject(new Error(`${file} ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`))
-    })
+export const spawnCommand: NotifySpawn = async (file, args, env) => {
+  const result = await runProcess({
+    file,
+    args,
+    env,
+    timeoutMs: COMMAND_TIMEOUT_MS,
+    killGraceMs: 0,
+    maxOutputBytes: 0,
+    drainMs: 0 // done when it exits, even if something it started holds its output open
+  }).catch((error: unknown) => {
+    throw new Error(`could not run ${file}: ${error instanceof Error ? error.message : String(error)}`)
   })
+  if (result.exitCode === 0) return
+  throw new Error(
+    `${file} ${result.signal ? `was killed by ${result.signal}` : `exited with code ${String(result.exitCode)}`}`
+  )
+}

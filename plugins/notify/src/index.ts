@@ -6,7 +6,7 @@
  * { "plugin": [["@lathe/notify", { "style": "osc9" }]] }
  * ```
  */
-import { definePlugin, type LatheEvent, type Plugin, scrubEnv } from "@lathe/core"
+import { definePlugin, type LatheEvent, type Plugin, scrubEnv } from "@lathe/plugin"
 import { z } from "zod"
 import { type NotifySpawn, spawnCommand } from "./command.js"
 import { encode, NOTIFY_EVENTS, summarize } from "./notification.js"

@@ -1,4 +1,4 @@
-import type { LatheEvent } from "@lathe/core"
+import type { LatheEvent } from "@lathe/plugin"
 
 /** The events that notify, by default all of them. */
 export const NOTIFY_EVENTS = ["session.idle", "session.error", "permission.asked", "question.asked"] as const

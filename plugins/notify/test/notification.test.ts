@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { LatheEvent } from "@lathe/core"
+import type { LatheEvent } from "@lathe/plugin"
 import { encode, sanitize, summarize } from "../src/notification.js"
 
 const events = {

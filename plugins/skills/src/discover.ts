@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import type { PluginLogger } from "@lathe/core"
+import type { PluginLogger } from "@lathe/plugin"
 import type { ParsedSkill, parseSkillFile } from "./skill-file.js"
 
 // The parser (and `yaml`, which it needs) is loaded only once there is a SKILL.md to parse: most runs have none.

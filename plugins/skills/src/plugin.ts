@@ -2,7 +2,7 @@
  * `@lathe/skills/plugin`: the skills plugin alone, the entry a host loads on every run. Unlike the package's main
  * entry it does not load the `SKILL.md` parser (and `yaml`) until a skill file is found.
  */
-import { definePlugin, type Plugin, type Ruleset } from "@lathe/core"
+import { definePlugin, type Plugin, type Ruleset } from "@lathe/plugin"
 import { discoverSkills, type Skill } from "./discover.js"
 import { createSkillTool, mayLoad } from "./skill-tool.js"
 

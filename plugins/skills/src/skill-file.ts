@@ -1,4 +1,4 @@
-import { parseOnce } from "@lathe/core"
+import { parseOnce } from "@lathe/plugin"
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
 

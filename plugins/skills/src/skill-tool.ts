@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises"
 import { join, relative } from "node:path"
-import { type AnyTool, evaluate, type Ruleset, Tool } from "@lathe/core"
+import { type AnyTool, evaluate, type Ruleset, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import type { Skill } from "./discover.js"
 
@@ -60,6 +60,8 @@ export const createSkillTool = (skills: ReadonlyArray<Skill>): AnyTool => {
     description: DESCRIPTION,
     parameters: SkillInput,
     mutates: false,
+    // The model keeps following a loaded skill's instructions: its text is never pruned.
+    prunable: false,
     execute: async ({ name }, ctx) => {
       const skill = byName.get(name)
       if (!skill) {

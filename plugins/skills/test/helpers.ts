@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import type { PluginLogger } from "@lathe/core"
+import type { PluginLogger } from "@lathe/plugin"
 import type { DiscoverOptions } from "../src/index.js"
 
 /** A fresh temp dir (real path, so absolute paths in assertions match what the plugin resolves). */

@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { type PermissionRequest, rejected, type ToolRunContext } from "@lathe/core"
+import { type PermissionRequest, rejected, type ToolRunContext } from "@lathe/plugin"
 import { Effect, Exit } from "effect"
 import { createSkillTool, discoverSkills } from "../src/index.js"
 import { layout, skillText, write } from "./helpers.js"
@@ -47,6 +47,8 @@ describe("the skill tool", () => {
       const { tool, root, directory } = yield* Effect.promise(project)
       assert.strictEqual(tool.id, "skill")
       assert.isFalse(tool.mutates)
+      // The model keeps following a loaded skill: its output is never pruned.
+      assert.isFalse(tool.prunable)
       const { ctx, asks } = toolContext(root)
       const result = yield* tool.run({ name: "pdf-tools" }, ctx)
       assert.deepStrictEqual(asks, [

@@ -10,7 +10,7 @@ import type { CliIO, Command } from "../io.js"
 
 const usage = `Usage: lathe plugin <list | init <name>> [options]
 
-  list [--json]    Every plugin this project loads: where it came from, its hooks, tools and agents, and the
+  list [--json]    Every plugin this project loads: where it came from, its hooks, tools, agents and commands, and the
                    plugins that failed to load with what to do about it.
   init <name>      Scaffold a publishable plugin package in ./<name> (package.json, src/index.ts with one
                    hook and one tool, a test that runs it with @lathe/core's test layers, README). Run from a
@@ -27,7 +27,8 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
     const plugins = yield* Plugins
     const config = yield* Config
     const paths = yield* Paths
-    return { plugins, config, paths }
+    const commands = yield* plugins.commands
+    return { plugins, config, paths, commands }
   })
   // MCP servers are not started to list plugins: their tools are listed by `lathe mcp tools <server>`.
   const result = await runOnApp(io, program, { mcp: false })
@@ -35,7 +36,7 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
     io.stderr(`lathe plugin list: ${result.message}\n`)
     return 1
   }
-  const { plugins, config, paths } = result.value
+  const { plugins, config, paths, commands } = result.value
   if (json) {
     io.stdout(`${JSON.stringify({ loaded: plugins.list, failed: plugins.failed }, null, 2)}\n`)
     return plugins.failed.length > 0 ? 1 : 0
@@ -46,6 +47,8 @@ const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => 
     if (plugin.hooks.length > 0) lines.push(`  hooks:  ${plugin.hooks.join(", ")}`)
     if (plugin.tools.length > 0) lines.push(`  tools:  ${plugin.tools.join(", ")}`)
     if (plugin.agents.length > 0) lines.push(`  agents: ${plugin.agents.join(", ")}`)
+    const own = commands.filter((command) => command.plugin === plugin.name).map((command) => `/${command.name}`)
+    if (own.length > 0) lines.push(`  commands: ${own.join(", ")}`)
   }
   for (const failure of plugins.failed) lines.push(`✗ ${failure.message}`)
   const { servers: resolved } = await resolveServers({

@@ -1,30 +1,13 @@
-import { createInterface } from "node:readline/promises"
 import { parseArgs } from "node:util"
-import {
-  Bus,
-  Config,
-  createSession,
-  discardIfEmpty,
-  type LatheEvent,
-  Paths,
-  type PendingAsk,
-  PermissionNext,
-  type PermissionReply,
-  Plugins,
-  ProviderNotConfigured,
-  Question,
-  ReasoningLevel,
-  resolveAgents,
-  SessionPrompt,
-  SessionStore
-} from "@lathe/core"
-import { mcpConnections, resourceParts, runPrompt } from "@lathe/mcp/host"
-import { describeAsk, personOnlyMessage } from "@lathe/permission"
-import { Effect, Exit, Layer } from "effect"
-import { appLayer, cliLogger, failureText } from "../app.js"
+import { type LatheEvent, type PromptPart, ProviderNotConfigured, ReasoningLevel } from "@lathe/core"
+import { cliLogger } from "../app.js"
+import { attachResources, expandCommand } from "../contributions.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
+import type { Backend, Outcome, TurnEnd } from "../tui/backend.js"
+import { LocalBackend } from "../tui/local-backend.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
+import { askAnswerer } from "./asks.js"
 
 const usage = `Usage: lathe run [options] <message...>
        lathe run [options] --command <server>:<prompt> [key=value | value]...
@@ -64,15 +47,27 @@ const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
   return Buffer.concat(chunks).toString("utf8")
 }
 
-/** The events `lathe run` answers: a permission ask, or a tool's questions. */
-type AskEvent = Extract<LatheEvent, { type: "permission.asked" | "question.asked" }>
-
 const errorText = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
     ? error.message
     : String(error)
 
-/** `lathe run`: one turn, rendered as text or as JSON events. */
+/** How long a run stopped on a server waits for the server to report the turn over before it exits anyway. */
+const ABORT_GRACE_MS = 5_000
+
+/** What the prompt is: the person's message, or a command's text, and what goes with it (resources, files). */
+interface Message {
+  readonly text: string
+  readonly attached: ReadonlyArray<PromptPart>
+  /** The agent and model a command names (`--agent` and `-m` win). */
+  readonly agent?: string
+  readonly model?: string
+}
+
+/**
+ * `lathe run`: one turn, rendered as text or as JSON events, on a {@link Backend}: the agent in this process, or a
+ * `lathe serve` server with `--attach` (the interactive session's two backends). Asks are answered by `./asks.ts`.
+ */
 export const runCommand: Command = async (args, io: CliIO) => {
   let parsed: ReturnType<typeof parse>
   try {
@@ -110,11 +105,12 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr("lathe run: --variant applies to a run on this machine; it cannot be used with --attach.\n")
     return 2
   }
+  if (values.attach !== undefined && values.command) {
+    io.stderr("lathe run: --command runs an MCP prompt of this machine's servers; it cannot be used with --attach.\n")
+    return 2
+  }
 
   const totals = emptyTotals()
-  let noTerminal = 0
-  /** Set when `--command` names a prompt that cannot run as asked: a usage error (exit 2), said on stderr. */
-  let badCommand: string | undefined
   const text = format === "text" ? await textRendererFor(io, totals) : undefined
   const render: (event: LatheEvent) => void = text ?? ((event) => io.stdout(`${JSON.stringify(event)}\n`))
   // Everything written to the terminal outside the renderer (notices, the logger, asks) erases its live line first.
@@ -135,154 +131,232 @@ export const runCommand: Command = async (args, io: CliIO) => {
     controller.abort()
   })
 
-  if (values.attach !== undefined) {
-    if (values.command) {
-      io.stderr("lathe run: --command runs an MCP prompt of this machine's servers; it cannot be used with --attach.\n")
-      return 2
-    }
-    const { runAttached } = await import("./run-attach.js")
-    const { localServerToken } = await import("../server-token.js")
-    const token =
-      values.token || io.env.LATHE_SERVER_TOKEN || (await localServerToken(io.env, values.attach)) || undefined
-    const code = await runAttached({ ...values, url: values.attach, token, message, yes: values.yes === true }, shown, {
-      render,
-      signal: controller.signal
-    })
-    removeInterrupt?.()
-    closing()
-    return code
-  }
-
-  // Asks and questions are answered one at a time, in the order they were published, from the synchronous event hook
-  // rather than a bus subscription (which would wake a fiber for every event of the loop); set once services exist.
-  let answer: ((event: AskEvent) => Promise<void>) | undefined
-  let answering: Promise<void> = Promise.resolve()
   // The notice naming what an untrusted project's config lost waits until the model is resolved (the prompt is stored
   // only then): when the run fails for want of those very settings, its error names them, and one message says it all.
   const held: Array<string> = []
   const flushHeld = () => {
     for (const notice of held.splice(0)) shown.stderr(`lathe: ${notice}\n`)
   }
+  const turn = turnWatch()
+  // Asks and questions are answered one at a time, in the order they were published, from the synchronous event hook
+  // (the in-process backend calls it as events are published; no bus subscription wakes a fiber for every event).
+  let answers: ReturnType<typeof askAnswerer> | undefined
   const onEvent = (event: LatheEvent) => {
     if (event.type === "message.updated") flushHeld()
     render(event)
-    if ((event.type === "permission.asked" || event.type === "question.asked") && answer !== undefined) {
-      const reply = answer
-      answering = answering
-        .then(() => reply(event))
-        .catch((error: unknown) => io.stderr(`lathe: cannot answer ${event.type}: ${errorText(error)}\n`))
-    }
+    turn.see(event)
+    if (event.type === "permission.asked" || event.type === "question.asked") answers?.answer(event)
   }
-  // Events are rendered as they are published (synchronously), so nothing is lost when the process exits.
-  // In text mode the renderer prints plugin failures on stderr: the logger leaves out its own copy of them.
-  const logger = cliLogger(shown, { showsEvents: format === "text" })
-  const layer = appLayer(shown, { onEvent }).pipe(Layer.provideMerge(logger))
+  const backend = await openBackend(values.attach, values.token, shown, onEvent, format === "text")
+  if (typeof backend === "string") {
+    removeInterrupt?.()
+    closing()
+    io.stderr(`lathe: ${backend}\n`)
+    return 1
+  }
+  answers = askAnswerer(backend, shown, values.yes === true)
+  // A failure from a server says which server; the local agent's says only what went wrong.
+  const failure = (outcome: { readonly message: string }) =>
+    values.attach === undefined ? outcome.message : `the server at ${values.attach}: ${outcome.message}`
 
-  const program = Effect.gen(function* () {
-    const config = yield* Config
-    for (const notice of config.notices)
-      if (config.untrusted !== undefined && notice.startsWith("Ignored from untrusted")) held.push(notice)
-      else shown.stderr(`lathe: ${notice}\n`)
-    const store = yield* SessionStore
-    const paths = yield* Paths
-    const permission = yield* PermissionNext
-    const question = yield* Question
-    answer = async (event) => {
-      if (event.type === "question.asked")
-        return answerQuestions(event, io, {
-          reply: (answers) => Effect.runPromise(question.reply(event.id, answers)),
-          dismiss: (reason) => Effect.runPromise(question.dismiss(event.id, reason))
-        })
-      const reply = (value: PermissionReply) => Effect.runPromise(permission.reply(event.id, value))
-      if ((await answerAsk(event, reply, io, values.yes === true)) === "rejected-no-terminal") noTerminal++
+  /** Ends the run after a failed step: the exit code, with the error said after the held notices. */
+  const failed = async (outcome: Extract<Outcome<unknown>, { ok: false }>): Promise<number> => {
+    await backend.dispose()
+    removeInterrupt?.()
+    closing()
+    // The failure says what the held notice would: the model's settings were in the untrusted config, ignored.
+    if (!(outcome.error instanceof ProviderNotConfigured && outcome.error.untrusted === true)) flushHeld()
+    if (controller.signal.aborted) return 130
+    io.stderr(`lathe: ${failure(outcome)}\n`)
+    return 1
+  }
+
+  const setup = await backend.setup()
+  if (!setup.ok) return failed(setup)
+  for (const notice of setup.value.configNotices ?? [])
+    if (setup.value.untrusted === true && notice.startsWith("Ignored from untrusted")) held.push(notice)
+    else shown.stderr(`lathe: ${notice}\n`)
+
+  const local = backend.attached === undefined
+  let prompt: Message = { text: message, attached: [] }
+  if (backend instanceof LocalBackend) {
+    const plugins = await backend.plugins()
+    if (!plugins.ok) return failed(plugins)
+    const expanded = await localMessage(plugins.value, message, values.command, positionals, io)
+    if (typeof expanded === "string") {
+      await backend.dispose()
+      removeInterrupt?.()
+      closing()
+      flushHeld()
+      io.stderr(`lathe run: ${expanded}\n`)
+      return 2
     }
-    const plugins = yield* Plugins
-    // The MCP plugin has loaded (it waits for its servers), so its connections serve prompts and resources now.
-    const connections = mcpConnections(paths.root)
-    if (values.command) {
-      const name = values.command
-      const expanded = yield* Effect.promise(() =>
-        runPrompt(connections, name, positionals).then(
-          (text) => ({ text }),
-          (error: unknown) => ({ error: errorText(error) })
-        )
-      )
-      if ("error" in expanded) {
-        badCommand = expanded.error
-        return undefined
-      }
-      message = expanded.text
-    }
-    const attached = yield* Effect.promise(() => resourceParts(message, connections))
-    for (const problem of attached.problems) io.stderr(`lathe: ${problem}\n`)
-    let sessionID: string
-    // A session this run made, removed again if the prompt fails before anything is stored in it (an unknown agent
-    // or model, no provider): otherwise every mistyped command left an empty "New session" behind.
-    let created: string | undefined
-    const latest = values.continue
-      ? (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
-      : undefined
-    if (values.session) sessionID = (yield* store.getSession(values.session)).id
-    else if (latest) sessionID = latest.id
-    else {
-      sessionID = (yield* createSession(values.agent ? { agent: values.agent } : {})).id
-      created = sessionID
-    }
-    const discardCreated = Effect.gen(function* () {
-      if (created === undefined || !(yield* discardIfEmpty(created))) return
-      yield* (yield* Bus).publish({ type: "session.deleted", sessionID: created })
-    }).pipe(Effect.ignore)
-    const prompt = yield* SessionPrompt
-    // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it), for this
-    // prompt only; without a model of its own it runs on the model --agent's agent (or the session's) would have used.
-    const direct = /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(message)
-    const agents = resolveAgents(plugins.agents, config.info.agent)
-    const named = direct ? agents.get(direct[1] ?? "") : undefined
-    const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
-    const callerModel = values.agent ? agents.get(values.agent)?.model : undefined
-    return yield* prompt
-      .prompt({
-        sessionID,
-        parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? message) : message }, ...attached.parts],
-        ...(subagent
-          ? { agent: subagent, allowSubagents: true, ...(callerModel ? { inheritedModel: callerModel } : {}) }
-          : values.agent
-            ? { agent: values.agent }
-            : {}),
-        ...(values.model ? { model: values.model } : {}),
-        ...(variant?.success ? { variant: variant.data } : {}),
-        abort: controller.signal,
-        title: false
-      })
-      .pipe(Effect.onError(() => discardCreated))
+    prompt = expanded
+  }
+
+  let sessionID: string | undefined
+  // A session this run made, removed again if the prompt fails before anything is stored in it (an unknown agent
+  // or model, no provider): otherwise every mistyped command left an empty "New session" behind.
+  let created: string | undefined
+  if (values.session || values.continue) {
+    const loaded = await backend.load(values.session)
+    if (!loaded.ok) return failed(loaded)
+    sessionID = loaded.value?.session.id
+  }
+  if (sessionID === undefined) {
+    const made = await backend.createSession(values.agent)
+    if (!made.ok) return failed(made)
+    sessionID = made.value.id
+    created = sessionID
+  }
+  turn.follow(sessionID)
+
+  // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it), for this
+  // prompt only; without a model of its own it runs on the model --agent's agent (or the session's) would have used.
+  // A server takes the message as typed (its prompt route names primary agents only).
+  const direct = local ? /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(prompt.text) : null
+  const agents = setup.value.agents
+  const named = direct ? agents.find((agent) => agent.name === direct[1]) : undefined
+  const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
+  const callerModel = values.agent ? agents.find((agent) => agent.name === values.agent)?.model : undefined
+  const outcome = await backend.prompt({
+    sessionID,
+    text: prompt.text,
+    parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? prompt.text) : prompt.text }, ...prompt.attached],
+    agent: subagent ?? values.agent ?? prompt.agent,
+    model: values.model ?? prompt.model,
+    ...(variant?.success ? { variant: variant.data } : {}),
+    allowSubagents: subagent !== undefined,
+    ...(subagent && callerModel ? { inheritedModel: callerModel } : {}),
+    title: false,
+    signal: controller.signal
   })
-
-  const exit = await Effect.runPromiseExit(program.pipe(Effect.scoped, Effect.provide(layer)))
+  // A server's turn ends with its last events (an aborted call, the idle) after the prompt returns: print them too.
+  if (!local && (outcome.ok || controller.signal.aborted)) await turn.ended(ABORT_GRACE_MS)
+  if (!outcome.ok) {
+    if (created !== undefined) await backend.discardIfEmpty(created)
+    return failed(outcome)
+  }
+  if (!controller.signal.aborted) await answers.settled()
+  await backend.dispose()
   removeInterrupt?.()
   closing()
-  if (Exit.isFailure(exit)) {
-    const reason = exit.cause.reasons[0]
-    const error = reason?._tag === "Fail" ? reason.error : undefined
-    // The failure says what the held notice would: the model's settings were in the untrusted config, ignored.
-    if (!(error instanceof ProviderNotConfigured && error.untrusted === true)) flushHeld()
-    if (controller.signal.aborted) return 130
-    io.stderr(`lathe: ${failureText(exit.cause)}\n`)
-    return 1
-  }
   flushHeld()
-  if (badCommand !== undefined || exit.value === undefined) {
-    io.stderr(`lathe run: ${badCommand ?? "the --command prompt did not run"}\n`)
-    return 2
-  }
-  const info = exit.value.info
-  if (info.role === "assistant" && info.error) {
-    if (info.error.name === "Aborted") return 130
-    io.stderr(`lathe: ${info.error.message}\n`)
+  return exitCode(outcome.value, local, controller.signal.aborted, answers.rejectedForNoTerminal(), io)
+}
+
+/** The exit code of a turn that ran: 1 for an error (said on stderr) or an ask no one could answer, 130 aborted. */
+const exitCode = (
+  end: TurnEnd | undefined,
+  local: boolean,
+  aborted: boolean,
+  noTerminal: number,
+  io: CliIO
+): number => {
+  const answer = end?.answer
+  if (answer?.error) {
+    if (answer.error.name === "Aborted") return 130
+    io.stderr(`lathe: ${answer.error.message}\n`)
     return 1
   }
-  if (controller.signal.aborted) return 130
+  if (aborted) return 130
+  // A server's stream that ended before the turn's answer: what the server said, if anything.
+  if (!local && answer === undefined) {
+    io.stderr(`lathe: ${end?.error ?? "the server's event stream ended before the turn did."}\n`)
+    return 1
+  }
   // Without a terminal, a rejected ask means the task could not be done as asked: say so in the exit code.
   return noTerminal > 0 ? 1 : 0
+}
+
+/**
+ * The backend `lathe run` drives: the agent in this process (its log lines on stderr, start-up waiting for the MCP
+ * servers), or the server at `attach`; a string says why there is none (a malformed address).
+ */
+const openBackend = async (
+  attach: string | undefined,
+  tokenFlag: string | undefined,
+  io: CliIO,
+  onEvent: (event: LatheEvent) => void,
+  textMode: boolean
+): Promise<Backend | string> => {
+  // In text mode the renderer prints plugin failures on stderr: the logger leaves out its own copy of them.
+  if (attach === undefined)
+    return LocalBackend.make(
+      io,
+      { onEvent, onWarning: () => undefined },
+      { logger: cliLogger(io, { showsEvents: textMode }), mcpWait: true }
+    )
+  const [{ localServerToken }, { AttachError, RemoteBackend, serverConnection }] = await Promise.all([
+    import("../server-token.js"),
+    import("../tui/remote-backend.js")
+  ])
+  const token = tokenFlag || io.env.LATHE_SERVER_TOKEN || (await localServerToken(io.env, attach)) || undefined
+  try {
+    // A failed stream settles the turn with its error, which the run reports: no warning of its own.
+    return RemoteBackend.factory(io, serverConnection(attach, token))({ onEvent, onWarning: () => undefined })
+  } catch (error) {
+    if (error instanceof AttachError) return error.message
+    throw error
+  }
+}
+
+/**
+ * The message on this machine: `--command`'s plugin command expanded (an MCP server's prompt among them; the one
+ * place `lathe run` expands one), and the plugin resources its `@<uri>` mentions attach (problems with them said on
+ * stderr); a string is a usage error. The plugins have loaded (MCP servers waited for), so they serve both now.
+ */
+const localMessage = async (
+  plugins: Parameters<typeof expandCommand>[0],
+  message: string,
+  command: string | undefined,
+  words: ReadonlyArray<string>,
+  io: CliIO
+): Promise<Message | string> => {
+  const expanded = command
+    ? await expandCommand(plugins, command, words).then(
+        (expansion) => expansion,
+        (error: unknown) => errorText(error)
+      )
+    : { text: message, parts: [] }
+  if (typeof expanded === "string") return expanded
+  const attached = await attachResources(plugins, expanded.text)
+  for (const problem of attached.problems) io.stderr(`lathe: ${problem}\n`)
+  return {
+    text: expanded.text,
+    attached: [...expanded.parts, ...attached.parts],
+    ...("agent" in expanded && expanded.agent !== undefined ? { agent: expanded.agent } : {}),
+    ...("model" in expanded && expanded.model !== undefined ? { model: expanded.model } : {})
+  }
+}
+
+/** Follows one session's events, to wait for its turn's end (`session.idle`) where the prompt returns before it. */
+const turnWatch = () => {
+  let sessionID: string | undefined
+  let idle = false
+  let wake: () => void = () => undefined
+  return {
+    follow: (id: string) => {
+      sessionID = id
+      idle = false
+    },
+    see: (event: LatheEvent) => {
+      if (sessionID === undefined || !("sessionID" in event) || event.sessionID !== sessionID) return
+      idle = event.type === "session.idle"
+      if (idle) wake()
+    },
+    /** Resolves at the session's idle (at once when its last event was one), or after `graceMs`. */
+    ended: (graceMs: number): Promise<void> =>
+      idle
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, graceMs)
+            wake = () => {
+              clearTimeout(timer)
+              resolve()
+            }
+          })
+  }
 }
 
 /**
@@ -320,102 +394,3 @@ const parse = (args: ReadonlyArray<string>) =>
     },
     strict: true
   })
-
-/**
- * Answers one permission ask through `send` (the local engine, or a server over HTTP): `--yes` allows it, a terminal
- * asks the person, anything else rejects it. An ask marked `metadata.requiresPerson` (a rerun outside the sandbox, a
- * command Lathe cannot know statically while deny rules exist, …) is never allowed by `--yes`: a terminal asks the
- * person; without one it is rejected and the model is told why and what to do instead.
- */
-export const answerAsk = async (
-  event: Extract<LatheEvent, { type: "permission.asked" }>,
-  send: (reply: PermissionReply) => Promise<void>,
-  io: CliIO,
-  yes: boolean
-): Promise<"answered" | "rejected-no-terminal"> => {
-  const reply = async (value: PermissionReply) => {
-    await send(value)
-    return "answered" as const
-  }
-  const needsPerson = event.metadata?.requiresPerson === true
-  if (yes && !needsPerson) return reply({ type: "once", by: "yes" })
-  const ask: PendingAsk = {
-    id: event.id,
-    sessionID: event.sessionID,
-    permission: event.permission,
-    patterns: event.patterns,
-    always: event.always,
-    metadata: event.metadata,
-    ...(event.callID ? { callID: event.callID } : {})
-  }
-  if ((!io.stdin || !io.stdinIsTTY) && needsPerson) {
-    io.stderr(
-      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): only a person may approve it ` +
-        "(--yes does not), and there is no terminal.\n"
-    )
-    const why = personOnlyMessage(ask, "no-terminal")
-    await reply({ type: "reject", message: why, ...(yes ? { by: "yes" as const } : {}) })
-    return "rejected-no-terminal"
-  }
-  if (!io.stdin || !io.stdinIsTTY) {
-    io.stderr(
-      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): no terminal to ask you. ` +
-        "Re-run with --yes to allow asks (deny rules still apply), or allow it in lathe.json.\n"
-    )
-    await reply({ type: "reject" })
-    return "rejected-no-terminal"
-  }
-  const rl = createInterface({ input: io.stdin, output: process.stderr })
-  try {
-    const text = (await rl.question(`\n${describeAsk(ask)}> `)).trim()
-    const lower = text.toLowerCase()
-    if (lower === "o" || lower === "once" || lower === "y" || lower === "yes") return reply({ type: "once" })
-    if (lower === "a" || lower === "always") return reply({ type: "always" })
-    if (lower === "r" || lower === "reject" || lower === "n" || lower === "no" || text === "")
-      return reply({ type: "reject" })
-    return reply({ type: "reject", message: text })
-  } finally {
-    rl.close()
-  }
-}
-
-/**
- * Asks the person a tool's questions at the terminal (numbers pick options, anything else is the answer) and sends
- * the answers through `send`; without a terminal the questions are dismissed and the model told to decide.
- */
-export const answerQuestions = async (
-  event: Extract<LatheEvent, { type: "question.asked" }>,
-  io: CliIO,
-  send: {
-    readonly reply: (answers: Array<Array<string>>) => Promise<void>
-    readonly dismiss: (reason: string) => Promise<void>
-  }
-): Promise<void> => {
-  if (!io.stdin || !io.stdinIsTTY) {
-    io.stderr("lathe: the model asked questions, but there is no terminal to answer them; it was told to decide.\n")
-    await send.dismiss("There is no terminal to ask the user; decide yourself and say what you chose.")
-    return
-  }
-  const rl = createInterface({ input: io.stdin, output: process.stderr })
-  try {
-    const answers: Array<Array<string>> = []
-    for (const item of event.questions) {
-      const options = item.options ?? []
-      const lines = [
-        `\n${item.header ? `[${item.header}] ` : ""}${item.question}`,
-        ...options.map((o, i) => `  ${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ""}`),
-        options.length > 0
-          ? `  answer with ${item.multiple ? "numbers (e.g. 1,3)" : "a number"}, or type your own answer`
-          : "  type your answer"
-      ]
-      const text = (await rl.question(`${lines.join("\n")}\n> `)).trim()
-      const picks = /^\d+(\s*,\s*\d+)*$/.test(text)
-        ? text.split(",").map((n) => options[Number(n.trim()) - 1]?.label)
-        : undefined
-      answers.push(picks?.every((label) => label !== undefined) ? (picks as Array<string>) : text ? [text] : [])
-    }
-    await send.reply(answers)
-  } finally {
-    rl.close()
-  }
-}

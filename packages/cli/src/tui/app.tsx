@@ -161,7 +161,7 @@ export const App = ({
       picker !== undefined || controller.transcript.permissions.length > 0 || controller.transcript.questions.length > 0
     let popupItems: ReadonlyArray<PopupItem> = []
     if (!blocked && popup.dismissed !== text) {
-      const key = `${commandQuery ?? ""}\u0000${mention?.query ?? "\u0001"}\u0000${controller.files.length}\u0000${controller.mcpPrompts.length}`
+      const key = `${commandQuery ?? ""}\u0000${mention?.query ?? "\u0001"}\u0000${controller.listedRevision}`
       if (popupCache.current.key === key) popupItems = popupCache.current.items
       else {
         if (commandQuery !== undefined)
@@ -172,7 +172,10 @@ export const App = ({
             )
             .map((c) => ({ label: `/${c.name}`, detail: c.description, value: c.name }))
         else if (mention)
-          popupItems = fuzzyFiles(mention.query, controller.files, 8).map((f) => ({ label: `@${f}`, value: f }))
+          popupItems = fuzzyFiles(mention.query, controller.mentionTargets, 8).map((f) => ({
+            label: `@${f}`,
+            value: f
+          }))
         popupCache.current = { key, items: popupItems }
       }
     }

@@ -1,16 +1,24 @@
 import type {
   AgentInfo,
+  AssistantMessage,
   LatheEvent,
   MessageWithParts,
+  Plugins,
   PromptPart,
   ReasoningLevel,
+  ReplySource,
   Session,
   SessionTurn
 } from "@lathe/core"
 import type { SessionDocument } from "../session-document.js"
 
-/** A backend call's result: the value, or a failure as a message written for the person. */
-export type Outcome<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
+/**
+ * A backend call's result: the value, or a failure as a message written for the person (with the typed error behind
+ * it, when the backend has one: the in-process agent's).
+ */
+export type Outcome<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly message: string; readonly error?: unknown }
 
 /** How far `/undo` goes (as `lathe undo`'s options), and whether `/undo` and `/redo` overwrite files changed since. */
 export interface RevertOptions {
@@ -54,6 +62,13 @@ export interface BackendSetup {
   readonly history: { readonly dataDir: string; readonly projectID: string } | undefined
   /** The user's config folder (for custom commands); undefined when they are not available. */
   readonly configDir: string | undefined
+  /**
+   * Every notice of the configuration as loaded, those the trust prompt covers included, for a front-end with no
+   * trust prompt (`lathe run`); absent when the configuration is not read here (a server's).
+   */
+  readonly configNotices?: ReadonlyArray<string>
+  /** Whether the project's config was read as untrusted (narrowed); absent when it is not read here. */
+  readonly untrusted?: boolean
 }
 
 /** One prompt to run in a session. */
@@ -63,12 +78,17 @@ export interface BackendPrompt {
   readonly text: string
   /** Every part of the prompt: `text` first, then attachments and context the person does not see as theirs. */
   readonly parts: ReadonlyArray<PromptPart>
-  readonly agent: string
+  /** The agent to run; undefined: the session's own. */
+  readonly agent: string | undefined
   readonly model: string | undefined
   /** How hard a reasoning model thinks for this prompt (`/variant`); unset: the agent's or the model's setting. */
   readonly variant?: ReasoningLevel
   /** Set when the prompt addresses a subagent directly (`@agent …`). */
   readonly allowSubagents: boolean
+  /** The model a directly addressed subagent with no model of its own runs on (the caller's); in-process only. */
+  readonly inheritedModel?: string
+  /** `false`: the first prompt does not name the session (no model call for a title); in-process only. */
+  readonly title?: boolean
   /** Aborting it ends the turn. */
   readonly signal: AbortSignal
 }
@@ -78,6 +98,14 @@ export interface LoadedSession {
   readonly session: Session
   readonly messages: ReadonlyArray<MessageWithParts>
   readonly children: ReadonlyMap<string, ReadonlyArray<MessageWithParts>>
+}
+
+/** How a turn ended: its last answer (an `error` on it says why it stopped short), or the session's error. */
+export interface TurnEnd {
+  /** The turn's last assistant message; undefined when none was seen (a server whose stream ended early). */
+  readonly answer: AssistantMessage | undefined
+  /** The message of a `session.error` the turn ended with, if any. */
+  readonly error?: string | undefined
 }
 
 /** A model the UI runs with: its label and context window (0 when unknown). */
@@ -107,17 +135,37 @@ export interface Backend {
   /** Whether `feature` works with this backend. */
   supports(feature: LocalFeature): boolean
   setup(): Promise<Outcome<BackendSetup>>
-  createSession(agent: string): Promise<Outcome<Session>>
+  /** Creates a session for `agent` (undefined: the configured default). */
+  createSession(agent: string | undefined): Promise<Outcome<Session>>
   /**
    * Deletes `sessionID` if nothing is stored in it yet (the UI made it for a prompt that failed before it was
    * stored: no model, an unknown agent); true when it did.
    */
   discardIfEmpty(sessionID: string): Promise<boolean>
-  /** Runs one prompt; resolves when the turn (and, on a server, the turns it queued behind) has ended. */
-  prompt(input: BackendPrompt): Promise<Outcome<void>>
-  replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined): Promise<Outcome<void>>
-  /** Answers a question (one list of answers per question), or dismisses it when `answers` is undefined. */
-  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined): Promise<Outcome<void>>
+  /**
+   * Runs one prompt; resolves when the turn (and, on a server, the turns it queued behind) has ended, with how it
+   * ended when the backend knows.
+   */
+  prompt(input: BackendPrompt): Promise<Outcome<TurnEnd | undefined>>
+  /**
+   * Answers a permission ask; `by: "yes"` records a blanket `--yes` rather than the person (a server records every
+   * reply over HTTP as the person's).
+   */
+  replyPermission(
+    id: string,
+    reply: "once" | "always" | "reject",
+    message: string | undefined,
+    by?: ReplySource
+  ): Promise<Outcome<void>>
+  /**
+   * Answers a question (one list of answers per question), or dismisses it when `answers` is undefined, telling the
+   * model `reason` (default: the person dismissed it).
+   */
+  replyQuestion(
+    id: string,
+    answers: ReadonlyArray<ReadonlyArray<string>> | undefined,
+    reason?: string
+  ): Promise<Outcome<void>>
   /**
    * Undoes the session's last turn (or `options.step`, or back to before `options.turn`) or redoes what undo took;
    * files changed since fail with a message naming them unless `options.force`.
@@ -146,6 +194,11 @@ export interface Backend {
    * absent when the backend cannot read the store (the UI then exports what it has shown).
    */
   document?(sessionID: string): Promise<Outcome<SessionDocument>>
+  /**
+   * The plugin host of the agent's services as they are now (rebuilt by `trust` and `reload`), for its commands and
+   * resources; absent when the plugins run elsewhere (a server).
+   */
+  plugins?(): Promise<Outcome<Plugins["Service"]>>
   /** Stops what the backend started (services, event streams). */
   dispose(): Promise<void>
 }

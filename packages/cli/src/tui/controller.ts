@@ -1,11 +1,19 @@
 import { appendFileSync } from "node:fs"
 import { mkdir, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
-import { catalogReady, type LatheEvent, type PromptPart, ReasoningLevel, type Session } from "@lathe/core"
-import { listPrompts, type McpPrompt, mcpConnections, resourceParts, runPrompt, splitWords } from "@lathe/mcp/host"
+import {
+  catalogReady,
+  type LatheEvent,
+  type ListedCommand,
+  type ListedResource,
+  type PromptPart,
+  ReasoningLevel,
+  type Session
+} from "@lathe/core"
 import { userConfigFile } from "../commands/mcp-config.js"
 import { turnLines } from "../commands/undo.js"
 import { type ProviderSetup, writeProviderSetup } from "../connect-config.js"
+import { type Contributions, pluginContributions } from "../contributions.js"
 import type { CliIO } from "../io.js"
 import { renderMarkdown } from "../session-markdown.js"
 import { attachFiles } from "./attachments.js"
@@ -17,7 +25,7 @@ import {
   type LocalFeature,
   notAvailableWhenAttached
 } from "./backend.js"
-import { type CustomCommand, expandTemplate, loadCustomCommands } from "./custom-commands.js"
+import { commandFileContributions } from "./custom-commands.js"
 import { PromptHistory } from "./history.js"
 import { LocalBackend } from "./local-backend.js"
 import { listFiles } from "./mentions.js"
@@ -61,9 +69,17 @@ export class Controller {
   readonly queue: Array<string> = []
   history: PromptHistory | undefined
   files: ReadonlyArray<string> = []
-  customCommands: ReadonlyArray<CustomCommand> = []
-  /** The prompts of the connected MCP servers (listed once the servers are up). */
-  mcpPrompts: ReadonlyArray<McpPrompt> = []
+  /** The plugins' commands (markdown command files, MCP servers' prompts), listed at start and when they change. */
+  pluginCommands: ReadonlyArray<ListedCommand> = []
+  /** The plugins' resources (`@<uri>`: MCP servers' among them), listed with the commands. */
+  resources: ReadonlyArray<ListedResource> = []
+  /** Increases whenever the files, commands or resources listed change (the UI's completion caches by it). */
+  listedRevision = 0
+  private contributions: Contributions | undefined
+  private stopWatching: (() => void) | undefined
+  private configDir: string | undefined
+  private mentionCache: { files: ReadonlyArray<string>; resources: ReadonlyArray<ListedResource> } | undefined
+  private mentionList: ReadonlyArray<string> = []
   primaryAgents: ReadonlyArray<string> = []
   /** Set on start in an untrusted folder whose config was narrowed: what it would grant if trusted. */
   trustPrompt: ReadonlyArray<string> | undefined
@@ -82,6 +98,8 @@ export class Controller {
   revision = 0
   /** Context for the next prompt that the person does not see as their message (shell output, /init's brief). */
   private pendingShell: Array<string> = []
+  /** Parts a command added to the prompt it expanded to (synthetic text, files), sent with it. */
+  private pendingParts: Array<PromptPart> = []
   private agentInfos: ReadonlyArray<BackendAgent> = []
   private backend!: Backend
 
@@ -143,17 +161,13 @@ export class Controller {
     this.dataDir = history?.dataDir
     this.applySetup(setup.value)
     this.trustPrompt = trustPrompt
-    const [loadedHistory, commands] = await Promise.all([
-      history ? PromptHistory.load(history.dataDir, history.projectID) : undefined,
-      configDir !== undefined ? loadCustomCommands(root, configDir) : { commands: [], problems: [] }
-    ])
-    this.history = loadedHistory
-    this.customCommands = commands.commands
-    for (const problem of commands.problems) this.note("warn", "custom command", [problem])
+    this.configDir = configDir
+    this.history = history ? await PromptHistory.load(history.dataDir, history.projectID) : undefined
+    await this.loadContributions()
     void listFiles(root).then((files) => {
       this.files = files
+      this.listedRevision++
     })
-    if (this.backend.supports("mcp")) void this.loadPrompts(root)
     if (this.options.session || this.options.continue) await this.resume(this.options.session)
     await this.resolveModel()
     this.changed()
@@ -171,24 +185,48 @@ export class Controller {
   }
 
   /**
-   * Lists the MCP servers' prompts for the command palette. Servers connect in the background (the UI does not wait
-   * for them), so the list is taken again every half second until none is still connecting (at most 30 s).
+   * Takes the plugins' commands and resources for `/` and `@` completion from the backend's plugin host (again after
+   * the host is rebuilt), and lists them again whenever a plugin's commands change (an MCP server connected: the UI
+   * does not wait for them). Attached to a server, whose plugins run there, only the command files are read, here.
    */
-  private async loadPrompts(root: string): Promise<void> {
-    for (let attempt = 0; attempt < 60; attempt++) {
-      const connections = mcpConnections(root)
-      const settled = connections.every((c) => c.status.state !== "connecting" && c.status.state !== "restarting")
-      const { prompts, problems } = await listPrompts(connections)
-      if (prompts.length !== this.mcpPrompts.length) {
-        this.mcpPrompts = prompts
-        this.changed()
-      }
-      if (settled) {
-        for (const problem of problems) this.note("warn", "MCP prompts", [problem])
-        return
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500))
+  private async loadContributions(): Promise<void> {
+    this.stopWatching?.()
+    this.stopWatching = undefined
+    const host = this.backend.plugins ? await this.backend.plugins() : undefined
+    if (host && !host.ok) return void this.note("warn", "plugins", [host.message])
+    this.contributions = host
+      ? pluginContributions(host.value)
+      : this.configDir !== undefined
+        ? commandFileContributions(this.root, this.configDir, (problem) =>
+            this.note("warn", "custom command", [problem])
+          )
+        : undefined
+    const contributions = this.contributions
+    if (!contributions) return
+    this.stopWatching = contributions.watch(() => void this.listContributions(contributions))
+    await this.listContributions(contributions)
+  }
+
+  /** Lists the commands and resources again (a listing that fails keeps what was listed before). */
+  private async listContributions(contributions: Contributions): Promise<void> {
+    const listed = await Promise.all([contributions.commands(), contributions.resources()]).catch(() => undefined)
+    if (!listed) return
+    const [commands, resources] = listed
+    if (contributions !== this.contributions) return // the host was rebuilt meanwhile
+    this.pluginCommands = commands
+    this.resources = resources
+    this.listedRevision++
+    this.changed()
+  }
+
+  /** What `@` completion offers: the project's files, then the plugins' resources. */
+  get mentionTargets(): ReadonlyArray<string> {
+    const cache = this.mentionCache
+    if (!cache || cache.files !== this.files || cache.resources !== this.resources) {
+      this.mentionCache = { files: this.files, resources: this.resources }
+      this.mentionList = [...this.files, ...this.resources.map((resource) => resource.uri)]
     }
+    return this.mentionList
   }
 
   /** Calls `listener` after every change; returns the unsubscribe function. */
@@ -368,10 +406,11 @@ export class Controller {
   private async promptParts(text: string): Promise<Array<PromptPart>> {
     const parts: Array<PromptPart> = [{ type: "text", text }]
     for (const context of this.pendingShell.splice(0)) parts.push({ type: "text", text: context, synthetic: true })
-    if (this.backend.supports("mcp")) {
-      const resources = await resourceParts(text, mcpConnections(this.root))
+    parts.push(...this.pendingParts.splice(0))
+    if (this.contributions) {
+      const resources = await this.contributions.attach(text)
       parts.push(...resources.parts)
-      for (const problem of resources.problems) this.note("warn", "MCP resource not attached", [problem])
+      for (const problem of resources.problems) this.note("warn", "resource not attached", [problem])
     }
     const files = await attachFiles(text, this.root)
     for (const part of files.parts) {
@@ -448,14 +487,16 @@ export class Controller {
 
   // ── slash commands ───────────────────────────────────────────────────────────────────────────────────────────
 
-  /** Every command the palette lists: built-ins, then the project's and the user's custom commands. */
+  /**
+   * Every command the palette lists: built-ins, then the plugins' (the project's and the user's command files, then
+   * MCP servers' prompts, then other plugins'); a built-in keeps its name.
+   */
   commands(): ReadonlyArray<SlashCommand> {
     return [
       ...BUILTIN_COMMANDS,
-      ...this.customCommands
+      ...this.pluginCommands
         .filter((c) => !BUILTIN_COMMANDS.some((b) => b.name === c.name))
-        .map((custom) => ({ name: custom.name, description: custom.description, custom })),
-      ...this.mcpPrompts.map((mcp) => ({ name: mcp.command, description: mcp.description || "MCP prompt", mcp }))
+        .map((command) => ({ name: command.name, description: command.description, plugin: command }))
     ]
   }
 
@@ -501,38 +542,36 @@ export class Controller {
             `${userConfigFile(this.io.env)} as the README's "Configure a model provider" shows.`
         ])
         return
-      default: {
-        // A prompt listed at start, or one of a connected server's it added since (the server says if it has none).
-        const server = head.includes(":") ? head.slice(0, head.indexOf(":")) : undefined
-        if (server !== undefined && this.unavailable("mcp", `/${head}`, "An MCP prompt")) return
-        if (
-          this.mcpPrompts.some((p) => p.command === head) ||
-          mcpConnections(this.root).some((c) => c.server.name === server)
-        )
-          return this.mcpPrompt(head, args)
-        const custom = this.customCommands.find((c) => c.name === head)
-        if (!custom) {
-          this.note("warn", `/${head}`, [`No command /${head}. Type / to see the commands, or /help.`])
-          return
-        }
-        return this.submitPrompt(expandTemplate(custom.template, args), {
-          ...(custom.agent ? { agent: custom.agent } : {}),
-          ...(custom.model ? { model: custom.model } : {})
-        })
-      }
+      default:
+        return this.pluginCommand(head, args)
     }
   }
 
-  /** `/<server>:<prompt> args`: the server expands the prompt (arguments as with `lathe run --command`), then it runs. */
-  private async mcpPrompt(command: string, args: string): Promise<void> {
+  /**
+   * `/<name> args`: a plugin's command (a command file, an MCP server's prompt, listed or not: the plugin says if it has
+   * none) expands to the prompt that runs, with the command's agent and model.
+   */
+  private async pluginCommand(name: string, args: string): Promise<void> {
     if (this.busy)
       return void this.note("warn", "busy", ["Wait for the running turn to end (or press Esc to interrupt it)."])
-    const expanded = await runPrompt(mcpConnections(this.root), command, splitWords(args)).then(
-      (text) => ({ text }),
-      (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) })
-    )
-    if ("error" in expanded) return void this.note("warn", `/${command}`, [expanded.error])
-    await this.submitPrompt(expanded.text)
+    const expanded = this.contributions
+      ? await this.contributions.expand(name, args).then(
+          (command) => ({ command }),
+          (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) })
+        )
+      : { command: undefined }
+    if ("error" in expanded) return void this.note("warn", `/${name}`, [expanded.error])
+    const command = expanded.command
+    if (!command) {
+      // Attached to a server, an MCP prompt (`/<server>:<prompt>`) would run there, which its API does not offer.
+      if (name.includes(":") && this.unavailable("mcp", `/${name}`, "An MCP prompt")) return
+      return void this.note("warn", `/${name}`, [`No command /${name}. Type / to see the commands, or /help.`])
+    }
+    this.pendingParts.push(...command.parts)
+    await this.submitPrompt(command.text, {
+      ...(command.agent ? { agent: command.agent } : {}),
+      ...(command.model ? { model: command.model } : {})
+    })
   }
 
   private async submitPrompt(
@@ -698,6 +737,7 @@ export class Controller {
     if (typeof written === "string") return void this.note("error", "/connect", [written])
     const reloaded = await this.backend.reload()
     if (!reloaded.ok) return void this.note("error", "/connect", reloaded.message.split("\n"))
+    void this.loadContributions()
     const ref = `${setup.id}/${setup.model}`
     if (this.model !== undefined && this.model !== ref && !this.options.model) this.model = undefined
     const resolved = await this.backend.resolveModel(this.model, this.agent)
@@ -808,7 +848,7 @@ export class Controller {
     const setup = await this.backend.setup()
     if (!setup.ok) return void this.note("error", "trust", setup.message.split("\n"))
     this.applySetup(setup.value, true)
-    if (this.backend.supports("mcp")) void this.loadPrompts(this.root)
+    void this.loadContributions()
     await this.resolveModel()
     this.note("info", "trust", [`Trusted ${this.root}: its config applies in full from now on, in this session.`])
   }
@@ -829,6 +869,7 @@ export class Controller {
 
   /** Stops the services. */
   async dispose(): Promise<void> {
+    this.stopWatching?.()
     this.abort?.abort()
     await this.history?.written()
     await this.backend.dispose()

@@ -1,9 +1,10 @@
 import type { Dirent } from "node:fs"
 import { readdir, readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { opencodeCommands } from "@lathe/core"
+import { opencodeCommands, type PluginCommand } from "@lathe/core"
 import { isMap, parseDocument } from "yaml"
 import { z } from "zod"
+import type { Contributions } from "../contributions.js"
 
 /** A prompt template written as a markdown file, run as `/name arguments`. */
 export interface CustomCommand {
@@ -186,4 +187,56 @@ export const expandTemplate = (template: string, args: string): string => {
   return template.replace(/\$ARGUMENTS|\$([1-9])/g, (_, digit: string | undefined) =>
     digit === undefined ? all : (positional[Number(digit) - 1] ?? "")
   )
+}
+
+/** A command file as a plugin command: its arguments fill the template as typed (see {@link expandTemplate}). */
+export const commandOfFile = (command: CustomCommand): PluginCommand => ({
+  name: command.name,
+  description: command.description,
+  ...(command.agent !== undefined ? { agent: command.agent } : {}),
+  ...(command.model !== undefined ? { model: command.model } : {}),
+  run: async (_words, input) => expandTemplate(command.template, input.text)
+})
+
+/**
+ * The command files as the contributions of a session attached to a server (whose plugins run there, not here): read
+ * once, when first listed; `warn` hears about broken files. No resources.
+ */
+export const commandFileContributions = (
+  root: string,
+  configDir: string,
+  warn: (problem: string) => void
+): Contributions => {
+  let loaded: Promise<ReadonlyArray<CustomCommand>> | undefined
+  const load = () => {
+    loaded ??= loadCustomCommands(root, configDir).then(({ commands, problems }) => {
+      for (const problem of problems) warn(problem)
+      return commands
+    })
+    return loaded
+  }
+  return {
+    commands: async () =>
+      (await load()).map((command) => ({
+        name: command.name,
+        description: command.description,
+        arguments: [],
+        ...(command.agent !== undefined ? { agent: command.agent } : {}),
+        ...(command.model !== undefined ? { model: command.model } : {}),
+        plugin: "command-files"
+      })),
+    resources: async () => [],
+    expand: async (name, text) => {
+      const command = (await load()).find((c) => c.name === name)
+      if (!command) return undefined
+      return {
+        text: expandTemplate(command.template, text),
+        parts: [],
+        ...(command.agent !== undefined ? { agent: command.agent } : {}),
+        ...(command.model !== undefined ? { model: command.model } : {})
+      }
+    },
+    attach: async () => ({ parts: [], problems: [] }),
+    watch: () => () => undefined
+  }
 }

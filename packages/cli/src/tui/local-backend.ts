@@ -11,6 +11,7 @@ import {
   PermissionNext,
   Plugins,
   Question,
+  type ReplySource,
   type RevertResult,
   recoverSession,
   redoSession,
@@ -27,9 +28,25 @@ import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { type AppServices, appLayer, failureText, repeatsEvent } from "../app.js"
 import type { CliIO } from "../io.js"
 import { loadDocument } from "../session-document.js"
-import type { Backend, BackendFactory, BackendHooks, LoadedSession, Outcome, RevertOptions } from "./backend.js"
+import type {
+  Backend,
+  BackendFactory,
+  BackendHooks,
+  LoadedSession,
+  Outcome,
+  RevertOptions,
+  TurnEnd
+} from "./backend.js"
 import { availableModelsWithLocal } from "./models.js"
 import { trustPromptLines } from "./trust-prompt.js"
+
+/** How a front-end other than the interactive UI (`lathe run`) wants the services built. */
+export interface LocalBackendOptions {
+  /** Where the services' log lines go (default: warnings and errors to `hooks.onWarning`). */
+  readonly logger?: Layer.Layer<never>
+  /** Whether start-up waits for the MCP servers (default: no, their tools join as they connect). */
+  readonly mcpWait?: boolean
+}
 
 /**
  * The agent in this process: owns a `ManagedRuntime` of the app layer and calls its services directly. Every
@@ -44,9 +61,10 @@ export class LocalBackend implements Backend {
 
   private constructor(
     private readonly io: CliIO,
-    private readonly hooks: BackendHooks
+    private readonly hooks: BackendHooks,
+    private readonly options: LocalBackendOptions
   ) {
-    this.runtime = LocalBackend.services(io, hooks)
+    this.runtime = LocalBackend.services(io, hooks, options)
   }
 
   /** A factory for `Controller.start`: builds the app's services for `io`'s project. */
@@ -54,24 +72,34 @@ export class LocalBackend implements Backend {
     return (hooks) => LocalBackend.make(io, hooks)
   }
 
-  /** Builds the app's services; warnings and errors they log go to `hooks.onWarning`. */
-  static make(io: CliIO, hooks: BackendHooks): LocalBackend {
-    return new LocalBackend(io, hooks)
+  /** Builds the app's services; warnings and errors they log go to `hooks.onWarning` unless `options.logger`. */
+  static make(io: CliIO, hooks: BackendHooks, options: LocalBackendOptions = {}): LocalBackend {
+    return new LocalBackend(io, hooks, options)
   }
 
   /** The app's services for `io`'s project (built on first use), logging warnings to `hooks.onWarning`. */
-  private static services(io: CliIO, hooks: BackendHooks): ManagedRuntime.ManagedRuntime<AppServices, unknown> {
-    const logger = Logger.layer([
-      Logger.make((log) => {
-        if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
-        if (repeatsEvent(log.fiber)) return // the transcript shows the event itself (a plugin failure)
-        const parts = Array.isArray(log.message) ? log.message : [log.message]
-        const text = parts.map((p) => (typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)))
-        hooks.onWarning("log", text.join(": "))
-      })
-    ])
-    // The session opens at once; MCP servers' tools join as they connect.
-    const layer = appLayer(io, { onEvent: hooks.onEvent, mcpWait: false }).pipe(Layer.provideMerge(logger))
+  private static services(
+    io: CliIO,
+    hooks: BackendHooks,
+    options: LocalBackendOptions
+  ): ManagedRuntime.ManagedRuntime<AppServices, unknown> {
+    const logger =
+      options.logger ??
+      Logger.layer([
+        Logger.make((log) => {
+          if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
+          if (repeatsEvent(log.fiber)) return // the transcript shows the event itself (a plugin failure)
+          const parts = Array.isArray(log.message) ? log.message : [log.message]
+          const text = parts.map((p) =>
+            typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)
+          )
+          hooks.onWarning("log", text.join(": "))
+        })
+      ])
+    // The session opens at once (unless `mcpWait`); MCP servers' tools join as they connect.
+    const layer = appLayer(io, { onEvent: hooks.onEvent, mcpWait: options.mcpWait === true }).pipe(
+      Layer.provideMerge(logger)
+    )
     return ManagedRuntime.make(layer)
   }
 
@@ -79,13 +107,26 @@ export class LocalBackend implements Backend {
     return true
   }
 
+  /** The app's plugin host (rebuilt with the services by `trust` and `reload`). */
+  plugins(): Promise<Outcome<Plugins["Service"]>> {
+    return this.run(
+      Effect.gen(function* () {
+        return yield* Plugins
+      })
+    )
+  }
+
   /** Runs an effect on the app's services; a failure comes back as its message. */
   private run<A, E>(effect: Effect.Effect<A, E, AppServices>): Promise<Outcome<A>> {
-    return this.runtime
-      .runPromiseExit(effect)
-      .then((exit) =>
-        exit._tag === "Success" ? { ok: true, value: exit.value } : { ok: false, message: failureText(exit.cause) }
-      )
+    return this.runtime.runPromiseExit(effect).then((exit) => {
+      if (exit._tag === "Success") return { ok: true, value: exit.value }
+      const reason = exit.cause.reasons[0]
+      return {
+        ok: false,
+        message: failureText(exit.cause),
+        ...(reason?._tag === "Fail" ? { error: reason.error } : {})
+      }
+    })
   }
 
   async setup() {
@@ -124,13 +165,15 @@ export class LocalBackend implements Backend {
         // An untrusted folder whose config asks for more than it may: offer to trust it, showing what it asks for.
         trustPrompt: ask ? trustPromptLines(config.ignored ?? []) : undefined,
         history: { dataDir: paths.data, projectID: paths.projectID },
-        configDir: paths.config
+        configDir: paths.config,
+        configNotices: config.notices,
+        untrusted: config.untrusted !== undefined
       }
     }
   }
 
-  createSession(agent: string) {
-    return this.run(createSession({ agent }))
+  createSession(agent: string | undefined) {
+    return this.run(createSession(agent ? { agent } : {}))
   }
 
   async discardIfEmpty(sessionID: string) {
@@ -138,32 +181,42 @@ export class LocalBackend implements Backend {
     return result.ok && result.value
   }
 
-  async prompt(input: Parameters<Backend["prompt"]>[0]) {
+  async prompt(input: Parameters<Backend["prompt"]>[0]): Promise<Outcome<TurnEnd>> {
     const result = await this.run(
       Effect.flatMap(SessionPrompt, (prompt) =>
         prompt.prompt({
           sessionID: input.sessionID,
           parts: [...input.parts],
-          agent: input.agent,
+          ...(input.agent ? { agent: input.agent } : {}),
           ...(input.allowSubagents ? { allowSubagents: true } : {}),
+          ...(input.inheritedModel ? { inheritedModel: input.inheritedModel } : {}),
           ...(input.model ? { model: input.model } : {}),
           ...(input.variant ? { variant: input.variant } : {}),
+          ...(input.title === false ? { title: false } : {}),
           abort: input.signal
         })
       )
     )
-    return result.ok ? { ok: true as const, value: undefined } : result
+    if (!result.ok) return result
+    const info = result.value.info
+    return { ok: true, value: { answer: info.role === "assistant" ? info : undefined } }
   }
 
-  replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined) {
+  replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined, by?: ReplySource) {
+    const source = by === undefined ? {} : { by }
     return this.run(
       Effect.flatMap(PermissionNext, (permission) =>
-        permission.reply(id, reply === "reject" ? { type: "reject", ...(message ? { message } : {}) } : { type: reply })
+        permission.reply(
+          id,
+          reply === "reject"
+            ? { type: "reject", ...(message ? { message } : {}), ...source }
+            : { type: reply, ...source }
+        )
       )
     )
   }
 
-  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined) {
+  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined, reason?: string) {
     return this.run(
       Effect.flatMap(Question, (question) =>
         answers
@@ -171,7 +224,7 @@ export class LocalBackend implements Backend {
               id,
               answers.map((a) => [...a])
             )
-          : question.dismiss(id, "The user dismissed the questions.")
+          : question.dismiss(id, reason ?? "The user dismissed the questions.")
       )
     )
   }
@@ -254,7 +307,7 @@ export class LocalBackend implements Backend {
     const result = await this.run(Effect.flatMap(Paths, (paths) => trustProject(paths)))
     if (!result.ok) return result
     const old = this.runtime
-    this.runtime = LocalBackend.services(this.io, this.hooks)
+    this.runtime = LocalBackend.services(this.io, this.hooks, this.options)
     await old.dispose()
     return { ok: true as const, value: undefined }
   }
@@ -262,7 +315,7 @@ export class LocalBackend implements Backend {
   /** Rebuilds the app's services, so config written since (by `/connect`) applies from the next prompt. */
   async reload() {
     const old = this.runtime
-    this.runtime = LocalBackend.services(this.io, this.hooks)
+    this.runtime = LocalBackend.services(this.io, this.hooks, this.options)
     await old.dispose()
     return { ok: true as const, value: undefined }
   }

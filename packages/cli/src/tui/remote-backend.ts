@@ -1,4 +1,4 @@
-import { type LatheEvent, type MessageWithParts, resolvePaths, type Session } from "@lathe/core"
+import { type AssistantMessage, type LatheEvent, type MessageWithParts, resolvePaths, type Session } from "@lathe/core"
 import { createLatheClient, type LatheClient } from "@lathe/sdk"
 import type { CliIO } from "../io.js"
 import type {
@@ -8,7 +8,8 @@ import type {
   BackendPrompt,
   LoadedSession,
   Outcome,
-  RevertOptions
+  RevertOptions,
+  TurnEnd
 } from "./backend.js"
 import { notAvailableWhenAttached } from "./backend.js"
 
@@ -45,6 +46,25 @@ export interface ServerConnection {
  * saying what to do when the address is malformed, nothing listens there, or the token is missing or wrong.
  */
 export const connectServer = async (url: string, token: string | undefined): Promise<ServerConnection> => {
+  const server = serverConnection(url, token)
+  try {
+    await server.client.health()
+  } catch (error) {
+    const status = (error as { readonly status?: unknown }).status
+    if (status === 401)
+      throw new AttachError(
+        `The server at ${url} needs a token: pass --token <token> or set LATHE_SERVER_TOKEN (the token \`lathe serve\` printed at start, or the one it was given).`
+      )
+    throw new AttachError(error instanceof Error ? error.message : String(error))
+  }
+  return server
+}
+
+/**
+ * A connection to the server at `url` without a first round trip (`lathe run --attach`: the first call says what is
+ * wrong). Throws an {@link AttachError} when the address is malformed or not http(s).
+ */
+export const serverConnection = (url: string, token: string | undefined): ServerConnection => {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -63,16 +83,6 @@ export const connectServer = async (url: string, token: string | undefined): Pro
     return response
   }
   const client = createLatheClient({ baseUrl: url, token, fetch })
-  try {
-    await client.health()
-  } catch (error) {
-    const status = (error as { readonly status?: unknown }).status
-    if (status === 401)
-      throw new AttachError(
-        `The server at ${url} needs a token: pass --token <token> or set LATHE_SERVER_TOKEN (the token \`lathe serve\` printed at start, or the one it was given).`
-      )
-    throw new AttachError(error instanceof Error ? error.message : String(error))
-  }
   return {
     client,
     label: parsed.host,
@@ -88,8 +98,11 @@ interface Waiter {
   /** The user message the turn answers: the turn is over once a newer assistant message exists (or it failed). */
   readonly after: string
   failed: boolean
-  readonly resolve: (outcome: Outcome<void>) => void
+  readonly resolve: (outcome: Outcome<TurnEnd | undefined>) => void
 }
+
+/** How long a new session's `session.created` event is awaited before following the session from its start. */
+const CREATED_WAIT_MS = 2_000
 
 /** How long a prompt waits for its session's event stream to open before sending anyway. */
 const STREAM_OPEN_MS = 5_000
@@ -105,6 +118,9 @@ export class RemoteBackend implements Backend {
   private stream: AbortController | undefined
   private streamOpen: Promise<void> = Promise.resolve()
   private readonly newestAssistant = new Map<string, string>()
+  /** The latest assistant message answering each user message (by its ID), and each session's latest error. */
+  private readonly answers = new Map<string, AssistantMessage>()
+  private readonly errors = new Map<string, string>()
   private readonly waiters = new Set<Waiter>()
 
   private constructor(
@@ -146,10 +162,44 @@ export class RemoteBackend implements Backend {
     }
   }
 
-  async createSession(agent: string) {
-    const created = await attempt(() => this.server.client.sessions.create({ agent }))
-    if (created.ok) this.follow(created.value.id, true)
-    return created
+  /**
+   * Creates a session and follows it from its creation on. The stream of every session is open while the session is
+   * made, so its `session.created` is shown and the session's stream resumes right after it, with what the server said
+   * meanwhile to no session in particular (a notice about the model) replayed too.
+   */
+  async createSession(agent: string | undefined) {
+    const client = this.server.client
+    const watch = new AbortController()
+    try {
+      const all = client.events({ signal: watch.signal })
+      const ready = await attempt(() => all.ready)
+      if (!ready.ok) return ready
+      const created = await attempt(() => client.sessions.create(agent ? { agent } : {}))
+      if (!created.ok) return created
+      const timer = setTimeout(() => watch.abort(), CREATED_WAIT_MS)
+      let announced: LatheEvent | undefined
+      let after: string | undefined
+      try {
+        for await (const event of all)
+          if (event.type === "session.created" && event.session.id === created.value.id) {
+            announced = event
+            after = all.lastEventId
+            break
+          }
+      } catch {
+        // the stream of every session failed: the session's own replays its start instead
+      } finally {
+        clearTimeout(timer)
+      }
+      this.follow(created.value.id, after ?? "0")
+      if (announced !== undefined && after !== undefined) {
+        this.track(announced)
+        this.hooks.onEvent(announced)
+      }
+      return created
+    } finally {
+      watch.abort()
+    }
   }
 
   async discardIfEmpty(sessionID: string) {
@@ -159,9 +209,13 @@ export class RemoteBackend implements Backend {
     return (await attempt(() => client.sessions.delete(sessionID))).ok
   }
 
-  /** Follows one session's events (replacing the stream of the one before); `fromStart` replays its first ones. */
-  private follow(sessionID: string, fromStart: boolean): void {
+  /**
+   * Follows one session's events (replacing the stream of the one before), from now or after `lastEventId` ("0": from
+   * the session's first event).
+   */
+  private follow(sessionID: string, lastEventId?: string): void {
     this.stream?.abort()
+    this.answers.clear() // kept for the session in view only
     const stream = new AbortController()
     this.stream = stream
     let opened: () => void = () => undefined
@@ -175,20 +229,33 @@ export class RemoteBackend implements Backend {
     const events = this.server.client.events({
       sessionID,
       signal: stream.signal,
-      ...(fromStart ? { lastEventId: "0" } : {})
+      ...(lastEventId !== undefined ? { lastEventId } : {})
     })
     void (async () => {
+      let failed: string | undefined
       try {
         for await (const event of events) {
           this.track(event)
           this.hooks.onEvent(event)
         }
       } catch (error) {
-        if (!stream.signal.aborted) this.hooks.onWarning("events", failure(error).message)
+        if (!stream.signal.aborted) {
+          failed = failure(error).message
+          this.hooks.onWarning("events", failed)
+        }
       } finally {
         stop()
+        if (!stream.signal.aborted) this.streamEnded(sessionID, failed)
       }
     })()
+  }
+
+  /** The session's stream ended (or failed) on its own: the prompts waiting on it are told instead of waiting on. */
+  private streamEnded(sessionID: string, failed: string | undefined): void {
+    for (const waiter of [...this.waiters].filter((w) => w.sessionID === sessionID)) {
+      this.waiters.delete(waiter)
+      waiter.resolve(failed === undefined ? { ok: true, value: this.turnEnd(waiter) } : { ok: false, message: failed })
+    }
   }
 
   /** Notes what ends a turn, and settles the prompts waiting for it. */
@@ -197,9 +264,13 @@ export class RemoteBackend implements Backend {
       const newest = this.newestAssistant.get(event.message.sessionID)
       if (newest === undefined || event.message.id > newest)
         this.newestAssistant.set(event.message.sessionID, event.message.id)
+      // Kept from the first event (the prompt's own answer may arrive before the server's reply to it).
+      this.answers.set(event.message.parentID, event.message)
     }
-    if (event.type === "session.error")
+    if (event.type === "session.error") {
+      this.errors.set(event.sessionID, event.error.message)
       for (const w of this.waiters) if (w.sessionID === event.sessionID) w.failed = true
+    }
     const idle = event.type === "session.idle" || (event.type === "session.status" && event.status.type === "idle")
     if (idle || event.type === "session.error") void this.settle(event.sessionID)
   }
@@ -215,13 +286,21 @@ export class RemoteBackend implements Backend {
     if (info.ok && info.value.status !== "idle") return
     for (const waiter of done) {
       this.waiters.delete(waiter)
-      waiter.resolve({ ok: true, value: undefined })
+      waiter.resolve({ ok: true, value: this.turnEnd(waiter) })
     }
   }
 
-  async prompt(input: BackendPrompt): Promise<Outcome<void>> {
+  /** What a waiter's turn ended with (forgotten once told). */
+  private turnEnd(waiter: Waiter): TurnEnd {
+    const answer = this.answers.get(waiter.after)
+    this.answers.delete(waiter.after)
+    return { answer, error: this.errors.get(waiter.sessionID) }
+  }
+
+  async prompt(input: BackendPrompt): Promise<Outcome<TurnEnd | undefined>> {
     await this.streamOpen
     const client = this.server.client
+    this.errors.delete(input.sessionID)
     // The route takes text only: attached text files and context go inline, after what the person typed.
     const text = input.parts
       .flatMap((p) => (p.type === "text" ? [p.text] : []))
@@ -230,13 +309,17 @@ export class RemoteBackend implements Backend {
     const accepted = await attempt(() =>
       client.sessions.prompt(input.sessionID, {
         text: text || input.text,
-        agent: input.agent,
+        ...(input.agent ? { agent: input.agent } : {}),
         ...(input.model ? { model: input.model } : {})
       })
     )
     if (!accepted.ok) return accepted
-    if (input.signal.aborted) return { ok: false, message: "aborted" }
-    return new Promise<Outcome<void>>((resolve) => {
+    if (input.signal.aborted) {
+      // Stopped while the prompt was on its way: the turn it started is stopped too.
+      void attempt(() => client.sessions.abort(input.sessionID))
+      return { ok: false, message: "aborted" }
+    }
+    return new Promise<Outcome<TurnEnd | undefined>>((resolve) => {
       const waiter: Waiter = {
         sessionID: input.sessionID,
         after: accepted.value.messageID,
@@ -248,6 +331,7 @@ export class RemoteBackend implements Backend {
       }
       const onAbort = () => {
         this.waiters.delete(waiter)
+        this.answers.delete(waiter.after)
         void attempt(() => client.sessions.abort(input.sessionID))
         waiter.resolve({ ok: false, message: "aborted" })
       }
@@ -258,17 +342,18 @@ export class RemoteBackend implements Backend {
     })
   }
 
+  /** Who answered is not sent: the server records a reply over HTTP as the person's. */
   replyPermission(id: string, reply: "once" | "always" | "reject", message: string | undefined) {
     return attempt(() =>
       this.server.client.permissions.reply(id, { reply, ...(reply === "reject" && message ? { message } : {}) })
     )
   }
 
-  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined) {
+  replyQuestion(id: string, answers: ReadonlyArray<ReadonlyArray<string>> | undefined, reason?: string) {
     return attempt(() =>
       this.server.client.questions.reply(
         id,
-        answers ? { answers: answers.map((a) => [...a]) } : { dismissed: "The user dismissed the questions." }
+        answers ? { answers: answers.map((a) => [...a]) } : { dismissed: reason ?? "The user dismissed the questions." }
       )
     )
   }
@@ -304,7 +389,7 @@ export class RemoteBackend implements Backend {
         children.set(childID, await client.sessions.messages(childID).catch(() => []))
       return { session, messages, children }
     })
-    if (loaded.ok && loaded.value) this.follow(loaded.value.session.id, false)
+    if (loaded.ok && loaded.value) this.follow(loaded.value.session.id)
     return loaded
   }
 

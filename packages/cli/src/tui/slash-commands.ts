@@ -1,16 +1,13 @@
-import type { Session } from "@lathe/core"
-import type { McpPrompt } from "@lathe/mcp/host"
+import type { ListedCommand, Session } from "@lathe/core"
 import type { SessionDocument } from "../session-document.js"
-import type { CustomCommand } from "./custom-commands.js"
 import type { Transcript } from "./transcript.js"
 
-/** A built-in slash command. */
+/** A slash command the palette lists: a built-in, or a plugin's (a command file, an MCP server's prompt, …). */
 export interface SlashCommand {
   readonly name: string
   readonly description: string
-  readonly custom?: CustomCommand
-  /** An MCP server's prompt, listed as `/<server>:<prompt>`. */
-  readonly mcp?: McpPrompt
+  /** The plugin command it is, when it is not a built-in. */
+  readonly plugin?: ListedCommand
 }
 
 export const BUILTIN_COMMANDS: ReadonlyArray<SlashCommand> = [

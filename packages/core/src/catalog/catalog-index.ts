@@ -1,4 +1,4 @@
-import type { CatalogEntry } from "./model-catalog.js"
+import type { CatalogEntry } from "./model-info.js"
 import { type CatalogData, type CatalogModels, type CatalogRow, FLAG, INPUT_KINDS } from "./models-dev.js"
 
 /** A model of the catalogue with where it is served and what Lathe makes of it. */

@@ -3,17 +3,14 @@ import { Config, type ConfigInfo } from "../config/config.js"
 import type { ModelConfig } from "../config/config-schema.js"
 import { dataDir, type PathEnv } from "../config/paths.js"
 import { closeMatches } from "../provider/close-match.js"
-import type { ModelInfo } from "../provider/llm.js"
 import { descriptorFor } from "../provider/registry.js"
 import { CatalogIndex, type CatalogModel, type CatalogProvider } from "./catalog-index.js"
+import type { CatalogEntry, ModelInfo } from "./model-info.js"
 import { loadShippedCatalog } from "./models-dev.js"
 import { DEFAULT_MODELS_URL, type RefreshOutcome, readCachedCatalog, refreshCatalog } from "./refresh.js"
 
 export type { CatalogModel, CatalogProvider } from "./catalog-index.js"
 export { DEFAULT_MODELS_URL, REFRESH_INTERVAL_MS, type RefreshOutcome } from "./refresh.js"
-
-/** A catalogue entry: a model's limits, USD prices per million tokens and capabilities. */
-export type CatalogEntry = Omit<ModelInfo, "providerID" | "modelID">
 
 /** The model Lathe picks when only `ANTHROPIC_API_KEY` is set and no model is configured. */
 export const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"

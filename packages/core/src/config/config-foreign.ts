@@ -6,7 +6,6 @@
  */
 import { Effect } from "effect"
 import type { Rule } from "../contracts/permission-next.js"
-import type { ResolvedEnv } from "../process/secret-values.js"
 import { type ClaudePlaces, translateClaudeSettings } from "./config-claude.js"
 import {
   type ConfigError,
@@ -14,6 +13,7 @@ import {
   isObject,
   type ParsedConfig,
   parseJsonc,
+  type ResolvedEnv,
   readText,
   substitute,
   validate

@@ -261,6 +261,12 @@ export const validate = <S extends z.ZodType>(
 
 const TOKEN = /\{(env|file):([^}]*)\}/g
 
+/** One `{env:NAME}` placeholder a trusted config file used, and what it was replaced with. */
+export interface ResolvedEnv {
+  readonly name: string
+  readonly value: string
+}
+
 /** The names the `{env:NAME}` placeholders in a config value refer to, in order, without duplicates. */
 export const envReferences = (value: unknown): Array<string> => {
   const names = new Set<string>()

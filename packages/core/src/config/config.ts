@@ -3,7 +3,6 @@ import { join, relative, resolve, sep } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
 import type { Rule } from "../contracts/permission-next.js"
-import type { ResolvedEnv } from "../process/secret-values.js"
 import { descriptorOf } from "../provider/registry.js"
 import { type ForeignFormat, loadForeign } from "./config-foreign.js"
 import {
@@ -13,6 +12,7 @@ import {
   isWithin,
   type ParsedConfig,
   parseJsonc,
+  type ResolvedEnv,
   readText,
   schemaError,
   storeFromEnv,
@@ -32,7 +32,7 @@ import { type DroppedRule, droppedAllowRules, stripUntrusted, type UntrustedItem
 import { Paths, type PathsShape } from "./paths.js"
 
 /** The loader's error (one tagged error with a `reason`), defined beside the file reader. */
-export { ConfigError, ConfigErrorReason } from "./config-load.js"
+export { ConfigError, ConfigErrorReason, type ResolvedEnv } from "./config-load.js"
 export type { DroppedRule, UntrustedItem } from "./config-untrusted.js"
 
 /** What one untrusted project file asked for and did not get (see {@link ConfigShape.ignored}). */

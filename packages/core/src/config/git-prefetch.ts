@@ -1,5 +1,6 @@
-import { execFile, spawn } from "node:child_process"
-import { gitSafeEnv, gitSafeShellPrelude, prepareSafeGit } from "../process/git-safe.js"
+import { gitEnv, gitSafeShellPrelude } from "../process/git-safe.js"
+import { runSafeGit } from "../process/run-git.js"
+import { runProcess } from "../process/run-process.js"
 
 /**
  * The git commands whose output start-up needs. The CLI's entry starts them before it loads the heavy modules
@@ -49,16 +50,8 @@ const keyOf = (cwd: string, args: ReadonlyArray<string>): string => [cwd, ...arg
 const run = (cwd: string, args: ReadonlyArray<string>, timeoutMs: number = TIMEOUT_MS): Promise<string | undefined> =>
   process.platform !== "win32"
     ? (runInOneShell(cwd, [args], timeoutMs, false)[0] ?? Promise.resolve(undefined))
-    : prepareSafeGit(cwd, { timeoutMs }).then(
-        (safe) =>
-          new Promise((done) => {
-            execFile(
-              "git",
-              [...safe.options, ...args],
-              { cwd, env: safe.env, timeout: timeoutMs, windowsHide: true },
-              (error, stdout) => done(error ? undefined : stdout.trim())
-            )
-          }),
+    : runSafeGit(cwd, args, { timeoutMs }).then(
+        (result) => (result.exitCode === 0 && !result.timedOut ? result.stdout.toString("utf8").trim() : undefined),
         () => undefined
       )
 
@@ -119,43 +112,37 @@ const runInOneShell = (
       rest = rest.slice(end + 1)
     }
   }
-  // In a process group of its own, so that stopping it stops the git it is running too: a status stopped at the time
-  // limit no longer stats a huge repository on for nobody.
-  const shell = spawn("/bin/sh", ["-c", script], {
-    cwd,
-    env: gitSafeEnv(),
-    detached: true,
-    stdio: ["ignore", "pipe", "ignore"]
-  })
-  const stop = () => {
-    try {
-      if (shell.pid !== undefined) process.kill(-shell.pid, "SIGKILL")
-    } catch {
-      // ended meanwhile
-    }
-  }
-  const timer = setTimeout(stop, timeoutMs)
-  timer.unref()
-  // Outside the terminal's process group a Ctrl-C no longer reaches it: it ends with this process instead.
-  process.once("exit", stop)
+  // In a process group of its own, stopped with everything in it (SIGKILL, no grace) at the time limit or when this
+  // process exits: a status stopped at the time limit no longer stats a huge repository on for nobody, and outside
+  // the terminal's process group a Ctrl-C no longer reaches it. The environment is git's hardened one (`gitEnv`): no
+  // `GIT_DIR`, `GIT_WORK_TREE`, `GIT_CONFIG_PARAMETERS`… of this process's environment redirects these commands.
   const finish = () => {
-    clearTimeout(timer)
-    process.off("exit", stop)
     // Ended (or stopped, or never started): whatever did not answer by now, failed.
     while (answered < commands.length) settles[answered++]?.(undefined)
   }
-  shell.on("close", finish)
-  shell.on("error", finish)
-  shell.stdout.setEncoding("utf8")
-  shell.stdout.on("data", take)
-  // At the lowest priority (inherited by the git processes): on a large repository `git status` stats every file
-  // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
-  // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).
-  try {
-    if (background && shell.pid !== undefined) process.getBuiltinModule("node:os").setPriority(shell.pid, 19)
-  } catch {
-    // gone already, or not allowed: it runs at normal priority
-  }
+  runProcess({
+    file: "/bin/sh",
+    args: ["-c", script],
+    cwd,
+    env: gitEnv(),
+    timeoutMs,
+    killGraceMs: 0,
+    killOnExit: true,
+    maxOutputBytes: 0,
+    onOutput: (text, stream) => {
+      if (stream === "stdout") take(text)
+    },
+    // At the lowest priority (inherited by the git processes): on a large repository `git status` stats every file
+    // with several threads, and on a small machine that took CPU from this process's start-up, which is what the
+    // answer waits for anyway (bench/loop.ts, 50,000 files, 2 cores: first request ~×0.9).
+    onStart: (pid) => {
+      try {
+        if (background) process.getBuiltinModule("node:os").setPriority(pid, 19)
+      } catch {
+        // gone already, or not allowed: it runs at normal priority
+      }
+    }
+  }).then(finish, finish)
   return answers
 }
 

@@ -1,13 +1,19 @@
+import { Schema } from "effect"
+
 /** How the doom-loop guard behaves. */
 export interface DoomLoopOptions {
   /** Identical calls in a row that trigger the `doom_loop` ask; 0 or less disables the guard. */
   readonly threshold: number
-  /** Tools never counted (by default the todo tools, which models legitimately repeat). */
+  /** Tools never counted: by default those with the `repeats` trait (the todo tools), which models legitimately repeat. */
   readonly ignoredTools: ReadonlyArray<string>
 }
 
-/** The defaults: three identical calls in a row, todo tools ignored. */
-export const defaultDoomLoop: DoomLoopOptions = { threshold: 3, ignoredTools: ["todowrite", "todoread"] }
+/** The defaults: three identical calls in a row, none ignored (the loop adds the tools with the `repeats` trait). */
+export const defaultDoomLoop: DoomLoopOptions = { threshold: 3, ignoredTools: [] }
+
+/** The tools the guard ignores by default: those whose identical calls in a row are normal (`repeats`). */
+export const repeatingTools = (tools: ReadonlyArray<{ readonly id: string; readonly repeats: boolean }>) =>
+  tools.flatMap((tool) => (tool.repeats ? [tool.id] : []))
 
 /** JSON with object keys sorted at every depth, so `{a,b}` and `{b,a}` compare equal. */
 export const canonicalJson = (value: unknown): string =>
@@ -92,3 +98,19 @@ export const doomLoopReport = (
     `is ${threshold}), and going on was not allowed.\nRepeated call (×${count}): ${tool} ${shown}\n${suggestion}`
   return { tool, count, threshold, calls, suggestion, message }
 }
+
+/**
+ * The same tool with the same input was called `threshold` times or more in a row, and going on was not allowed (the
+ * person said stop, or no one could be asked). `message` is the whole report for the person (see `doomLoopReport`).
+ */
+export class DoomLoopDetected extends Schema.TaggedError<DoomLoopDetected>()("DoomLoopDetected", {
+  tool: Schema.String,
+  count: Schema.Number,
+  /** The doom-loop threshold in force (config `doom_loop.threshold`). */
+  threshold: Schema.Number,
+  /** The repeated calls, oldest first: tool and canonical JSON input. */
+  calls: Schema.Array(Schema.Struct({ tool: Schema.String, input: Schema.String })),
+  /** What the person can do next. */
+  suggestion: Schema.String,
+  message: Schema.String
+}) {}

@@ -1,12 +1,13 @@
 import { Effect } from "effect"
+import type { ModelInfo } from "../catalog/model-info.js"
 import type { Bus } from "../contracts/bus.js"
 import type { AgentInfo } from "../plugin-host/agent.js"
 import type { Plugins } from "../plugin-host/plugins.js"
-import type { ModelInfo } from "../provider/llm.js"
 import { ascendingId } from "../schema/id.js"
 import type { AssistantMessage, Session, UserMessage } from "../schema/message.js"
 import type { Part } from "../schema/part.js"
-import type { SessionStore, StoreError } from "../store/session-store.js"
+import type { StoreError } from "../store/session-store.js"
+import type { SessionWriter } from "../store/session-writer.js"
 
 /** How often one turn goes on because a `turn.stop` hook asked it to. */
 export const MAX_TURN_CONTINUES = 3
@@ -14,7 +15,7 @@ export const MAX_TURN_CONTINUES = 3
 /** What the turn hooks need from the loop. */
 export interface TurnHookServices {
   readonly plugins: Plugins["Service"]
-  readonly store: SessionStore["Service"]
+  readonly writer: SessionWriter["Service"]
   readonly bus: Bus["Service"]
   /** Stores a prompt as a user message (the loop's own). */
   readonly storeUser: (
@@ -35,7 +36,7 @@ const turnInput = (session: Session, agent: AgentInfo) => ({
  * The plugin hooks around a turn: `session.start` and `prompt.submit` before the model sees a prompt, `turn.stop`
  * when the model ends the turn. Never fails but for the store: a throwing hook is reported and skipped by `Plugins`.
  */
-export const makeTurnHooks = ({ plugins, store, bus, storeUser }: TurnHookServices) => {
+export const makeTurnHooks = ({ plugins, writer, bus, storeUser }: TurnHookServices) => {
   /** Sessions that had a turn in this process (`session.start` runs on each one's first). */
   const started = new Set<string>()
 
@@ -66,8 +67,7 @@ export const makeTurnHooks = ({ plugins, store, bus, storeUser }: TurnHookServic
     if (plugins.has("prompt.submit")) {
       const output = yield* plugins.trigger("prompt.submit", { ...turnInput(session, agent), text }, { context: [] })
       if (output.block !== undefined) {
-        yield* store.removeMessage(session.id, messageID)
-        yield* bus.publish({ type: "message.removed", sessionID: session.id, messageID })
+        yield* writer.removeMessage(session.id, messageID)
         yield* bus.publish({ type: "notice", level: "warn", message: `A plugin withdrew the prompt: ${output.block}` })
         return true
       }
@@ -82,8 +82,7 @@ export const makeTurnHooks = ({ plugins, store, bus, storeUser }: TurnHookServic
         text,
         synthetic: true
       }
-      yield* store.putPart(part)
-      yield* bus.publish({ type: "part.updated", part })
+      yield* writer.putPart(part)
     }
     return false
   })

@@ -1,45 +1,45 @@
 import { Clock, Context, Effect, Layer, Schema, type Scope } from "effect"
 import { assumedModelNotice } from "../catalog/model-catalog.js"
+import type { ModelInfo } from "../catalog/model-info.js"
 import { Config } from "../config/config.js"
 import { Paths } from "../config/paths.js"
 import { Bus } from "../contracts/bus.js"
 import { PermissionDefaults, type Ruleset } from "../contracts/permission-next.js"
 import { assembleRuleset } from "../contracts/permission-ruleset.js"
-import { compilePattern } from "../contracts/wildcard.js"
-import { type AgentInfo, agentAllowsTool, resolveAgents } from "../plugin-host/agent.js"
+import { type AgentInfo, resolveAgents } from "../plugin-host/agent.js"
 import { Plugins } from "../plugin-host/plugins.js"
-import type { AnyTool } from "../plugin-host/tool.js"
 import { truncationDir } from "../plugin-host/truncate.js"
-import {
-  LLM,
-  type ModelInfo,
-  type ModelNotFound,
-  type ProviderError,
-  type ProviderNotConfigured
-} from "../provider/llm.js"
+import { LLM } from "../provider/llm.js"
+import type { ModelNotFound, ProviderError, ProviderNotConfigured } from "../provider/provider-error.js"
 import type { Reasoning } from "../provider/reasoning.js"
-import { addTokens, isOverflow } from "../provider/usage.js"
+import { isOverflow } from "../provider/usage.js"
 import { ascendingId } from "../schema/id.js"
-import type { AssistantMessage, MessageError, MessageWithParts, Session, UserMessage } from "../schema/message.js"
-import { emptyTokens, type Part } from "../schema/part.js"
+import type { AssistantMessage, MessageWithParts, Session, UserMessage } from "../schema/message.js"
+import type { PromptPart } from "../schema/prompt-part.js"
 import { DEFAULT_SESSION_TITLE } from "../store/session.js"
 import { recoverSession } from "../store/session-recover.js"
 import { commitRevert } from "../store/session-revert.js"
 import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "../store/session-store.js"
-import { DoomLoopGuard, defaultDoomLoop } from "./doom-loop.js"
-import { type DoomLoopDetected, Processor } from "./processor.js"
-import { Retry } from "./retry.js"
+import { SessionWriter } from "../store/session-writer.js"
+import { Compaction } from "./compaction.js"
+import { type DoomLoopDetected, DoomLoopGuard, defaultDoomLoop, repeatingTools } from "./doom-loop.js"
+import { subagentRules, turnTools } from "./offered-tools.js"
 import { makeTurnHooks } from "./session-hooks.js"
-import { makeStepRunner, type StepRunner } from "./session-step.js"
+import { Step } from "./step.js"
 import { recordStepLimit, stepCap } from "./step-limit.js"
-import { SubagentFailed, type SubagentRequest, type SubagentResult, Subagents } from "./subagents.js"
-import { SystemPrompt } from "./system-prompt.js"
+import { SubagentFailed, type SubagentRequest, Subagents } from "./subagents.js"
+import { Title } from "./title.js"
+import {
+  assistantMessage,
+  childResult,
+  childSession,
+  promptParts,
+  storedPromptParts,
+  userMessage
+} from "./user-prompt.js"
 
-/** A piece of a prompt as a person gives it. */
-export type PromptPart =
-  /** `synthetic` text is context Lathe added for the person (an attached file's contents); UIs do not show it. */
-  | { readonly type: "text"; readonly text: string; readonly synthetic?: boolean }
-  | { readonly type: "file"; readonly url: string; readonly mime: string; readonly filename?: string }
+/** A piece of a prompt as a person gives it (defined beside the plugin API, which contributes them too). */
+export type { PromptPart } from "../schema/prompt-part.js"
 
 /** One prompt to a session. */
 export interface PromptInput {
@@ -153,98 +153,62 @@ export class SessionPrompt extends Context.Service<
     readonly compact: (input: CompactRequest) => Effect.Effect<void, CompactError>
   }
 >()("@lathe/core/SessionPrompt") {
-  /** The real loop. */
+  /** The real turn, over the loop's `Step`, `Compaction` and `Title` (see `loopLayer` for the whole loop). */
   static readonly layer = Layer.effect(
     SessionPrompt,
     Effect.suspend(() => makeSessionPrompt)
   )
 }
 
-/** The permission name a tool's calls are checked under (the file-changing tools share `edit`). */
-export const toolPermission = (toolID: string): string =>
-  ["write", "edit", "multiedit", "apply_patch", "patch"].includes(toolID) ? "edit" : toolID
-
-/** The tools an agent is offered: switched on for it, and not denied outright (`*` → deny as the last word). */
-export const offeredTools = (
-  tools: ReadonlyArray<AnyTool>,
-  agent: AgentInfo,
-  ruleset: Ruleset
-): Record<string, AnyTool> => {
-  const offered: Record<string, AnyTool> = {}
-  for (const tool of tools) {
-    if (!agentAllowsTool(agent, tool.id)) continue
-    const permission = toolPermission(tool.id)
-    const last = ruleset.findLast((rule) => compilePattern(rule.permission)(permission))
-    if (last && last.pattern === "*" && last.action === "deny") continue
-    offered[tool.id] = tool
-  }
-  return offered
+/** What a turn runs with, once its prompt is stored. */
+interface TurnContext {
+  readonly sessionID: string
+  readonly agent: AgentInfo
+  readonly agents: Map<string, AgentInfo>
+  readonly model: ModelInfo
+  readonly input: PromptInput
+  readonly abort: AbortSignal
+  readonly user: UserMessage
+  readonly session: Session
+  /** The prompt's text, repeated after a summary of the whole history. */
+  readonly promptText: string
 }
 
-/** The error recorded on a message for a failure of the turn. */
-export const messageError = (
-  error: PromptError | { readonly _tag: string; readonly message: string }
-): MessageError => {
-  switch (error._tag) {
-    case "ProviderError": {
-      const e = error as ProviderError
-      return {
-        name: "ProviderError",
-        message: e.message,
-        providerID: e.providerID,
-        modelID: e.modelID,
-        reason: e.reason
-      }
-    }
-    case "DoomLoopDetected": {
-      const e = error as DoomLoopDetected
-      return {
-        name: "DoomLoopDetected",
-        message: e.message,
-        tool: e.tool,
-        count: e.count,
-        threshold: e.threshold,
-        calls: e.calls,
-        suggestion: e.suggestion
-      }
-    }
-    case "ProviderNotConfigured":
-    case "ModelNotFound":
-      return { name: error._tag, message: error.message }
-    default:
-      return { name: "Unknown", message: error.message }
-  }
-}
+/** The title a session gets from its first prompt at once (the title agent's comes later): its first line, cut. */
+const quickTitle = (session: Session, firstText: string, fresh: boolean): { readonly title?: string } =>
+  fresh && firstText && session.title === DEFAULT_SESSION_TITLE
+    ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title }
+    : {}
+
+/** A failure of a subagent's run as the `SubagentFailed` the task tool reports. */
+const asSubagentFailure = (agent: string, error: { readonly _tag: string; readonly message: string }) =>
+  error._tag === "SubagentFailed"
+    ? (error as SubagentFailed)
+    : new SubagentFailed({ agent, message: `The ${agent} subagent failed: ${error.message}` })
 
 const makeSessionPrompt = Effect.gen(function* () {
   const store = yield* SessionStore
+  const writer = yield* SessionWriter
   const bus = yield* Bus
   const llm = yield* LLM
   const config = yield* Config
   const plugins = yield* Plugins
   const paths = yield* Paths
   const subagents = yield* Subagents
+  const step = yield* Step
+  const compaction = yield* Compaction
+  const title = yield* Title
   const defaults = yield* PermissionDefaults
   const scope: Scope.Scope = yield* Effect.scope
-  const runner: StepRunner = makeStepRunner({
-    store,
-    bus,
-    llm,
-    plugins,
-    processor: yield* Processor,
-    system: yield* SystemPrompt,
-    retry: yield* Retry,
-    paths
-  })
+  // Recovery and undo are store functions: they run on the store and writer bound here, once.
+  const storage = yield* Effect.context<SessionStore | SessionWriter>()
   const running = new Map<string, AbortController>()
   /** The `provider/model` of each running turn, by session: what a subagent it starts inherits. */
   const turnModels = new Map<string, string>()
-  const hooks = makeTurnHooks({ plugins, store, bus, storeUser: (...args) => storeUser(...args) })
+  const hooks = makeTurnHooks({ plugins, writer, bus, storeUser: (...args) => storeUser(...args) })
 
-  /** The session, agents, agent and model a prompt runs with (the agent and model checked). */
-  const resolve = Effect.fnUntraced(function* (input: PromptInput) {
-    const session = yield* store.getSession(input.sessionID)
-    const agents = resolveAgents(plugins.agents, config.info.agent)
+  /** The agent a prompt names, else the session's while it can take a prompt, else the default; checked. */
+  const pickAgent = Effect.fnUntraced(function* (input: PromptInput, session: Session, agents: Map<string, AgentInfo>) {
     const fallback = config.info.default_agent ?? "build"
     const primary = (a: AgentInfo | undefined): a is AgentInfo => a !== undefined && !a.hidden && a.mode !== "subagent"
     // The session's agent, unless it can no longer take a prompt (removed from config, or a subagent stored by a
@@ -270,6 +234,14 @@ const makeSessionPrompt = Effect.gen(function* () {
           `(${stored === undefined ? "no agent has that name now" : "it is a subagent"}); the "${agentName}" agent ` +
           `answers instead.`
       })
+    return { agent, sessionAgent }
+  })
+
+  /** The session, agents, agent and model a prompt runs with (the agent and model checked). */
+  const resolve = Effect.fnUntraced(function* (input: PromptInput) {
+    const session = yield* store.getSession(input.sessionID)
+    const agents = resolveAgents(plugins.agents, config.info.agent)
+    const { agent, sessionAgent } = yield* pickAgent(input, session, agents)
     // A subagent with no model of its own runs on its caller's: the turn that started it, else (a mention) the
     // model the session's own agent would have used.
     const inherited = input.allowSubagents ? (input.inheritedModel ?? agents.get(sessionAgent)?.model) : undefined
@@ -286,28 +258,38 @@ const makeSessionPrompt = Effect.gen(function* () {
     return yield* storeUser(session.id, agent, model, input.parts, input.messageID)
   })
 
-  const prompt = Effect.fn("SessionPrompt.prompt")(function* (input: PromptInput) {
-    const found = yield* store.getSession(input.sessionID)
-    if (running.has(found.id))
-      return yield* new SessionBusy({
-        sessionID: found.id,
-        message: `Session ${found.id} is already working on a prompt; wait for it to finish or cancel it.`
-      })
-    const { session, agents, agent, model } = yield* resolve(input)
-
+  /**
+   * Marks a session busy until `release` runs: a turn on `model` (what its subagents inherit), or a compaction
+   * (no model). The work's signal follows the caller's `abort` from now on (a turn's also when it already fired).
+   */
+  const claim = (sessionID: string, model: ModelInfo | undefined, abort: AbortSignal | undefined) => {
     const controller = new AbortController()
     const onAbort = () => controller.abort()
-    input.abort?.addEventListener("abort", onAbort, { once: true })
-    if (input.abort?.aborted) controller.abort()
-    running.set(session.id, controller)
-    turnModels.set(session.id, `${model.providerID}/${model.modelID}`)
+    abort?.addEventListener("abort", onAbort, { once: true })
+    if (model && abort?.aborted) controller.abort()
+    running.set(sessionID, controller)
+    if (model) turnModels.set(sessionID, `${model.providerID}/${model.modelID}`)
     const release = Effect.sync(() => {
-      running.delete(session.id)
-      turnModels.delete(session.id)
-      input.abort?.removeEventListener("abort", onAbort)
+      running.delete(sessionID)
+      turnModels.delete(sessionID)
+      abort?.removeEventListener("abort", onAbort)
     })
+    return { signal: controller.signal, release }
+  }
 
-    return yield* turn(session.id, agent, model, input, controller.signal, agents).pipe(
+  /** Fails with SessionBusy while the session runs a turn (or a compaction). */
+  const ensureIdle = (sessionID: string, message: string) =>
+    running.has(sessionID) ? Effect.fail(new SessionBusy({ sessionID, message })) : Effect.void
+
+  const prompt = Effect.fn("SessionPrompt.prompt")(function* (input: PromptInput) {
+    const found = yield* store.getSession(input.sessionID)
+    yield* ensureIdle(
+      found.id,
+      `Session ${found.id} is already working on a prompt; wait for it to finish or cancel it.`
+    )
+    const { session, agents, agent, model } = yield* resolve(input)
+    const { signal, release } = claim(session.id, model, input.abort)
+    return yield* turn(session.id, agent, model, input, signal, agents).pipe(
       Effect.ensuring(
         Effect.gen(function* () {
           yield* release
@@ -324,57 +306,30 @@ const makeSessionPrompt = Effect.gen(function* () {
     sessionID: string,
     agent: AgentInfo,
     model: ModelInfo,
-    promptParts: ReadonlyArray<PromptPart>,
+    parts: ReadonlyArray<PromptPart>,
     id?: string
   ) {
-    const user: UserMessage = {
-      id: id ?? ascendingId("message"),
-      sessionID,
-      role: "user",
-      time: { created: yield* Clock.currentTimeMillis },
-      agent: agent.name,
-      model: { providerID: model.providerID, modelID: model.modelID }
-    }
-    yield* store.putMessage(user)
-    yield* bus.publish({ type: "message.updated", message: user })
-    for (const promptPart of promptParts) {
-      const part: Part =
-        promptPart.type === "text"
-          ? {
-              id: ascendingId("part"),
-              sessionID,
-              messageID: user.id,
-              type: "text",
-              text: promptPart.text,
-              ...(promptPart.synthetic ? { synthetic: true } : {})
-            }
-          : {
-              id: ascendingId("part"),
-              sessionID,
-              messageID: user.id,
-              type: "file",
-              mime: promptPart.mime,
-              url: promptPart.url,
-              ...(promptPart.filename ? { filename: promptPart.filename } : {})
-            }
-      yield* store.putPart(part)
-      yield* bus.publish({ type: "part.updated", part })
-    }
+    const user = userMessage(sessionID, agent, model, yield* Clock.currentTimeMillis, id)
+    yield* writer.putMessage(user)
+    for (const part of promptParts(sessionID, user.id, parts)) yield* writer.putPart(part)
     return user
   })
 
-  const turn = Effect.fnUntraced(function* (
+  /**
+   * Opens a turn: closes what a dead process left open, makes an undo final, stores (or finds) the prompt, runs the
+   * prompt hooks, and names the session. Undefined when a hook withdrew the prompt.
+   */
+  const openTurn = Effect.fnUntraced(function* (
     sessionID: string,
     agent: AgentInfo,
     model: ModelInfo,
     input: PromptInput,
-    abort: AbortSignal,
     agents: Map<string, AgentInfo>
   ) {
     // A step a dead process left open is closed first, so the history sent to the model is well-formed.
-    yield* recoverSession(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
+    yield* recoverSession(sessionID).pipe(Effect.provide(storage))
     // A new prompt after an undo makes the undo final: the hidden messages go.
-    yield* commitRevert(sessionID).pipe(Effect.provideService(SessionStore, store), Effect.provideService(Bus, bus))
+    yield* commitRevert(sessionID).pipe(Effect.provide(storage))
     const now = yield* Clock.currentTimeMillis
     const stored = yield* store.messages(sessionID)
     // A prompt stored earlier (`append`, while another turn ran) is answered as it is; otherwise the parts are stored.
@@ -386,9 +341,7 @@ const makeSessionPrompt = Effect.gen(function* () {
         ? existing.info
         : yield* storeUser(sessionID, agent, model, input.parts, input.messageID)
     const history = stored.filter((m) => m.info.id < user.id)
-    const parts: ReadonlyArray<PromptPart> = existing
-      ? existing.parts.flatMap((part) => (part.type === "text" ? [{ type: "text" as const, text: part.text }] : []))
-      : input.parts
+    const parts = existing ? storedPromptParts(existing) : input.parts
     yield* bus.publish({ type: "session.started", sessionID, messageID: user.id })
     yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
 
@@ -397,36 +350,67 @@ const makeSessionPrompt = Effect.gen(function* () {
     // Plugins see the prompt before the model does: they may add context to it, or withdraw it.
     const said = parts.flatMap((part) => (part.type === "text" && !part.synthetic ? [part.text] : [])).join("\n")
     if (yield* hooks.beforePrompt(session, agent, user.id, said, history.length === 0))
-      return { info: user, parts: [] } satisfies MessageWithParts
+      return { user, opened: undefined }
     const firstText = parts.find((part) => part.type === "text")?.text.trim() ?? ""
-    const titled =
-      history.length === 0 && firstText && session.title === DEFAULT_SESSION_TITLE
-        ? { title: firstText.split("\n")[0]?.slice(0, 50) ?? session.title }
-        : {}
     // A subagent's prompt (a mention; a task's child session was made with its agent) leaves the session's agent.
     const kept = input.allowSubagents ? {} : { agent: agent.name }
-    const updated = { ...session, ...titled, ...kept, time: { ...session.time, updated: now } }
-    yield* store.putSession(updated)
-    yield* bus.publish({ type: "session.updated", session: updated })
-    if (history.length === 0 && firstText && input.title !== false) {
-      const titleAgent = agents.get("title")
+    const titled = quickTitle(session, firstText, history.length === 0)
+    yield* writer.updateSession({ ...session, ...titled, ...kept, time: { ...session.time, updated: now } })
+    const titleAgent = agents.get("title")
+    if (history.length === 0 && firstText && input.title !== false && titleAgent) {
       // A title needs no thinking: the turn's reasoning setting is not sent with it.
       const { reasoning: _, ...titleModel } = model
-      if (titleAgent) yield* Effect.forkIn(runner.title(sessionID, firstText, titleAgent, titleModel), scope)
+      yield* Effect.forkIn(title.generate(sessionID, firstText, titleAgent, titleModel), scope)
     }
+    return { user, opened: { session, history, promptText } }
+  })
 
+  /** Compacts the history before the turn in progress, when the config lets the loop do it on its own. */
+  const autoCompact = (turn: TurnContext, request?: string) =>
+    compaction.compact({
+      sessionID: turn.sessionID,
+      keepFrom: turn.user.id,
+      model: turn.model,
+      agents: turn.agents,
+      abort: turn.abort,
+      auto: true,
+      ...(request !== undefined ? { request } : {})
+    })
+
+  const turn = Effect.fnUntraced(function* (
+    sessionID: string,
+    agent: AgentInfo,
+    model: ModelInfo,
+    input: PromptInput,
+    abort: AbortSignal,
+    agents: Map<string, AgentInfo>
+  ) {
+    const { user, opened } = yield* openTurn(sessionID, agent, model, input, agents)
+    if (opened === undefined) return { info: user, parts: [] } satisfies MessageWithParts
+    const context: TurnContext = { sessionID, agent, agents, model, input, abort, user, ...opened }
     // A previous turn that ended over the limit is compacted before this one starts.
-    const lastAssistant = history.findLast((m) => m.info.role === "assistant")?.info
+    const lastAssistant = opened.history.findLast((m) => m.info.role === "assistant")?.info
     if (
       lastAssistant?.role === "assistant" &&
       isOverflow(lastAssistant.tokens, model) &&
       config.info.compaction?.auto !== false
     )
-      yield* runner.compact({ sessionID, keepFrom: user.id, model, agents, abort, auto: true })
+      yield* autoCompact(context)
+    const last = yield* runSteps(context)
+    if (!last) return { info: user, parts: [] } satisfies MessageWithParts
+    return yield* store.getMessage(sessionID, last.id)
+  })
 
+  /**
+   * The turn's steps, until the model stops calling tools (and no `turn.stop` hook sends it on), a call is blocked,
+   * the turn is aborted, or the step cap is reached; compacts in between when the context filled up. Returns the
+   * last step's message.
+   */
+  const runSteps = Effect.fnUntraced(function* (turn: TurnContext) {
+    const { agent, model, abort, input } = turn
     const guard = new DoomLoopGuard({
       threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
-      ignoredTools: config.info.doom_loop?.ignored_tools ?? defaultDoomLoop.ignoredTools
+      ignoredTools: config.info.doom_loop?.ignored_tools ?? repeatingTools(plugins.tools)
     })
     const ruleset: Ruleset = assembleRuleset({
       defaults,
@@ -435,55 +419,42 @@ const makeSessionPrompt = Effect.gen(function* () {
       truncationDir: truncationDir(paths.data),
       extraRules: input.extraRules
     })
-    // The tools on offer are decided again only when a plugin changed its tools (an MCP server that connected while
-    // the turn ran): its tools are offered from the next step.
-    let pluginTools = plugins.tools
-    let turnTools = offeredTools(pluginTools, agent, ruleset)
-    let last: AssistantMessage | undefined
+    const offer = turnTools(agent, ruleset)
     // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
     const cap = stepCap(agent.maxSteps, config.info.max_steps)
+    let last: AssistantMessage | undefined
     let continued = 0
-    for (let step = 1; ; step++) {
+    for (let number = 1; ; number++) {
       if (abort.aborted) break
-      const lastStep = cap !== undefined && step >= cap
-      const current = plugins.tools
-      if (current.length !== pluginTools.length || current.some((tool, index) => tool !== pluginTools[index])) {
-        pluginTools = current
-        turnTools = offeredTools(pluginTools, agent, ruleset)
-      }
-      const tools = lastStep ? {} : turnTools
-      const assistant: AssistantMessage = {
-        id: ascendingId("message"),
-        sessionID,
-        role: "assistant",
-        parentID: user.id,
-        agent: agent.name,
-        model: { providerID: model.providerID, modelID: model.modelID },
-        path: { cwd: paths.directory, root: paths.root },
-        time: { created: yield* Clock.currentTimeMillis },
-        tokens: emptyTokens(),
-        cost: 0
-      }
-      const output = yield* runner.step({
+      const lastStep = cap !== undefined && number >= cap
+      const tools = offer(plugins.tools)
+      const assistant = assistantMessage(
+        turn.user,
+        agent,
+        model,
+        { cwd: paths.directory, root: paths.root },
+        yield* Clock.currentTimeMillis
+      )
+      const output = yield* step.run({
         assistant,
         agent,
         model,
-        tools,
+        tools: lastStep ? {} : tools,
         abort,
         ruleset,
-        step,
+        step: number,
         guard,
         lastStep,
         ...(input.constraints ? { constraints: input.constraints } : {})
       })
       last = output.message
-      if (lastStep && !abort.aborted) last = yield* recordStepLimit(store, bus, last, step)
+      if (lastStep && !abort.aborted) last = yield* recordStepLimit(writer, bus, last, number)
       // A plugin may send a turn the model ended on with an instruction, a few times at most.
       if (
         output.result === "stop" &&
         !lastStep &&
         !abort.aborted &&
-        (yield* hooks.goOn(session, agent, model, output.message, continued))
+        (yield* hooks.goOn(turn.session, agent, model, output.message, continued))
       ) {
         continued++
         continue
@@ -491,47 +462,34 @@ const makeSessionPrompt = Effect.gen(function* () {
       if (output.result === "stop" || lastStep) break
       if (output.result === "compact") {
         if (config.info.compaction?.auto === false) break
-        yield* runner.compact({ sessionID, keepFrom: user.id, model, agents, abort, auto: true, request: promptText })
+        yield* autoCompact(turn, turn.promptText)
       }
     }
-    if (!last) return { info: user, parts: [] } satisfies MessageWithParts
-    return yield* store.getMessage(sessionID, last.id)
+    return last
   })
 
   const cancel = (sessionID: string) => Effect.sync(() => running.get(sessionID)?.abort())
 
-  yield* subagents.register((request) => runChild(request))
+  /** The child session a subagent runs in: the one the request continues (if it is this session's), else a new one. */
+  const openChild = Effect.fnUntraced(function* (request: SubagentRequest) {
+    if (request.sessionID) {
+      const existing = yield* store.getSession(request.sessionID).pipe(Effect.option)
+      if (existing._tag === "None" || existing.value.parentID !== request.parentSessionID)
+        return yield* new SubagentFailed({
+          agent: request.agent,
+          message: `Session ${request.sessionID} is not a subagent session of this session; omit session_id to start one.`
+        })
+      return request.sessionID
+    }
+    const child = childSession(request, paths, yield* Clock.currentTimeMillis)
+    yield* writer.createSession(child, request.callID ? { callID: request.callID } : {})
+    return child.id
+  })
 
   /** Runs a subagent in a child session (new, or continued by id) and sums up what this run of it did. */
   const runChild = (request: SubagentRequest) =>
     Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      let sessionID = request.sessionID
-      if (sessionID) {
-        const existing = yield* store.getSession(sessionID).pipe(Effect.option)
-        if (existing._tag === "None" || existing.value.parentID !== request.parentSessionID)
-          return yield* new SubagentFailed({
-            agent: request.agent,
-            message: `Session ${sessionID} is not a subagent session of this session; omit session_id to start one.`
-          })
-      } else {
-        const child: Session = {
-          id: ascendingId("session"),
-          projectID: paths.projectID,
-          directory: paths.directory,
-          parentID: request.parentSessionID,
-          title: `${request.description} (@${request.agent} subagent)`,
-          agent: request.agent,
-          time: { created: now, updated: now }
-        }
-        yield* store.putSession(child)
-        yield* bus.publish({
-          type: "session.created",
-          session: child,
-          ...(request.callID ? { callID: request.callID } : {})
-        })
-        sessionID = child.id
-      }
+      const sessionID = yield* openChild(request)
       const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
       const inheritedModel = turnModels.get(request.parentSessionID)
       yield* prompt({
@@ -544,90 +502,38 @@ const makeSessionPrompt = Effect.gen(function* () {
         allowSubagents: true,
         constraints: request.constraints,
         // No recursion and no todo list of its own: the caller plans.
-        extraRules: ["task", "todowrite", "todoread"].map((permission) => ({
-          permission,
-          pattern: "*",
-          action: "deny" as const,
-          source: "subagent (no recursion)"
-        }))
+        extraRules: subagentRules(plugins.tools)
       })
       const fresh = (yield* store.messages(sessionID)).filter((m) => !before.has(m.info.id))
-      const answers = fresh.flatMap((m) => (m.info.role === "assistant" ? [m] : []))
-      const last = answers.findLast((m) => m.parts.some((p) => p.type === "text" && !p.synthetic && p.text.trim()))
-      let tokens = emptyTokens()
-      let cost = 0
-      for (const answer of answers) {
-        if (answer.info.role !== "assistant") continue
-        tokens = addTokens(tokens, answer.info.tokens)
-        cost += answer.info.cost
-      }
-      return {
-        sessionID,
-        text: last?.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n") ?? "",
-        calls: fresh.flatMap((m) =>
-          m.parts.flatMap((p) =>
-            p.type === "tool" && (p.state.status === "completed" || p.state.status === "error")
-              ? [
-                  {
-                    tool: p.tool,
-                    title: p.state.status === "completed" ? p.state.title : p.state.error,
-                    status: p.state.status
-                  }
-                ]
-              : []
-          )
-        ),
-        tokens,
-        cost
-      } satisfies SubagentResult
+      return childResult(sessionID, fresh)
     }).pipe(
       Effect.catch((error: { readonly _tag: string; readonly message: string }) =>
-        error._tag === "SubagentFailed"
-          ? Effect.fail(error as SubagentFailed)
-          : Effect.fail(
-              new SubagentFailed({
-                agent: request.agent,
-                message: `The ${request.agent} subagent failed: ${error.message}`
-              })
-            )
+        Effect.fail(asSubagentFailure(request.agent, error))
       )
     )
 
+  // Late-bound: the tools (through ToolRunner) run subagents, and a subagent is a turn of this service.
+  yield* subagents.register(runChild)
+
   const compact = Effect.fn("SessionPrompt.compact")(function* (request: CompactRequest) {
     const session = yield* store.getSession(request.sessionID)
-    if (running.has(session.id))
-      return yield* new SessionBusy({
-        sessionID: session.id,
-        message: `Session ${session.id} is working on a prompt; compact it when the turn has ended.`
-      })
+    yield* ensureIdle(session.id, `Session ${session.id} is working on a prompt; compact it when the turn has ended.`)
     const agents = resolveAgents(plugins.agents, config.info.agent)
     const agent = agents.get(session.agent ?? config.info.default_agent ?? "build")
     const model = yield* llm.resolve(request.model ?? agent?.model)
-    const controller = new AbortController()
-    const onAbort = () => controller.abort()
-    request.abort?.addEventListener("abort", onAbort, { once: true })
-    running.set(session.id, controller)
+    const { signal, release } = claim(session.id, undefined, request.abort)
     yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "busy" } })
     // keepFrom is newer than every message: the whole history is summarised.
-    yield* runner
-      .compact({
-        sessionID: session.id,
-        keepFrom: ascendingId("message"),
-        model,
-        agents,
-        abort: controller.signal,
-        auto: false
-      })
-      .pipe(
-        Effect.ensuring(
-          Effect.gen(function* () {
-            running.delete(session.id)
-            request.abort?.removeEventListener("abort", onAbort)
-            yield* store.flush.pipe(Effect.ignore)
-            yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "idle" } })
-          })
-        )
+    const keepFrom = ascendingId("message")
+    yield* compaction.compact({ sessionID: session.id, keepFrom, model, agents, abort: signal, auto: false }).pipe(
+      Effect.ensuring(
+        Effect.gen(function* () {
+          yield* release
+          yield* store.flush.pipe(Effect.ignore)
+          yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "idle" } })
+        })
       )
+    )
   })
 
   return SessionPrompt.of({ prompt, append, cancel, compact })

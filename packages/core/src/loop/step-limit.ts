@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
 import type { Bus } from "../contracts/bus.js"
 import type { AssistantMessage, MessageError } from "../schema/message.js"
-import type { SessionStore } from "../store/session-store.js"
+import type { SessionWriter } from "../store/session-writer.js"
 
 /** Model calls one turn may make when neither config `max_steps` nor the agent sets a cap. */
 export const DEFAULT_MAX_STEPS = 200
@@ -30,7 +30,7 @@ export const stepLimitError = (steps: number): MessageError => ({
  * publishes it, with `session.error` so every front end says it. Returns the message as stored.
  */
 export const recordStepLimit = (
-  store: SessionStore["Service"],
+  writer: SessionWriter["Service"],
   bus: Bus["Service"],
   message: AssistantMessage,
   steps: number
@@ -43,8 +43,7 @@ export const recordStepLimit = (
       error,
       time: { ...message.time, completed: message.time.completed ?? (yield* Clock.currentTimeMillis) }
     }
-    yield* store.putMessage(ended)
-    yield* bus.publish({ type: "message.updated", message: ended })
+    yield* writer.putMessage(ended)
     yield* bus.publish({ type: "session.error", sessionID: message.sessionID, error })
     return ended
   })

@@ -7,7 +7,17 @@ import { parse } from "jsonc-parser"
 import type { ConfigSource } from "../config/config.js"
 import type { PluginSpec } from "../config/config-schema.js"
 import { isPlugin, type Plugin, type PluginSetup } from "./plugin.js"
-import type { PluginEntry } from "./plugins.js"
+
+/** One plugin to load: the plugin, and where it came from. */
+export interface PluginEntry {
+  readonly plugin: Plugin | PluginSetup
+  /** Overrides the plugin's own name. */
+  readonly name?: string
+  /** Where it came from (a package name or file path), for messages. */
+  readonly source?: string
+  /** Options from config (`["name", { … }]`). */
+  readonly options?: Readonly<Record<string, unknown>>
+}
 
 /** A plugin to load, before it is imported: what to import and where it was declared. */
 export interface PluginReference {
@@ -296,7 +306,7 @@ export const importPlugins = async (
             : undefined
       if (!plugin)
         throw new Error(
-          "its default export is not a plugin: export default definePlugin(async (ctx) => ({ … })) from @lathe/core."
+          "its default export is not a plugin: export default definePlugin(async (ctx) => ({ … })) from @lathe/plugin (or @lathe/core)."
         )
       entries.push({
         plugin,

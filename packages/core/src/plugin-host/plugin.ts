@@ -1,9 +1,10 @@
+import type { ModelInfo } from "../catalog/model-info.js"
 import type { ConfigInfo } from "../config/config.js"
 import type { Ruleset } from "../contracts/permission-next.js"
 import type { RunProgramOptions, RunProgramResult } from "../process/command-runner.js"
-import type { ModelInfo } from "../provider/llm.js"
 import type { LatheEvent } from "../schema/events.js"
 import type { MessageWithParts, Session } from "../schema/message.js"
+import type { PromptPart } from "../schema/prompt-part.js"
 import type { AgentDefinition } from "./agent.js"
 import type { AnyTool } from "./tool.js"
 
@@ -63,6 +64,63 @@ export interface PluginContext {
    * added this way (the tools setup returned stay). The loop offers them from its next step.
    */
   readonly tools: { readonly set: (tools: ReadonlyArray<AnyTool>) => void }
+  /**
+   * Changes this plugin's commands after setup (a server that connected later), as `tools.set` does for tools: `set`
+   * replaces every command this plugin added this way (the commands setup returned stay). Hosts list them from then on
+   * (the interactive session's `/` completion is told of the change).
+   */
+  readonly commands: { readonly set: (commands: ReadonlyArray<PluginCommand>) => void }
+}
+
+/** An argument a command takes, shown in help. Values are strings. */
+export interface PluginCommandArgument {
+  readonly name: string
+  readonly description?: string
+  readonly required?: boolean
+}
+
+/**
+ * A named prompt a plugin contributes: `/name args` in the interactive session, `lathe run --command name args`.
+ * `run` gets the words after the name (split like a shell: spaces separate, quotes group) and `input.text`, the same
+ * arguments unsplit, and returns the prompt to send: text, or parts (text and files). Throw to refuse (an unknown or
+ * missing argument) with a message written for the person: it is shown to them and nothing is sent.
+ */
+export interface PluginCommand {
+  /** What follows the `/`: no spaces; `:` groups (`review`, `github:pr`). */
+  readonly name: string
+  /** One line, shown beside the name in `/` completion and `/help`. */
+  readonly description: string
+  readonly arguments?: ReadonlyArray<PluginCommandArgument>
+  /** The agent to answer the prompt (default: the one in use). */
+  readonly agent?: string
+  /** The `provider/model` to answer the prompt (default: the one in use). */
+  readonly model?: string
+  readonly run: (
+    args: ReadonlyArray<string>,
+    input: { readonly text: string }
+  ) => Promise<ReadonlyArray<PromptPart> | string>
+}
+
+/** A resource a plugin lists: something a person attaches to a prompt with `@<uri>`. */
+export interface PluginResource {
+  /** Has a scheme (`notes:today`, `github:repo://x/y`) and no spaces or quotes: that is how `@<uri>` finds it. */
+  readonly uri: string
+  readonly name: string
+  readonly description?: string
+  readonly mimeType?: string
+}
+
+/**
+ * Things a person attaches with `@<uri>` (the interactive session's `@` completion lists them beside files). Reading
+ * goes to the plugin that lists the URI, or first to one whose `accepts` takes it. `read` returns the parts that go
+ * with the prompt (mark text the person did not write `synthetic`); throw to say why it cannot be read (the person
+ * is told, and the prompt goes without it).
+ */
+export interface PluginResources {
+  readonly list: () => Promise<ReadonlyArray<PluginResource>>
+  readonly read: (uri: string) => Promise<ReadonlyArray<PromptPart>>
+  /** URIs this plugin reads though it may not list them (a server's resource templates); must answer at once. */
+  readonly accepts?: (uri: string) => boolean
 }
 
 /** The model and agent a hook runs for. */
@@ -185,10 +243,23 @@ export type HookInput<K extends HookName> = Parameters<NonNullable<Hooks[K]>>[0]
 /** A hook's output, which hooks change in place. */
 export type HookOutput<K extends HookName> = Parameters<NonNullable<Hooks[K]>>[1]
 
-/** What a plugin's setup returns: hooks, and optionally tools and agents it contributes. */
+/** What a plugin's setup returns: hooks, and optionally tools, agents, commands and resources it contributes. */
 export interface PluginHooks extends Hooks {
   readonly tools?: ReadonlyArray<AnyTool>
   readonly agents?: ReadonlyArray<AgentDefinition>
+  /**
+   * Named prompts (see {@link PluginCommand}): a list, or a function the host calls when it lists commands (for
+   * commands read from files on demand). Add more later with `ctx.commands.set`. When two plugins contribute one
+   * name, the first loaded keeps it and the other is reported once (a `plugin.error`).
+   */
+  readonly commands?: ReadonlyArray<PluginCommand> | (() => Promise<ReadonlyArray<PluginCommand>>)
+  /**
+   * A command asked for by a name no plugin lists (a server's prompt not listed yet): return it, return undefined to
+   * let the next plugin answer, or throw to say why there is none (e.g. naming the ones that exist).
+   */
+  readonly findCommand?: (name: string) => Promise<PluginCommand | undefined>
+  /** Things a person attaches with `@<uri>` (see {@link PluginResources}). */
+  readonly resources?: PluginResources
   /** Called when Lathe shuts down. */
   readonly dispose?: () => void | Promise<void>
 }

@@ -4,32 +4,33 @@ import { Paths } from "../config/paths.js"
 import { Bus } from "../contracts/bus.js"
 import { CommandRunner, unsandboxedRunner } from "../process/command-runner.js"
 import { secretValues } from "../process/secret-values.js"
+import type { PromptPart } from "../schema/prompt-part.js"
 import { SessionStore } from "../store/session-store.js"
 import { type AgentInfo, defineAgent } from "./agent.js"
+import {
+  type CommandExpansion,
+  type Contributor,
+  type ListedCommand,
+  type ListedResource,
+  makeContributions,
+  type PluginRequestError,
+  thrownMessage,
+  type UnknownCommand,
+  type UnknownResource
+} from "./contributions.js"
 import {
   type HookInput,
   type HookName,
   type HookOutput,
   isPlugin,
   type Plugin,
+  type PluginCommand,
   type PluginContext,
   type PluginHooks,
-  type PluginSetup,
   type TriggerHookName
 } from "./plugin.js"
-import { importPlugins, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
+import { importPlugins, type PluginEntry, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
 import type { AnyTool } from "./tool.js"
-
-/** One plugin to load: the plugin, and where it came from. */
-export interface PluginEntry {
-  readonly plugin: Plugin | PluginSetup
-  /** Overrides the plugin's own name. */
-  readonly name?: string
-  /** Where it came from (a package name or file path), for messages. */
-  readonly source?: string
-  /** Options from config (`["name", { … }]`). */
-  readonly options?: Readonly<Record<string, unknown>>
-}
 
 /** How long a hook may run before it is reported and skipped (config `plugin_timeout_ms`). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
@@ -50,15 +51,22 @@ export interface LoadedPlugin {
   readonly hooks: ReadonlyArray<HookName>
 }
 
+/** The keys of a plugin's setup result that are contributions, not hooks. */
+const CONTRIBUTION_KEYS = new Set<keyof PluginHooks>([
+  "tools",
+  "agents",
+  "commands",
+  "findCommand",
+  "resources",
+  "dispose"
+])
+
 /** Runs a plugin's async code, keeping what it threw as the failure (not a wrapped UnknownError). */
 const attempt = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (thrown) => thrown })
 
-const message = (error: unknown): string =>
-  error instanceof Error ? error.message || error.name : typeof error === "string" ? error : JSON.stringify(error)
-
 /**
- * The plugin host: holds every loaded plugin's hooks, tools and agents, in load order. A plugin that throws
- * at load or in a hook is reported (a `plugin.error` event naming it) and skipped; it never takes the
+ * The plugin host: holds every loaded plugin's hooks, tools, agents, commands and resources, in load order. A plugin
+ * that throws at load or in a hook is reported (a `plugin.error` event naming it) and skipped; it never takes the
  * session down.
  */
 export class Plugins extends Context.Service<
@@ -85,6 +93,38 @@ export class Plugins extends Context.Service<
       input: HookInput<K>,
       output: HookOutput<K>
     ) => Effect.Effect<HookOutput<K>>
+    /**
+     * Every plugin command (`/name`, `lathe run --command name`), in load order, listed when asked (commands a plugin
+     * sets later with `ctx.commands.set` appear). On a name two plugins contribute, the first loaded keeps it and the
+     * other is reported once (`plugin.error`). A plugin whose listing fails or times out is reported and left out.
+     */
+    readonly commands: Effect.Effect<ReadonlyArray<ListedCommand>>
+    /**
+     * Expands the command `name` with the words after it (`text`: the same arguments unsplit; default the words joined
+     * with spaces): a listed command, else one a plugin's `findCommand` gives. Fails with `UnknownCommand`, or with
+     * `PluginRequestError` saying why the plugin refused (or that it timed out, also reported as `plugin.error`).
+     */
+    readonly runCommand: (
+      name: string,
+      args: ReadonlyArray<string>,
+      text?: string
+    ) => Effect.Effect<CommandExpansion, UnknownCommand | PluginRequestError>
+    /** Every plugin resource (`@<uri>`), merged in load order (the first plugin keeps a URI), listed when asked. */
+    readonly resources: Effect.Effect<ReadonlyArray<ListedResource>>
+    /**
+     * Reads the resource `uri` from the plugin whose `accepts` takes it, else the one that lists it. Fails with
+     * `UnknownResource` when none has it, with `PluginRequestError` when the plugin cannot read it.
+     */
+    readonly readResource: (
+      uri: string
+    ) => Effect.Effect<ReadonlyArray<PromptPart>, UnknownResource | PluginRequestError>
+    /** Whether any plugin contributes resources (when none does, a host need not look for `@<uri>` mentions). */
+    readonly hasResources: boolean
+    /**
+     * Calls `listener` whenever a plugin changes its commands after setup (`ctx.commands.set`), so a UI lists them
+     * again; returns the function that stops it.
+     */
+    readonly watch: (listener: () => void) => () => void
   }
 >()("@lathe/core/Plugins") {
   /** Loads the given plugins, in order. */
@@ -147,7 +187,7 @@ const makePlugins = Effect.fnUntraced(function* (
   const failed: Array<PluginLoadFailure> = [...importFailures]
   const report = (plugin: string, hook: string, error: unknown, source?: string) =>
     Effect.gen(function* () {
-      const text = `Plugin "${plugin}" failed in ${hook}: ${message(error)}`
+      const text = `Plugin "${plugin}" failed in ${hook}: ${thrownMessage(error)}`
       if (hook === "load") failed.push({ name: plugin, source: source ?? plugin, message: text })
       yield* Effect.logWarning(text).pipe(Effect.annotateLogs(LOG_REPEATS_EVENT, "plugin.error"))
       yield* bus.publish({ type: "plugin.error", plugin, hook, message: text })
@@ -180,7 +220,8 @@ const makePlugins = Effect.fnUntraced(function* (
     }
   }
 
-  const loaded: Array<{ name: string; hooks: PluginHooks }> = []
+  const loaded: Array<Contributor> = []
+  const watchers = new Set<() => void>()
   const list: Array<LoadedPlugin> = []
   const tools = new Map<string, AnyTool>()
   const agents = new Map<string, AgentInfo>()
@@ -193,6 +234,8 @@ const makePlugins = Effect.fnUntraced(function* (
     const source = entry.source ?? name
     /** The tools this plugin added after setup through `ctx.tools.set`. */
     const added = new Map<string, AnyTool>()
+    /** The commands this plugin set after setup through `ctx.commands.set`. */
+    const pushed: Contributor["pushed"] = { commands: [] }
     const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
       fork(
         (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
@@ -222,6 +265,18 @@ const makePlugins = Effect.fnUntraced(function* (
             added.set(tool.id, tool)
           }
         }
+      },
+      commands: {
+        set: (next: ReadonlyArray<PluginCommand>) => {
+          pushed.commands = [...next]
+          for (const watcher of watchers) {
+            try {
+              watcher()
+            } catch {
+              // a host's listener failing must not fail the plugin
+            }
+          }
+        }
       }
     }
     const hooks = yield* attempt(async () => setup(ctx)).pipe(
@@ -245,14 +300,14 @@ const makePlugins = Effect.fnUntraced(function* (
       }
     }
     for (const tool of hooks.tools ?? []) tools.set(tool.id, tool)
-    loaded.push({ name, hooks })
+    loaded.push({ name, hooks, pushed })
     list.push({
       name,
       source,
       tools: (hooks.tools ?? []).map((tool) => tool.id),
       agents: agentNames,
       hooks: (Object.keys(hooks) as Array<keyof PluginHooks>).filter(
-        (key): key is HookName => key !== "tools" && key !== "agents" && key !== "dispose"
+        (key): key is HookName => !CONTRIBUTION_KEYS.has(key)
       )
     })
   }
@@ -306,7 +361,19 @@ const makePlugins = Effect.fnUntraced(function* (
         })
       : Effect.succeed(output)
 
+  const contributions = makeContributions(loaded, {
+    timeoutMs,
+    report: (plugin, hook, error) => report(plugin, hook, error)
+  })
+
   return Plugins.of({
+    ...contributions,
+    watch: (listener) => {
+      watchers.add(listener)
+      return () => {
+        watchers.delete(listener)
+      }
+    },
     list,
     failed,
     // A getter: plugins may change their tools after setup (ctx.tools.set); each step reads the current list.

@@ -99,14 +99,41 @@ export class ToolAborted extends Schema.TaggedError<ToolAborted>()("ToolAborted"
 /** Every way a tool call can fail; each carries a `message` written for the model. */
 export type ToolError = ToolInvalidArguments | ToolExecutionError | ToolAborted | PermissionError
 
-/** What a tool author writes. */
-export interface ToolDefinition<Args> {
+/**
+ * How the loop treats a tool's calls, beyond running them. Core reads these, never a tool's name; every trait is
+ * optional in a definition and has the default that suits a tool Lathe knows nothing about (an MCP server's).
+ */
+export interface ToolTraits {
+  /** Whether the tool may change files (default `true`); the loop snapshots before a mutating tool. */
+  readonly mutates?: boolean
+  /**
+   * Whether a call counts as a file edit (default `false`): the tool is offered or withheld by the `edit` permission,
+   * as `write`, `edit`, `multiedit` and `apply_patch` are, instead of by a permission named after it.
+   */
+  readonly edits?: boolean
+  /**
+   * Whether its old output may be pruned from the history the model sees (default `true`). `false` for output the
+   * model keeps needing to keep its bearings: a loaded skill, the todo list.
+   */
+  readonly prunable?: boolean
+  /**
+   * Whether identical calls in a row are normal for it (default `false`): the doom-loop guard does not count them
+   * (the todo tools). `doom_loop.ignored_tools` in config replaces this list.
+   */
+  readonly repeats?: boolean
+  /**
+   * Whether a subagent may use it (default `true`). `false` for the tool that starts subagents (no recursion) and
+   * for the caller's own plan (the todo tools): a subagent's turn denies them.
+   */
+  readonly subagents?: boolean
+}
+
+/** What a tool author writes: the traits (see {@link ToolTraits}), the schema and `execute`. */
+export interface ToolDefinition<Args> extends ToolTraits {
   /** Tells the model what the tool does and when to use it. */
   readonly description: string
   /** The arguments' schema, normally `z.object(…)`; `execute` receives the parsed value. */
   readonly parameters: z.ZodType<Args>
-  /** Whether the tool may change files (default `true`); the loop snapshots before a mutating tool. */
-  readonly mutates?: boolean
   /**
    * The files a call reads or changes, as the arguments name them (absolute, `~/…`, or relative to the working
    * directory). After a call succeeds, Lathe adds the rules files (nested `AGENTS.md`) of the folders they are in.
@@ -117,12 +144,11 @@ export interface ToolDefinition<Args> {
   readonly execute: (args: Args, ctx: ToolContext) => Promise<ToolResult> | ToolResult
 }
 
-/** A defined tool, as the loop and the providers see it. */
-export interface ToolInfo<Args = unknown> {
+/** A defined tool, as the loop and the providers see it: every trait filled in. */
+export interface ToolInfo<Args = unknown> extends Required<ToolTraits> {
   readonly id: string
   readonly description: string
   readonly parameters: z.ZodType<Args>
-  readonly mutates: boolean
   /** The files a call with these (unvalidated) arguments touches; empty when they do not fit the schema. */
   readonly paths?: (args: unknown) => ReadonlyArray<string>
   /** Validates `args`, runs `execute`, truncates the output. */
@@ -241,6 +267,10 @@ const define = <Args>(id: string, definition: ToolDefinition<Args>): ToolInfo<Ar
     description,
     parameters,
     mutates: definition.mutates ?? true,
+    edits: definition.edits ?? false,
+    prunable: definition.prunable ?? true,
+    repeats: definition.repeats ?? false,
+    subagents: definition.subagents ?? true,
     ...(touched
       ? {
           paths: (input: unknown) => {
@@ -257,5 +287,5 @@ const define = <Args>(id: string, definition: ToolDefinition<Args>): ToolInfo<Ar
   }
 }
 
-/** The tool API: `Tool.define(id, { description, parameters, mutates, execute })`. */
+/** The tool API: `Tool.define(id, { description, parameters, mutates, edits, …traits, execute })`. */
 export const Tool = { define } as const

@@ -1,15 +1,8 @@
-import { spawn } from "node:child_process"
 import { Context, Effect, Layer, Schema } from "effect"
 import { Config, type ConfigShape } from "../config/config.js"
 import { Paths } from "../config/paths.js"
+import { DEFAULT_RUN_TIMEOUT_MS, runProcess } from "./run-process.js"
 import { scrubEnv, secretValues } from "./secret-values.js"
-
-/** How long a program may run when the caller gives no time limit: 2 minutes. */
-export const DEFAULT_RUN_TIMEOUT_MS = 2 * 60 * 1000
-/** Output kept per stream; the rest is dropped. */
-const MAX_STREAM_CHARS = 4 * 1024 * 1024
-/** Between SIGTERM to the process group and SIGKILL. */
-const KILL_GRACE_MS = 200
 
 /** How to run one program. */
 export interface RunProgramOptions {
@@ -42,20 +35,12 @@ export class CommandRunError extends Schema.TaggedError<CommandRunError>()("Comm
 /** Turns a program's argv into the argv actually spawned (e.g. inside a sandbox). */
 export type ArgvWrap = (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
 
-const killGroup = (pid: number | undefined, signal: NodeJS.Signals): void => {
-  if (pid === undefined) return
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // ESRCH: the group is gone already.
-  }
-}
-
 /**
  * Spawns `file args` (no shell) in its own process group with exactly `env`, feeds it `input`, and resolves when it
- * exits; on the time limit the whole group gets SIGTERM, then SIGKILL. Rejects only when the program cannot start.
+ * exits; on the time limit the whole group gets SIGTERM, then SIGKILL ({@link runProcess}, with its output as text).
+ * Rejects only when the program cannot start.
  */
-export const spawnProgram = (options: {
+export const spawnProgram = async (options: {
   readonly file: string
   readonly args: ReadonlyArray<string>
   readonly cwd: string
@@ -63,44 +48,25 @@ export const spawnProgram = (options: {
   readonly timeoutMs: number
   readonly input?: string | undefined
   readonly wrap?: ArgvWrap | undefined
-}): Promise<RunProgramResult> =>
-  new Promise((resolve, reject) => {
-    const argv: readonly [string, ReadonlyArray<string>] = [options.file, options.args]
-    const [file, args] = options.wrap ? options.wrap(argv) : argv
-    const child = spawn(file, [...args], {
-      cwd: options.cwd,
-      env: { ...options.env },
-      detached: true,
-      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    let timedOut = false
-    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
-      if (stdout.length < MAX_STREAM_CHARS) stdout += chunk
-    })
-    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
-      if (stderr.length < MAX_STREAM_CHARS) stderr += chunk
-    })
-    child.stdin?.on("error", () => undefined) // a program that exits without reading its input
-    child.stdin?.end(options.input)
-    let killTimer: NodeJS.Timeout | undefined
-    const timer = setTimeout(() => {
-      timedOut = true
-      killGroup(child.pid, "SIGTERM")
-      killTimer = setTimeout(() => killGroup(child.pid, "SIGKILL"), KILL_GRACE_MS)
-    }, options.timeoutMs)
-    child.on("error", (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    child.on("close", (code, signal) => {
-      clearTimeout(timer)
-      if (killTimer) clearTimeout(killTimer)
-      if (timedOut) killGroup(child.pid, "SIGKILL")
-      resolve({ exitCode: code, signal, stdout, stderr, timedOut })
-    })
+}): Promise<RunProgramResult> => {
+  const argv: readonly [string, ReadonlyArray<string>] = [options.file, options.args]
+  const [file, args] = options.wrap ? options.wrap(argv) : argv
+  const result = await runProcess({
+    file,
+    args,
+    cwd: options.cwd,
+    env: options.env,
+    timeoutMs: options.timeoutMs,
+    ...(options.input === undefined ? {} : { input: options.input })
   })
+  return {
+    exitCode: result.exitCode,
+    signal: result.signal,
+    stdout: result.stdout.toString("utf8"),
+    stderr: result.stderr.toString("utf8"),
+    timedOut: result.timedOut
+  }
+}
 
 /** The environment every program Lathe starts gets: this process's, without the secrets `config` knows of. */
 export const childEnv = (config: ConfigShape, base: Readonly<Record<string, string | undefined>> = process.env) =>

@@ -17,8 +17,8 @@
  * config is not read here, and `.gitmodules` can override the `diff.ignoreSubmodules` set below); commands that reach
  * a remote pass {@link GIT_SAFE_TRANSPORT} (`remote.<name>.uploadpack` is first-wins, so `-c` cannot replace it).
  */
-import { execFile } from "node:child_process"
 import { Schema } from "effect"
+import { runProcess } from "./run-process.js"
 
 /** Fixed options before the subcommand of every Lathe git call. */
 export const GIT_SAFE_OPTIONS: ReadonlyArray<string> = [
@@ -113,8 +113,8 @@ export const safeGitOverrides = (listing: string): ReadonlyArray<string> | GitCo
 
 /**
  * The environment of Lathe's git calls: `env` with the programs git takes from variables first switched off. The
- * person's own git variables (`GIT_DIR`, `GIT_SSH_COMMAND`…) are theirs and stay; callers that must not follow
- * them remove them.
+ * person's own git variables (`GIT_DIR`, `GIT_SSH_COMMAND`…) stay here; {@link gitEnv}, what Lathe's calls use,
+ * removes those that redirect git.
  */
 export const gitSafeEnv = (env: NodeJS.ProcessEnv = process.env): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -138,11 +138,32 @@ export const gitSafeEnv = (env: NodeJS.ProcessEnv = process.env): Record<string,
   }
 }
 
+/**
+ * The person's git variables that Lathe's git calls keep: where their global config is, git's own programs, the ssh
+ * they reach remotes with, tracing. Every other `GIT_*` variable (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`,
+ * `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`…) would point git at another repository, index or config than the one
+ * Lathe names, and may come from a project's own environment files, so it is dropped.
+ */
+const KEPT_GIT_VARIABLE = /^GIT_(CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH|SSH|SSH_COMMAND|TRACE\w*)$/
+
+/**
+ * The hardened environment of every git call Lathe makes for itself: `env` without the `GIT_*` variables that
+ * redirect git (all but {@link KEPT_GIT_VARIABLE}'s), then {@link gitSafeEnv}.
+ */
+export const gitEnv = (env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> => {
+  const kept: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined || (key.startsWith("GIT_") && !KEPT_GIT_VARIABLE.test(key))) continue
+    kept[key] = value
+  }
+  return gitSafeEnv(kept)
+}
+
 /** How one hardened git call is made: the options before its subcommand, and its environment. */
 export interface SafeGit {
   /** {@link GIT_SAFE_OPTIONS}, then one `-c` per program key the config holds. Goes before the subcommand. */
   readonly options: ReadonlyArray<string>
-  /** {@link gitSafeEnv} of the environment given. */
+  /** {@link gitEnv} of the environment given. */
   readonly env: Record<string, string>
 }
 
@@ -152,7 +173,7 @@ export interface SafeGitTarget {
   readonly binary?: string
   /** Options the calls will put first (`--git-dir`, `--work-tree`…): the config is read the way those calls read it. */
   readonly global?: ReadonlyArray<string>
-  /** The base environment. Default `process.env`. */
+  /** The base environment, before {@link gitEnv} drops its redirecting `GIT_*` variables. Default `process.env`. */
   readonly env?: NodeJS.ProcessEnv
   /** Limit for reading the config. Default 5 s. */
   readonly timeoutMs?: number
@@ -165,12 +186,10 @@ const readKeys = (
   env: Record<string, string>,
   timeoutMs: number
 ): Promise<{ readonly code: number; readonly stdout: string }> =>
-  new Promise((done) => {
-    execFile(binary, [...args], { cwd, env, timeout: timeoutMs, windowsHide: true }, (error, stdout) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      done({ code, stdout })
-    })
-  })
+  runProcess({ file: binary, args, cwd, env, timeoutMs, killGraceMs: 0 }).then(
+    (result) => ({ code: result.exitCode ?? -1, stdout: result.stdout.toString("utf8") }),
+    () => ({ code: -1, stdout: "" })
+  )
 
 /**
  * Reads the config git would read in `cwd` (key names only: nothing runs) and returns the options and environment
@@ -179,7 +198,7 @@ const readKeys = (
  */
 export const prepareSafeGit = async (cwd: string, target: SafeGitTarget = {}): Promise<SafeGit> => {
   const binary = target.binary ?? "git"
-  const env = gitSafeEnv(target.env ?? process.env)
+  const env = gitEnv(target.env ?? process.env)
   const timeoutMs = target.timeoutMs ?? 5_000
   const global = [...(target.global ?? []), ...GIT_SAFE_OPTIONS]
   let read = await readKeys(cwd, binary, [...global, ...GIT_SAFE_QUERY], env, timeoutMs)

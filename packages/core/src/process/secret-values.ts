@@ -4,6 +4,7 @@
  * {@link scrubEnv} with {@link secretValues}.
  */
 import type { ConfigInfo } from "../config/config.js"
+import type { ResolvedEnv } from "../config/config-load.js"
 import { PROVIDERS } from "../provider/registry.js"
 
 /**
@@ -80,12 +81,6 @@ export const MIN_CONTAINED_SECRET = 8
  */
 const ORDINARY_NAME =
   /^(HOME|USER|USERNAME|LOGNAME|PATH|PWD|SHELL|TERM|TMPDIR|TMP|TEMP|LANG|LANGUAGE|EDITOR|VISUAL|HOSTNAME|LC_\w+|XDG_\w+)$/
-
-/** One `{env:NAME}` placeholder a trusted config file used, and what it was replaced with. */
-export interface ResolvedEnv {
-  readonly name: string
-  readonly value: string
-}
 
 /** The parts of the config that hold credentials. */
 export type SecretSources = Partial<Pick<ConfigInfo, "provider" | "mcp" | "store">>

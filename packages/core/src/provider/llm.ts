@@ -10,10 +10,10 @@ import {
   type ToolSet,
   tool
 } from "ai"
-import { Clock, Context, Effect, Layer, Option, Schema, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
 import { catalogCandidates, catalogOptions, ModelCatalog } from "../catalog/model-catalog.js"
+import type { ModelInfo } from "../catalog/model-info.js"
 import { Config, type ConfigInfo, type ConfigShape } from "../config/config.js"
-import { ProviderErrorReason } from "../schema/message.js"
 import {
   type ConfiguredProvider,
   configuredProviders,
@@ -25,44 +25,18 @@ import {
 import type { CacheStrategy, ProviderDescriptor } from "./descriptor.js"
 import { liftToolImages } from "./model-messages.js"
 import { markCache } from "./prompt-cache.js"
-import { StreamCutError, toProviderError } from "./provider-error.js"
-import { type ProviderFamily, type Reasoning, reasoningOptions } from "./reasoning.js"
+import {
+  ModelNotFound,
+  type ProviderError,
+  ProviderNotConfigured,
+  StreamCutError,
+  toProviderError
+} from "./provider-error.js"
+import { type ProviderFamily, reasoningOptions } from "./reasoning.js"
 import { descriptorOf } from "./registry.js"
 
 /** One event of a model step: exactly ai 7's `fullStream` part union (see STACK.md §5 for the fields). */
 export type LLMEvent = TextStreamPart<ToolSet>
-
-/** What Lathe knows about a model: limits, prices and capabilities. */
-export interface ModelInfo {
-  readonly providerID: string
-  readonly modelID: string
-  readonly name: string
-  readonly limit: {
-    /** Context window in tokens. */
-    readonly context: number
-    /** Most output tokens per step. */
-    readonly output: number
-  }
-  /** USD per million tokens. */
-  readonly cost: {
-    readonly input: number
-    readonly output: number
-    readonly cacheRead: number
-    readonly cacheWrite: number
-  }
-  readonly capabilities: {
-    readonly reasoning: boolean
-    readonly toolCall: boolean
-    readonly temperature: boolean
-    /** Takes images as input: tool results that carry images and image attachments are sent as images. */
-    readonly image: boolean
-  }
-  /**
-   * How hard the model reasons on this turn (the `--variant`, else the agent's `reasoning`, else the model entry's);
-   * absent: the provider's default. Sent only when `capabilities.reasoning` is true.
-   */
-  readonly reasoning?: Reasoning
-}
 
 /** A tool as the model sees it: a name, a description and a JSON schema. Execution stays with the loop. */
 export interface ToolSpec {
@@ -85,30 +59,6 @@ export interface LLMRequest {
   readonly headers?: Readonly<Record<string, string>>
   readonly abort: AbortSignal
 }
-
-/** One error for every provider failure, with a tagged reason so nothing string-matches messages. */
-export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
-  providerID: Schema.String,
-  modelID: Schema.String,
-  reason: ProviderErrorReason,
-  message: Schema.String
-}) {}
-
-/**
- * The model a run needs is not set up (no model, no key, no URL); the message lists the three ways to set one up. With
- * `untrusted`, the settings were there but in an untrusted project's config, which ignored them: the message names
- * them and says how to trust the folder, instead of the three ways.
- */
-export class ProviderNotConfigured extends Schema.TaggedError<ProviderNotConfigured>()("ProviderNotConfigured", {
-  message: Schema.String,
-  untrusted: Schema.optionalKey(Schema.Boolean)
-}) {}
-
-/** A model reference that names an unknown provider or is malformed. */
-export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
-  model: Schema.String,
-  message: Schema.String
-}) {}
 
 /**
  * The model boundary. `resolve` turns a `provider/model` reference into limits and prices; `stream` performs

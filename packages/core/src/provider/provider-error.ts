@@ -1,9 +1,33 @@
 import { APICallError, StreamProviderError } from "ai"
+import { Schema } from "effect"
 import { z } from "zod"
-import type { ProviderErrorReason } from "../schema/message.js"
+import { ProviderErrorReason } from "../schema/message.js"
 import { closeMatches } from "./close-match.js"
 import { keyHintFor } from "./key-hint.js"
-import { ProviderError } from "./llm.js"
+
+/** One error for every provider failure, with a tagged reason so nothing string-matches messages. */
+export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
+  providerID: Schema.String,
+  modelID: Schema.String,
+  reason: ProviderErrorReason,
+  message: Schema.String
+}) {}
+
+/**
+ * The model a run needs is not set up (no model, no key, no URL); the message lists the three ways to set one up. With
+ * `untrusted`, the settings were there but in an untrusted project's config, which ignored them: the message names
+ * them and says how to trust the folder, instead of the three ways.
+ */
+export class ProviderNotConfigured extends Schema.TaggedError<ProviderNotConfigured>()("ProviderNotConfigured", {
+  message: Schema.String,
+  untrusted: Schema.optionalKey(Schema.Boolean)
+}) {}
+
+/** A model reference that names an unknown provider or is malformed. */
+export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
+  model: Schema.String,
+  message: Schema.String
+}) {}
 
 /** Raised inside a model stream that ended without its `finish` part: classified as `StreamCut`. */
 export class StreamCutError extends Error {

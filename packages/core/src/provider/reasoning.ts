@@ -1,7 +1,6 @@
 import { z } from "zod"
-import type { ProviderDescriptor } from "./descriptor.js"
+import type { ProviderDescriptor, ReasoningTarget } from "./descriptor.js"
 import { BUDGETS, budgetOf, reasoningLevelOf } from "./families.js"
-import type { ModelInfo } from "./llm.js"
 import { descriptorOf } from "./registry.js"
 
 /** A named reasoning level: how hard a reasoning model thinks before it answers. */
@@ -37,7 +36,7 @@ export const reasoningLevel = (reasoning: Reasoning): ReasoningLevel => reasonin
  * The thinking budget for `reasoning` on `model`: the level's budget (or the one given), kept below the model's output
  * limit with room for the answer (Anthropic counts thinking in `max_tokens`), and never under 1,024 tokens.
  */
-export const reasoningBudget = (reasoning: Reasoning, model: ModelInfo): number => budgetOf(model, reasoning)
+export const reasoningBudget = (reasoning: Reasoning, model: ReasoningTarget): number => budgetOf(model, reasoning)
 
 /**
  * The SDK family a request goes through, as far as reasoning and caching options went before providers became
@@ -54,7 +53,7 @@ export type ProviderFamily = "anthropic" | "openai" | "openai-compatible"
  */
 export const reasoningOptions = (
   provider: Pick<ProviderDescriptor, "reasoning"> | string,
-  model: ModelInfo,
+  model: ReasoningTarget,
   reasoning: Reasoning | undefined
 ): Record<string, Record<string, unknown>> => {
   if (reasoning === undefined || !model.capabilities.reasoning) return {}

@@ -1,6 +1,6 @@
 import type { LanguageModelUsage } from "ai"
+import type { ModelInfo } from "../catalog/model-info.js"
 import { emptyTokens, type Tokens } from "../schema/part.js"
-import type { ModelInfo } from "./llm.js"
 
 const count = (value: number | undefined): number => (value !== undefined && Number.isFinite(value) ? value : 0)
 

@@ -96,6 +96,61 @@ export const MessageError = Schema.Union([
 ])
 export type MessageError = typeof MessageError.Type
 
+/** A failure that ends a turn, as the loop meets it: any tagged error with a message written for the person. */
+export interface TurnFailure {
+  readonly _tag: string
+  readonly message: string
+}
+
+/** A provider's failure, as `ProviderError` carries it. */
+interface ProviderFailure extends TurnFailure {
+  readonly _tag: "ProviderError"
+  readonly providerID: string
+  readonly modelID: string
+  readonly reason: ProviderErrorReason
+}
+
+/** A stopped doom loop, as `DoomLoopDetected` carries it. */
+interface DoomLoopFailure extends TurnFailure {
+  readonly _tag: "DoomLoopDetected"
+  readonly tool: string
+  readonly count: number
+  readonly threshold: number
+  readonly calls: ReadonlyArray<{ readonly tool: string; readonly input: string }>
+  readonly suggestion: string
+}
+
+const isProviderFailure = (failure: TurnFailure): failure is ProviderFailure => failure._tag === "ProviderError"
+const isDoomLoopFailure = (failure: TurnFailure): failure is DoomLoopFailure => failure._tag === "DoomLoopDetected"
+
+/**
+ * The error recorded on a message for a failure of its turn: a provider's and a doom loop's keep their details, a
+ * missing provider or model keeps its name, anything else is `Unknown` with its message.
+ */
+export const messageErrorFromFailure = (failure: TurnFailure): MessageError => {
+  if (isProviderFailure(failure))
+    return {
+      name: "ProviderError",
+      message: failure.message,
+      providerID: failure.providerID,
+      modelID: failure.modelID,
+      reason: failure.reason
+    }
+  if (isDoomLoopFailure(failure))
+    return {
+      name: "DoomLoopDetected",
+      message: failure.message,
+      tool: failure.tool,
+      count: failure.count,
+      threshold: failure.threshold,
+      calls: failure.calls,
+      suggestion: failure.suggestion
+    }
+  if (failure._tag === "ProviderNotConfigured" || failure._tag === "ModelNotFound")
+    return { name: failure._tag, message: failure.message }
+  return { name: "Unknown", message: failure.message }
+}
+
 /** What the person sent. Its content is in its parts (text, files, agent mentions). */
 export const UserMessage = Schema.Struct({
   id: Schema.String,

@@ -5,10 +5,10 @@
  * was streamed, so recovery only settles states: nothing streamed is dropped.
  */
 import { Clock, Effect } from "effect"
-import { Bus } from "../contracts/bus.js"
 import type { AssistantMessage, MessageWithParts } from "../schema/message.js"
 import type { Part } from "../schema/part.js"
 import { SessionStore } from "./session-store.js"
+import { SessionWriter } from "./session-writer.js"
 
 /** The error a tool call gets when the process running it stopped before it finished. */
 export const INTERRUPTED_TOOL_ERROR = "interrupted: the process stopped before the tool finished"
@@ -60,7 +60,7 @@ const closeMessage = (message: MessageWithParts["info"], now: number): Assistant
  */
 export const recoverSession = Effect.fn("Session.recover")(function* (sessionID: string) {
   const store = yield* SessionStore
-  const bus = yield* Bus
+  const writer = yield* SessionWriter
   const messages = yield* store.messages(sessionID)
   const now = yield* Clock.currentTimeMillis
   let tools = 0
@@ -70,15 +70,14 @@ export const recoverSession = Effect.fn("Session.recover")(function* (sessionID:
       const next = closePart(part, now)
       if (next === undefined) continue
       if (next.type === "tool") tools++
-      yield* store.putPart(next)
-      yield* bus.publish({ type: "part.updated", part: next })
+      // Settling a dead process's call is no news of the call: `part.updated` only, as before.
+      yield* writer.putPart(next, { toolEvent: false })
     }
     const message = closeMessage(info, now)
     if (message === undefined) continue
     closed++
-    yield* store.putMessage(message)
-    yield* bus.publish({ type: "message.updated", message })
+    yield* writer.putMessage(message)
   }
-  if (tools + closed > 0) yield* store.flush
+  if (tools + closed > 0) yield* writer.flush
   return { tools, messages: closed } satisfies RecoverResult
 })

@@ -1,9 +1,9 @@
 import { Effect, Schema } from "effect"
-import { Bus } from "../contracts/bus.js"
 import { Snapshot, type SnapshotError } from "../contracts/snapshot.js"
 import type { MessageWithParts, Session } from "../schema/message.js"
 import { SessionStore } from "./session-store.js"
 import { type StepChange, sessionTurns, stepChanges } from "./session-turns.js"
+import { SessionWriter } from "./session-writer.js"
 
 /** There is nothing to undo or redo in the session (or no such turn). */
 export class NothingToRevert extends Schema.TaggedError<NothingToRevert>()("NothingToRevert", {
@@ -88,7 +88,7 @@ export const revertSession = Effect.fn("Session.revert")(function* (
 ) {
   const store = yield* SessionStore
   const snapshot = yield* Snapshot
-  const bus = yield* Bus
+  const writer = yield* SessionWriter
   const session = yield* store.getSession(sessionID)
   const messages = yield* store.messages(sessionID)
   const until = session.revert?.messageID
@@ -109,8 +109,7 @@ export const revertSession = Effect.fn("Session.revert")(function* (
     ...session,
     revert: { messageID, ...(before !== undefined ? { snapshot: before } : {}) }
   }
-  yield* store.putSession(updated)
-  yield* bus.publish({ type: "session.updated", session: updated })
+  yield* writer.updateSession(updated)
   return { session: updated, files, overwritten } satisfies RevertResult
 })
 
@@ -176,7 +175,7 @@ export const undoLastStep = (sessionID: string) => undoSession(sessionID, { step
 export const redoSession = Effect.fn("Session.redo")(function* (sessionID: string, options: RedoOptions = {}) {
   const store = yield* SessionStore
   const snapshot = yield* Snapshot
-  const bus = yield* Bus
+  const writer = yield* SessionWriter
   const session = yield* store.getSession(sessionID)
   const revert = session.revert
   if (!revert)
@@ -196,8 +195,7 @@ export const redoSession = Effect.fn("Session.redo")(function* (sessionID: strin
   if (revert.snapshot !== undefined && files.length > 0) yield* snapshot.revert([{ hash: revert.snapshot, files }])
   const { revert: _, ...rest } = session
   const updated: Session = rest
-  yield* store.putSession(updated)
-  yield* bus.publish({ type: "session.updated", session: updated })
+  yield* writer.updateSession(updated)
   return { session: updated, files, overwritten } satisfies RevertResult
 })
 
@@ -210,18 +208,16 @@ export const unrevertSession = (sessionID: string) => redoSession(sessionID)
  */
 export const commitRevert = Effect.fn("Session.commitRevert")(function* (sessionID: string) {
   const store = yield* SessionStore
-  const bus = yield* Bus
+  const writer = yield* SessionWriter
   const session = yield* store.getSession(sessionID)
   const revert = session.revert
   if (!revert) return session
   for (const message of yield* store.messages(sessionID)) {
     if (message.info.id < revert.messageID) continue
-    yield* store.removeMessage(sessionID, message.info.id)
-    yield* bus.publish({ type: "message.removed", sessionID, messageID: message.info.id })
+    yield* writer.removeMessage(sessionID, message.info.id)
   }
   const { revert: _, ...rest } = session
-  yield* store.putSession(rest)
-  yield* bus.publish({ type: "session.updated", session: rest })
+  yield* writer.updateSession(rest)
   return rest
 })
 

@@ -8,6 +8,7 @@ import { Message, type MessageWithParts, Session } from "../schema/message.js"
 import { Part } from "../schema/part.js"
 import { messageNotFound, type SessionFilter, SessionStore, StoreError, sessionNotFound } from "./session-store.js"
 import { BUSY_TIMEOUT_MS, openSqliteStore } from "./sqlite-migrations.js"
+import { batchKey as key, makeWriteBehind, type WriteBatch, type WriteOutcome } from "./write-behind.js"
 
 /** Tuning for the SQLite store. */
 export interface SqliteStoreOptions {
@@ -25,9 +26,6 @@ const decoders = {
   message: Schema.decodeUnknownSync(Message),
   part: Schema.decodeUnknownSync(Part)
 }
-
-/** A key no id can forge: ids never contain NUL. */
-const key = (...ids: ReadonlyArray<string>): string => ids.join("\u0000")
 
 /** Runs `body` in one transaction: all of it is committed, or (on a throw) none of it. */
 const transaction = <A>(db: DatabaseSync, mode: "DEFERRED" | "IMMEDIATE", body: () => A): A => {
@@ -177,10 +175,9 @@ const ensureDir = (dir: string) =>
 
 /**
  * A `SessionStore` on the SQLite file `file` (created with its schema if missing), open for as long as the
- * scope. Puts only update an in-memory batch keyed by id, so a thousand versions of one part cost one row
- * write; the batch goes to disk in one transaction on `flush`, `flushDelay` after its first write, before any
- * read or delete (so reads always see earlier writes), and when the scope closes. Once `flush` returns, the
- * batch survives the process being killed. Several connections and processes may share one file.
+ * scope. Puts go to the write-behind batch (write-behind.ts), which goes to disk in one transaction on `flush`,
+ * `flushDelay` after its first write, before any read or delete, and when the scope closes. Once `flush` returns,
+ * the batch survives the process being killed. Several connections and processes may share one file.
  *
  * The histories of the sessions read last (`messages`) stay in memory, updated by this store's own writes, and are
  * served from there while SQLite's `data_version` shows no commit by any other connection; a read returns new
@@ -207,15 +204,8 @@ export const makeSqliteStore = (
       attempt("open", () => openSqliteStore(file)),
       (db) => Effect.sync(() => db.close())
     )
-    const scope = yield* Effect.scope
     const sql = statements(db)
     const listStatements = new Map<string, StatementSync>()
-
-    const pending = { sessions: new Map<string, Session>(), messages: new Map<string, Message>() }
-    const pendingParts = new Map<string, Part>()
-    // (session, message) pairs known to exist on disk, so a delta does not query for its message.
-    const knownMessages = new Set<string>()
-    let timerArmed = false
 
     // Decoded rows by table and id, with the text they were decoded from: a row read again unchanged (a history
     // reloaded after another connection's commit, a session listed again) skips JSON.parse and schema decoding.
@@ -344,9 +334,8 @@ export const makeSqliteStore = (
       entry.rows++
     }
 
-    /** Writes the batch in one transaction; on failure the batch stays pending for the next flush. */
-    const flushNow = (): void => {
-      if (pending.sessions.size + pending.messages.size + pendingParts.size === 0) return
+    /** Writes a batch in one transaction, then brings the cache up to date. */
+    const writeBatch = (batch: WriteBatch): WriteOutcome => {
       // An entity JSON cannot hold (a BigInt, a cycle in metadata) is dropped and reported, never retried forever.
       const rejected: Array<string> = []
       const json = (table: string, value: { readonly id: string }): string | undefined => {
@@ -361,17 +350,17 @@ export const makeSqliteStore = (
       const parts: Array<readonly [Part, string]> = []
       ownWrite(
         () => {
-          for (const s of pending.sessions.values()) {
+          for (const s of batch.sessions.values()) {
             const data = json("session", s)
             if (data !== undefined) sql.putSession.run(s.id, s.projectID, s.parentID || null, s.time.updated, data)
           }
-          for (const m of pending.messages.values()) {
+          for (const m of batch.messages.values()) {
             const data = json("message", m)
             if (data === undefined) continue
             sql.putMessage.run(m.sessionID, m.id, data)
             messages.push([m, data])
           }
-          for (const p of pendingParts.values()) {
+          for (const p of batch.parts.values()) {
             const data = json("part", p)
             if (data === undefined) continue
             sql.putPart.run(p.sessionID, p.messageID, p.id, data)
@@ -383,55 +372,29 @@ export const makeSqliteStore = (
           for (const [p, data] of parts) cachePart(p.sessionID, p.messageID, p.id, data)
         }
       )
-      for (const [m] of messages) knownMessages.add(key(m.sessionID, m.id))
-      pending.sessions.clear()
-      pending.messages.clear()
-      pendingParts.clear()
-      if (rejected.length > 0) {
-        throw new StoreError({
-          operation: "flush",
-          message: `Not saved, because their data is not plain JSON: ${rejected.join("; ")}. Keep metadata to JSON values.`
-        })
-      }
+      return { rejected, messages: messages.map(([m]) => key(m.sessionID, m.id)) }
     }
 
-    const flush = attempt("flush", flushNow).pipe(Effect.withSpan("SessionStore.flush"))
-
-    const timerFlush = Effect.suspend(() => {
-      timerArmed = false
-      return flush
-    }).pipe(Effect.catch((error) => Effect.logWarning(`Batched session writes not saved yet: ${error.message}`)))
-
-    /** Schedules a flush `flushDelay` after the first write of a batch, on a fiber owned by the store. */
-    const armTimer = Effect.suspend(() => {
-      if (timerArmed) return Effect.void
-      timerArmed = true
-      return Effect.forkIn(Effect.sleep(options.flushDelay ?? "50 millis").pipe(Effect.andThen(timerFlush)), scope)
-    }).pipe(Effect.asVoid)
+    // Built after the connection, so its shutdown flush runs before the connection closes.
+    const writes = yield* makeWriteBehind({
+      write: (batch) => attempt("flush", () => writeBatch(batch)),
+      hasMessage: (sessionID, messageID) =>
+        attempt("putPart", () => sql.hasMessage.get(sessionID, messageID) !== undefined),
+      flushDelay: options.flushDelay
+    })
 
     /** Flushes, then runs `body`: reads see every earlier write. */
-    const afterFlush = <A>(operation: string, body: () => A) =>
-      attempt(operation, () => {
-        flushNow()
-        return body()
-      })
+    const afterFlush = <A>(operation: string, body: () => A) => writes.afterFlush(attempt(operation, body))
     /** Flushes, then deletes in one transaction (no batched write outlives it) and updates the cache. */
     const deleting = <A>(operation: string, body: () => A, update: (result: A) => void) =>
       afterFlush(operation, () => ownWrite(body, update))
     /** Runs `body` in one read transaction (a consistent view across its queries). */
     const reading = <A>(body: () => A): A => transaction(db, "DEFERRED", body)
 
-    yield* Effect.addFinalizer(() =>
-      flush.pipe(Effect.catch((error) => Effect.logError(`Session writes lost at shutdown: ${error.message}`)))
-    )
-
     const partsOf = (rows: ReadonlyArray<Row>) => rows.map((row) => parse(decoders.part, "part", row))
 
     return SessionStore.of({
-      putSession: Effect.fn("SessionStore.putSession")(function* (session: Session) {
-        pending.sessions.set(session.id, session)
-        yield* armTimer
-      }),
+      putSession: writes.putSession,
       getSession: Effect.fn("SessionStore.getSession")(function* (sessionID: string) {
         const row = yield* afterFlush("getSession", () => sql.getSession.get(sessionID))
         if (!row) return yield* Effect.fail(sessionNotFound(sessionID))
@@ -469,12 +432,9 @@ export const makeSqliteStore = (
             for (const id of ids) cache.delete(id)
           }
         )
-        knownMessages.clear()
+        writes.forgetMessages()
       }),
-      putMessage: Effect.fn("SessionStore.putMessage")(function* (message: Message) {
-        pending.messages.set(key(message.sessionID, message.id), message)
-        yield* armTimer
-      }),
+      putMessage: writes.putMessage,
       getMessage: Effect.fn("SessionStore.getMessage")(function* (sessionID: string, messageID: string) {
         const found = yield* afterFlush("getMessage", (): MessageWithParts | undefined => {
           revalidate()
@@ -512,27 +472,9 @@ export const makeSqliteStore = (
             if (held?.messages.delete(messageID)) held.order = undefined
           }
         )
-        knownMessages.delete(key(sessionID, messageID))
+        writes.forgetMessages(sessionID, messageID)
       }),
-      // Untraced on purpose: the loop calls this for every text delta, and a span per call cost ~5 µs, ten times
-      // the rest of the call. The batch it joins is traced by `SessionStore.flush`.
-      putPart: Effect.fnUntraced(function* (part: Part) {
-        const messageKey = key(part.sessionID, part.messageID)
-        if (!pending.messages.has(messageKey) && !knownMessages.has(messageKey)) {
-          const row = yield* attempt("putPart", () => sql.hasMessage.get(part.sessionID, part.messageID))
-          if (!row) {
-            return yield* Effect.fail(
-              new StoreError({
-                operation: "putPart",
-                message: `Part ${part.id} was written before its message ${part.messageID}; write the message first.`
-              })
-            )
-          }
-          knownMessages.add(messageKey)
-        }
-        pendingParts.set(key(messageKey, part.id), part)
-        yield* armTimer
-      }),
+      putPart: writes.putPart,
       removePart: Effect.fn("SessionStore.removePart")(function* (
         sessionID: string,
         messageID: string,
@@ -547,7 +489,7 @@ export const makeSqliteStore = (
           }
         )
       }),
-      flush
+      flush: writes.flush
     })
   })
 

@@ -54,8 +54,9 @@ const ownChanges = (message: MessageWithParts, countAs: string): Array<StepChang
 }
 
 /**
- * Every step change of `messages` in the order the steps ran, a subagent's steps right after the step whose task
- * call ran them (only its messages made during that call, since a subagent session can be resumed later).
+ * Every step change of `messages` in the order the steps ran, a subagent's steps right after the step whose call ran
+ * them (only its messages made during that call, since a subagent session can be resumed later). A call ran a
+ * subagent when its metadata names a `sessionID` whose parent is the call's session (the task tool's does).
  */
 export const stepChanges = Effect.fnUntraced(function* (
   messages: ReadonlyArray<MessageWithParts>,
@@ -69,9 +70,14 @@ export const stepChanges = Effect.fnUntraced(function* (
     changes.push(...ownChanges(message, owner))
     if (depth >= MAX_DEPTH) continue
     for (const part of message.parts) {
-      if (part.type !== "tool" || part.tool !== "task" || part.state.status !== "completed") continue
+      if (part.type !== "tool" || part.state.status !== "completed") continue
       const child = part.state.metadata.sessionID
       if (typeof child !== "string") continue
+      const parent = yield* store.getSession(child).pipe(
+        Effect.map((session) => session.parentID),
+        Effect.orElseSucceed(() => undefined)
+      )
+      if (parent !== message.info.sessionID) continue
       const { start, end } = part.state.time
       const all = yield* store.messages(child).pipe(Effect.orElseSucceed(() => []))
       const during = all.filter((m) => m.info.time.created >= start && m.info.time.created <= end)

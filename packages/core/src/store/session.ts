@@ -1,9 +1,9 @@
 import { Clock, Effect } from "effect"
 import { Paths } from "../config/paths.js"
-import { Bus } from "../contracts/bus.js"
 import { ascendingId } from "../schema/id.js"
 import type { Session } from "../schema/message.js"
 import { SessionStore } from "./session-store.js"
+import { SessionWriter } from "./session-writer.js"
 
 /** The title of a session nobody has named yet; its first prompt names it. */
 export const DEFAULT_SESSION_TITLE = "New session"
@@ -18,8 +18,7 @@ export interface NewSession {
 
 /** Creates a session in the current project and directory, stores it and publishes `session.created`. */
 export const createSession = Effect.fn("Session.create")(function* (options: NewSession = {}) {
-  const store = yield* SessionStore
-  const bus = yield* Bus
+  const writer = yield* SessionWriter
   const paths = yield* Paths
   const now = yield* Clock.currentTimeMillis
   const session: Session = {
@@ -31,18 +30,18 @@ export const createSession = Effect.fn("Session.create")(function* (options: New
     ...(options.parentID ? { parentID: options.parentID } : {}),
     ...(options.agent ? { agent: options.agent } : {})
   }
-  yield* store.putSession(session)
-  yield* bus.publish({ type: "session.created", session })
+  yield* writer.createSession(session)
   return session
 })
 
 /**
  * Deletes a session nothing is stored in yet: one made for a prompt that failed before the prompt was stored (an
- * unknown agent or model, no provider), so no empty session is left behind. True when it deleted it.
+ * unknown agent or model, no provider), so no empty session is left behind; the deletion is announced
+ * (`session.deleted`). True when it deleted it.
  */
 export const discardIfEmpty = Effect.fn("Session.discardIfEmpty")(function* (sessionID: string) {
   const store = yield* SessionStore
   if ((yield* store.messages(sessionID)).length > 0) return false
-  yield* store.deleteSession(sessionID)
+  yield* (yield* SessionWriter).deleteSession(sessionID)
   return true
 })

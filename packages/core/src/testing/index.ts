@@ -12,15 +12,15 @@ import { Paths, type PathsShape } from "../config/paths.js"
 import { Bus } from "../contracts/bus.js"
 import { PermissionNext } from "../contracts/permission-next.js"
 import { Snapshot } from "../contracts/snapshot.js"
-import { Processor } from "../loop/processor.js"
+import { type LoopLayers, loopLayer } from "../loop/loop-layer.js"
 import { Question } from "../loop/question.js"
 import { Retry } from "../loop/retry.js"
-import { SessionPrompt } from "../loop/session-prompt.js"
 import { Subagents } from "../loop/subagents.js"
-import { SystemPrompt } from "../loop/system-prompt.js"
 import type { Plugin } from "../plugin-host/plugin.js"
-import { type PluginEntry, Plugins } from "../plugin-host/plugins.js"
+import type { PluginEntry } from "../plugin-host/plugin-loader.js"
+import { Plugins } from "../plugin-host/plugins.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
+import { SessionWriter } from "../store/session-writer.js"
 import { ScriptedLLM, type ScriptedOptions, type ScriptedStep } from "./scripted-llm.js"
 
 export * from "./scripted-llm.js"
@@ -31,7 +31,7 @@ export * from "./wire-chat.js"
 export * from "./wire-gemini.js"
 export * from "./wire-ollama.js"
 export * from "./wire-responses.js"
-export { Bus, Config, Paths, PermissionNext, Plugins, Question, Retry, SessionStore, Snapshot }
+export { Bus, Config, Paths, PermissionNext, Plugins, Question, Retry, SessionStore, SessionWriter, Snapshot }
 
 /** What `testLayer` builds from. */
 export interface TestLayerOptions {
@@ -50,11 +50,15 @@ export interface TestLayerOptions {
  * store, permissions that always allow (or deny), snapshots off, zero-delay retries, and the given plugins.
  */
 export const testLayer = (options: TestLayerOptions) => {
-  const base = Layer.mergeAll(
-    Paths.layerTest(options.root, options.paths ?? {}),
-    Config.layerTest(options.config ?? {}),
-    Bus.layer,
-    SessionStore.memory
+  const base = SessionWriter.layer.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Paths.layerTest(options.root, options.paths ?? {}),
+        Config.layerTest(options.config ?? {}),
+        Bus.layer,
+        SessionStore.memory
+      )
+    )
   )
   return Layer.mergeAll(
     Plugins.layer(options.plugins ?? []),
@@ -80,19 +84,26 @@ export interface TestLoopOptions extends TestLayerOptions {
   readonly retryLayer?: Layer.Layer<Retry>
   /** Replaces the in-memory store (e.g. `SqliteSessionStore.layerTemp()`). */
   readonly storeLayer?: Layer.Layer<SessionStore, StoreError>
+  /** Replaces any of the loop's own services (`ToolRunner`, `Processor`, `Step`, `Compaction`, `Title`, …). */
+  readonly loop?: LoopLayers
 }
 
 /**
- * The agent loop over test services: `SessionPrompt`, `Processor` and `SystemPrompt` for real, the model scripted
- * (`ScriptedLLM` records its requests), everything else as in {@link testLayer}. Provide a layer on top to
- * override any service.
+ * The agent loop over test services: its own services (`SessionPrompt`, `Step`, `Processor`, `ToolRunner`,
+ * `Compaction`, `Title`, `SystemPrompt`) for real unless `loop` replaces them, the model scripted (`ScriptedLLM`
+ * records its requests), everything else as in {@link testLayer}. Provide a layer on top to override a service the
+ * loop does not hold, or pass `loop` to replace one of the loop's.
  */
 export const testLoopLayer = (options: TestLoopOptions) => {
-  const services = Layer.mergeAll(
-    Paths.layerTest(options.root, options.paths ?? {}),
-    Config.layerTest(options.config ?? {}),
-    Bus.layer,
-    options.storeLayer ?? SessionStore.memory
+  const services = SessionWriter.layer.pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Paths.layerTest(options.root, options.paths ?? {}),
+        Config.layerTest(options.config ?? {}),
+        Bus.layer,
+        options.storeLayer ?? SessionStore.memory
+      )
+    )
   )
   const features = Layer.mergeAll(
     Plugins.layer(options.plugins ?? []),
@@ -103,6 +114,5 @@ export const testLoopLayer = (options: TestLoopOptions) => {
     options.retryLayer ?? Retry.layerTest(),
     ScriptedLLM.layer(options.steps, options.scripted ?? {})
   ).pipe(Layer.provideMerge(services))
-  const loop = Layer.mergeAll(Processor.layer, SystemPrompt.layer).pipe(Layer.provideMerge(features))
-  return SessionPrompt.layer.pipe(Layer.provideMerge(loop))
+  return loopLayer(options.loop).pipe(Layer.provideMerge(features))
 }

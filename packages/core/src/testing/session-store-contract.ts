@@ -6,10 +6,12 @@
  * sessionStoreContract("my store", () => MyStore.layerTest())
  * ```
  * Each test builds a fresh store from `make()`, so `make` must return a layer whose every build starts empty (or
- * at least holds none of the fixtures' ids). Needs `@effect/vitest` (an optional peer dependency of `@lathe/core`).
+ * at least holds none of the fixtures' ids). A store that keeps its rows outside the process and batches its writes
+ * (SQLite, Postgres) also passes `database` and runs the tests of {@link SharedDatabase}. Needs `@effect/vitest` (an
+ * optional peer dependency of `@lathe/core`).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import { Effect, type Layer, type Scope } from "effect"
 import type { AssistantMessage, Session, UserMessage } from "../schema/message.js"
 import type { Part } from "../schema/part.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
@@ -117,9 +119,30 @@ export const everyPart = (sessionID: string, messageID: string): ReadonlyArray<P
 
 const ids = (list: ReadonlyArray<{ readonly id: string }>) => list.map((item) => item.id)
 
-/** Runs the shared `SessionStore` contract against stores built by `make`. */
-export const sessionStoreContract = (name: string, make: () => Layer.Layer<SessionStore, StoreError>) =>
+/**
+ * A fresh, empty database for the current scope; the effect it gives opens one more connection (a store of its own,
+ * as another process would) to that database, closed with the scope it runs in.
+ */
+export type SharedDatabase = Effect.Effect<
+  Effect.Effect<SessionStore["Service"], StoreError, Scope.Scope>,
+  StoreError,
+  Scope.Scope
+>
+
+const textsOf = (parts: ReadonlyArray<Part>) => parts.map((part) => (part.type === "text" ? part.text : part.type))
+
+/**
+ * Runs the shared `SessionStore` contract against stores built by `make`; with `database`, also what a store whose
+ * rows outlive it and whose writes go through the write-behind batch must do.
+ */
+export const sessionStoreContract = (
+  name: string,
+  make: () => Layer.Layer<SessionStore, StoreError>,
+  database?: () => SharedDatabase
+) =>
   describe(`SessionStore contract: ${name}`, () => {
+    if (database !== undefined) sharedDatabaseContract(database)
+
     const run = <A, E>(body: (store: SessionStore["Service"]) => Effect.Effect<A, E>) =>
       Effect.gen(function* () {
         return yield* body(yield* SessionStore)
@@ -294,3 +317,107 @@ export const sessionStoreContract = (name: string, make: () => Layer.Layer<Sessi
       )
     )
   })
+
+/** The tests of a store on a database that several connections share, with batched writes. */
+const sharedDatabaseContract = (database: () => SharedDatabase) => {
+  it.effect("writes the batch when the store shuts down, and a new connection reads it back", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const open = yield* database()
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const store = yield* open
+            yield* store.putSession(session("ses_a", 1))
+            yield* store.putMessage(user("ses_a", "msg_1"))
+            yield* store.putPart(text("ses_a", "msg_1", "prt_1", "never flushed by hand"))
+          })
+        )
+        const again = yield* Effect.scoped(open.pipe(Effect.flatMap((store) => store.messages("ses_a"))))
+        assert.deepStrictEqual(textsOf(again[0]?.parts ?? []), ["never flushed by hand"])
+      })
+    )
+  )
+
+  it.effect(
+    "two connections on one database: both write, also the same row, each sees the other's flushed writes",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const open = yield* database()
+          const [a, b] = [yield* open, yield* open]
+          const writer = (store: SessionStore["Service"], name: string) =>
+            Effect.gen(function* () {
+              for (let step = 0; step < 20; step++) {
+                const messageID = `msg_${String(step).padStart(2, "0")}`
+                yield* store.putSession(session(`ses_${name}`, step))
+                yield* store.putMessage(user(`ses_${name}`, messageID))
+                yield* store.putPart(text(`ses_${name}`, messageID, "prt_1", `${name}${step}`))
+                // Both also write the same shared row, to race on one key.
+                yield* store.putSession(session("ses_shared", step, { title: name }))
+                yield* store.flush
+                yield* Effect.yieldNow
+              }
+            })
+          yield* Effect.all([writer(a, "a"), writer(b, "b")], { concurrency: "unbounded" })
+          for (const [reader, other] of [
+            [a, "b"],
+            [b, "a"]
+          ] as const) {
+            const messages = yield* reader.messages(`ses_${other}`)
+            assert.strictEqual(messages.length, 20)
+            assert.deepStrictEqual(textsOf(messages[19]?.parts ?? []), [`${other}19`])
+          }
+          assert.deepStrictEqual((yield* a.listSessions()).map((s) => s.id).sort(), ["ses_a", "ses_b", "ses_shared"])
+        })
+      )
+  )
+
+  it.effect("a batch is not poisoned by a part whose message another connection deleted", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const open = yield* database()
+        const [a, b] = [yield* open, yield* open]
+        yield* a.putSession(session("ses_a", 1))
+        yield* a.putMessage(user("ses_a", "msg_1"))
+        yield* a.putMessage(user("ses_a", "msg_2"))
+        yield* a.flush
+        yield* a.putPart(text("ses_a", "msg_1", "prt_1", "orphaned"))
+        yield* a.putPart(text("ses_a", "msg_2", "prt_2", "kept"))
+        yield* b.removeMessage("ses_a", "msg_1")
+        yield* a.flush
+        const messages = yield* b.messages("ses_a")
+        assert.deepStrictEqual(
+          messages.map((m) => [m.info.id, textsOf(m.parts)]),
+          [["msg_2", ["kept"]]]
+        )
+      })
+    )
+  )
+
+  it.effect("a part that is not JSON is reported and dropped; the rest of the batch is saved", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* yield* database()
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.putPart(text("ses_a", "msg_1", "prt_ok", "x"))
+        yield* store.putPart({
+          id: "prt_big",
+          sessionID: "ses_a",
+          messageID: "msg_1",
+          type: "tool",
+          callID: "call_1",
+          tool: "bash",
+          state: { status: "running", input: {}, metadata: { size: 10n }, time: { start: 1 } }
+        })
+        const error = yield* store.flush.pipe(Effect.flip)
+        assert.match(error.message, /Not saved, because their data is not plain JSON: part prt_big \(.*BigInt.*\)/)
+        assert.deepStrictEqual(
+          (yield* store.messages("ses_a"))[0]?.parts.map((p) => p.id),
+          ["prt_ok"]
+        )
+        yield* store.flush
+      })
+    )
+  )
+}

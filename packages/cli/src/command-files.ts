@@ -1,0 +1,22 @@
+import { definePlugin, type Plugin, type PluginCommand } from "@lathe/core"
+
+/**
+ * The built-in plugin that contributes the markdown command files (`.lathe/commands/*.md`, `.claude/commands`, the
+ * OpenCode places, then the person's own; see `loadCustomCommands`) as commands. The files are read when commands are
+ * first listed, never on a run that lists none (their parser loads then too); a broken file is warned about then.
+ */
+export const commandFilesPlugin: Plugin = definePlugin({
+  name: "command-files",
+  setup: (ctx) => {
+    let loaded: Promise<ReadonlyArray<PluginCommand>> | undefined
+    const load = () => {
+      loaded ??= import("./tui/custom-commands.js").then(async ({ commandOfFile, loadCustomCommands }) => {
+        const { commands, problems } = await loadCustomCommands(ctx.root, ctx.configDir)
+        for (const problem of problems) ctx.log.warn(problem)
+        return commands.map(commandOfFile)
+      })
+      return loaded
+    }
+    return { commands: load }
+  }
+})

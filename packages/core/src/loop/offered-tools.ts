@@ -1,0 +1,52 @@
+import type { Ruleset } from "../contracts/permission-next.js"
+import { compilePattern } from "../contracts/wildcard.js"
+import { type AgentInfo, agentAllowsTool } from "../plugin-host/agent.js"
+import type { AnyTool } from "../plugin-host/tool.js"
+
+/** The permission that offers or withholds a tool: `edit` for the tools that edit files (trait `edits`), else its id. */
+export const toolPermission = (tool: AnyTool): string => (tool.edits ? "edit" : tool.id)
+
+/**
+ * Rules appended to a subagent's turn: the tools a subagent may not use (trait `subagents: false`: the one that starts
+ * subagents, so no recursion, and the todo tools, since the caller plans) are denied.
+ */
+export const subagentRules = (tools: ReadonlyArray<AnyTool>): Ruleset =>
+  tools.flatMap((tool) =>
+    tool.subagents
+      ? []
+      : [{ permission: toolPermission(tool), pattern: "*", action: "deny" as const, source: "subagent (no recursion)" }]
+  )
+
+/** The tools an agent is offered: switched on for it, and not denied outright (`*` → deny as the last word). */
+export const offeredTools = (
+  tools: ReadonlyArray<AnyTool>,
+  agent: AgentInfo,
+  ruleset: Ruleset
+): Record<string, AnyTool> => {
+  const offered: Record<string, AnyTool> = {}
+  for (const tool of tools) {
+    if (!agentAllowsTool(agent, tool.id)) continue
+    const permission = toolPermission(tool)
+    const last = ruleset.findLast((rule) => compilePattern(rule.permission)(permission))
+    if (last && last.pattern === "*" && last.action === "deny") continue
+    offered[tool.id] = tool
+  }
+  return offered
+}
+
+/**
+ * The tools of a turn, decided again only when a plugin changed its tools (an MCP server that connected while the turn
+ * ran): its tools are offered from the next step. Returns the offer for the plugins' tools as they are now.
+ */
+export const turnTools = (agent: AgentInfo, ruleset: Ruleset) => {
+  let source: ReadonlyArray<AnyTool> | undefined
+  let offered: Record<string, AnyTool> = {}
+  return (current: ReadonlyArray<AnyTool>): Record<string, AnyTool> => {
+    const seen = source
+    if (seen === undefined || current.length !== seen.length || current.some((tool, index) => tool !== seen[index])) {
+      source = current
+      offered = offeredTools(current, agent, ruleset)
+    }
+    return offered
+  }
+}

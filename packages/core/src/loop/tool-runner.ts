@@ -1,0 +1,408 @@
+import { Clock, Context, Effect, Exit, Layer, Ref, Semaphore } from "effect"
+import { Config } from "../config/config.js"
+import { Paths } from "../config/paths.js"
+import {
+  type PermissionError,
+  PermissionNext,
+  type PermissionRequest,
+  type Ruleset
+} from "../contracts/permission-next.js"
+import { Snapshot } from "../contracts/snapshot.js"
+import type { AgentInfo } from "../plugin-host/agent.js"
+import { Plugins } from "../plugin-host/plugins.js"
+import type { AnyTool, ToolError, ToolOutput, ToolRunContext } from "../plugin-host/tool.js"
+import { type TruncationOptions, truncationDir } from "../plugin-host/truncate.js"
+import { addTokens } from "../provider/usage.js"
+import { ascendingId } from "../schema/id.js"
+import type { AssistantMessage } from "../schema/message.js"
+import { emptyTokens, type Part, type StepStartPart, type Tokens, type ToolPart } from "../schema/part.js"
+import type { StoreError } from "../store/session-store.js"
+import { SessionWriter } from "../store/session-writer.js"
+import { DoomLoopDetected, type DoomLoopGuard, doomLoopReport } from "./doom-loop.js"
+import { Question } from "./question.js"
+import { Subagents } from "./subagents.js"
+
+/** The step a call belongs to, as the tool runner needs it (the processor's input is one). */
+export interface ToolStepInput {
+  /** The assistant message the step's parts belong to. */
+  readonly assistant: AssistantMessage
+  readonly agent: AgentInfo
+  /** The tools offered in the step, by id. */
+  readonly tools: Readonly<Record<string, AnyTool>>
+  readonly abort: AbortSignal
+  /** The step's effective ruleset, for the tools' asks. */
+  readonly ruleset: Ruleset
+  /** The turn's doom-loop guard (its threshold and last calls make the report). */
+  readonly guard: DoomLoopGuard
+  /** Rulesets of the sessions above (a subagent's parents): every ask must pass them too. */
+  readonly constraints?: ReadonlyArray<Ruleset>
+  /** The rules (nested `AGENTS.md`) the files a call touched bring in; added after the call as synthetic text. */
+  readonly rulesFor?: (files: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+}
+
+/**
+ * What the calls of one step share, made by {@link ToolRunner}'s `step` and read only by it: mutating tools run one
+ * at a time under `lock`, and the tree is snapshotted once, before the step's first mutating tool.
+ */
+export interface ToolStep {
+  readonly input: ToolStepInput
+  /** The step's `step-start` part: it records the snapshot as soon as one is taken. */
+  readonly stepStart: StepStartPart
+  readonly lock: Semaphore.Semaphore
+  readonly snapshot: Ref.Ref<string | undefined>
+}
+
+/** One call to run. */
+export interface ToolCall {
+  /** The call's part, already stored as `pending` with its full input. */
+  readonly part: ToolPart
+  readonly args: Record<string, unknown>
+  /** Why the provider found the input invalid, when it did. */
+  readonly invalid: string | undefined
+  /** The length of the run of identical calls this one ends, when it reaches the doom-loop threshold; else 0. */
+  readonly doomCount: number
+}
+
+/** What the subagents of a call used: rolled up into the step's message. */
+export interface ChildUsage {
+  readonly tokens: Tokens
+  readonly cost: number
+}
+
+/** How a call ended, for the processor to fold into its step. */
+export interface ToolOutcome {
+  /** The call's part as last written (`completed` or `error`). */
+  readonly part: ToolPart
+  /** The person rejected an ask without guidance: the turn stops after this step. */
+  readonly blocked: boolean
+  /** The person (or a run no one can answer) stopped a doom loop at this call. */
+  readonly doom?: DoomLoopDetected
+  /** The step's snapshot (the tree before its first mutating tool), when this call ran a mutating tool after it. */
+  readonly snapshot?: string
+  /** What the subagents this call ran used. */
+  readonly children: ChildUsage
+}
+
+const isPermissionError = (error: { readonly _tag: string }): error is PermissionError =>
+  error._tag === "PermissionDenied" || error._tag === "PermissionRejected"
+
+/** The files a call touched, by the tool's own account (`paths`); a tool whose `paths` throws touched none. */
+const touchedFiles = (tool: AnyTool, args: Record<string, unknown>): ReadonlyArray<string> => {
+  try {
+    return tool.paths?.(args) ?? []
+  } catch {
+    return []
+  }
+}
+
+/** Why a call cannot start (no such tool, unreadable input, the turn aborted), or undefined when it can. */
+const cannotStart = (input: ToolStepInput, call: ToolCall): string | undefined => {
+  const name = call.part.tool
+  if (!input.tools[name]) {
+    const available = Object.keys(input.tools).sort().join(", ") || "none"
+    return `There is no tool named "${name}". Available tools: ${available}.`
+  }
+  if (call.invalid !== undefined)
+    return (
+      `The ${name} tool was called with input that could not be read: ${call.invalid}\n` +
+      "Rewrite the input as JSON that satisfies the tool's schema and call it again."
+    )
+  if (input.abort.aborted) return "aborted"
+  return undefined
+}
+
+/** The model-facing text of a failed call; `blocked` when the person rejected an ask without guidance. */
+const failureText = (
+  failure: ToolError | StoreError | undefined,
+  aborted: boolean
+): { readonly text: string; readonly blocked: boolean } => {
+  if (failure === undefined) return { text: aborted ? "aborted" : "The tool call was interrupted.", blocked: false }
+  if (failure._tag === "ToolAborted") return { text: "aborted", blocked: false }
+  const blocked = isPermissionError(failure) && failure._tag === "PermissionRejected" && failure.feedback === undefined
+  return { text: failure.message, blocked }
+}
+
+/** The text the model reads for a call that ended a doom loop the person stopped. */
+const doomText = (tool: string, count: number, calls: ReadonlyArray<{ tool: string; input: string }>) =>
+  `Stopped: the ${tool} tool was called ${count} times in a row with the same input, and the user chose to stop the ` +
+  `loop. Last calls:\n${calls.map((c) => `${c.tool} ${c.input}`).join("\n")}`
+
+/**
+ * Runs one tool call through its state machine: doom-loop ask, `tool.before`, lazy snapshot (mutating tools),
+ * `running`, execute, `tool.after`, then `completed` or `error`, each state written and announced through the
+ * `SessionWriter`. `run` never fails: every failure becomes the part's `error` state with a message for the model,
+ * and it returns a {@link ToolOutcome} (blocked, a stopped doom loop, the snapshot, subagents' usage) instead of
+ * telling the processor by callback. A store failure is logged; the outcome carries the part as last written.
+ */
+export class ToolRunner extends Context.Service<
+  ToolRunner,
+  {
+    /** What the calls of one step share; `stepStart` is the step's stored `step-start` part. */
+    readonly step: (input: ToolStepInput, stepStart: StepStartPart) => Effect.Effect<ToolStep>
+    /** Runs one call of `step` to its end. */
+    readonly run: (step: ToolStep, call: ToolCall) => Effect.Effect<ToolOutcome>
+  }
+>()("@lathe/core/ToolRunner") {
+  /** The real runner: asks through `PermissionNext`, snapshots through `Snapshot`, writes through `SessionWriter`. */
+  static readonly layer = Layer.effect(
+    ToolRunner,
+    Effect.gen(function* () {
+      const writer = yield* SessionWriter
+      const permission = yield* PermissionNext
+      const snapshots = yield* Snapshot
+      const plugins = yield* Plugins
+      const paths = yield* Paths
+      const config = yield* Config
+      const question = yield* Question
+      const subagents = yield* Subagents
+      const limits = config.info.tool_output
+      const truncation: TruncationOptions = {
+        dir: truncationDir(paths.data),
+        ...(limits?.max_lines ? { maxLines: limits.max_lines } : {}),
+        ...(limits?.max_bytes ? { maxBytes: limits.max_bytes } : {})
+      }
+
+      const step = (input: ToolStepInput, stepStart: StepStartPart) =>
+        Effect.all({ lock: Semaphore.make(1), snapshot: Ref.make<string | undefined>(undefined) }).pipe(
+          Effect.map(({ lock, snapshot }): ToolStep => ({ input, stepStart, lock, snapshot }))
+        )
+
+      /** Asks a permission for a call, with the step's ruleset, constraints and abort signal. */
+      const askFor = (input: ToolStepInput, part: ToolPart) => (request: PermissionRequest) =>
+        permission.ask({
+          ...request,
+          sessionID: part.sessionID,
+          messageID: input.assistant.id,
+          callID: part.callID,
+          ruleset: input.ruleset,
+          ...(input.constraints && input.constraints.length > 0 ? { constraints: input.constraints } : {}),
+          signal: input.abort
+        })
+
+      /** Asks `doom_loop` for a call that ends a run of identical calls; the stop as an error when refused. */
+      const confirmLoop = Effect.fnUntraced(function* (input: ToolStepInput, call: ToolCall) {
+        const { tool } = call.part
+        const decided = yield* Effect.exit(
+          askFor(
+            input,
+            call.part
+          )({
+            permission: "doom_loop",
+            patterns: [tool],
+            always: [tool],
+            metadata: { tool, input: call.args, count: call.doomCount }
+          })
+        )
+        if (Exit.isSuccess(decided)) return undefined
+        const calls = input.guard.last(call.doomCount)
+        const report = doomLoopReport(tool, call.doomCount, input.guard.options.threshold, calls)
+        return new DoomLoopDetected({ ...report, calls: [...calls] })
+      })
+
+      /** The step's snapshot, taken now when this is its first mutating call (and recorded on its step-start). */
+      const snapshotOnce = Effect.fnUntraced(function* (step: ToolStep) {
+        const taken = yield* Ref.get(step.snapshot)
+        if (taken !== undefined) return taken
+        const hash = yield* snapshots.track.pipe(
+          Effect.catch((error) =>
+            Effect.logWarning("snapshot failed; this step cannot be undone", error).pipe(Effect.as(undefined))
+          )
+        )
+        if (hash === undefined) return undefined
+        yield* Ref.set(step.snapshot, hash)
+        yield* writer.putPart({ ...step.stepStart, snapshot: hash })
+        return hash
+      })
+
+      const run = Effect.fn("ToolRunner.run")(function* (step: ToolStep, call: ToolCall) {
+        const { input } = step
+        const start = yield* Clock.currentTimeMillis
+        let latest: ToolPart = call.part
+        let children: ChildUsage = { tokens: emptyTokens(), cost: 0 }
+        let snapshot: string | undefined
+        let blocked = false
+        let doom: DoomLoopDetected | undefined
+        const save = (part: ToolPart, durable = false) =>
+          Effect.suspend(() => {
+            latest = part
+            return writer.putPart(part, { durable })
+          })
+        const outcome = (): ToolOutcome => ({
+          part: latest,
+          blocked,
+          ...(doom ? { doom } : {}),
+          ...(snapshot !== undefined ? { snapshot } : {}),
+          children
+        })
+        const fail = Effect.fnUntraced(function* (error: string) {
+          const end = yield* Clock.currentTimeMillis
+          yield* save({ ...call.part, state: { status: "error", input: call.args, error, time: { start, end } } })
+        })
+
+        const body = Effect.gen(function* () {
+          const refused = cannotStart(input, call)
+          if (refused !== undefined) return yield* fail(refused)
+          const tool = input.tools[call.part.tool] as AnyTool
+          if (call.doomCount > 0) {
+            doom = yield* confirmLoop(input, call)
+            if (doom !== undefined) return yield* fail(doomText(call.part.tool, call.doomCount, doom.calls))
+          }
+          const { part } = call
+          const before = yield* plugins.trigger(
+            "tool.before",
+            { tool: part.tool, sessionID: part.sessionID, callID: part.callID },
+            { args: { ...call.args } }
+          )
+          const args = before.args
+          if (before.block !== undefined)
+            return yield* fail(`The ${part.tool} call was blocked by a plugin: ${before.block}`)
+
+          const execute = Effect.gen(function* () {
+            if (tool.mutates) snapshot = yield* snapshotOnce(step)
+            yield* save({ ...part, state: { status: "running", input: args, time: { start } } })
+            const { context, settled } = yield* toolContext(input, part, args, start, (used) => {
+              children = { tokens: addTokens(children.tokens, used.tokens), cost: children.cost + used.cost }
+            })
+            return yield* tool.run(args, context).pipe(Effect.ensuring(settled))
+          })
+          const result = yield* Effect.exit(tool.mutates ? step.lock.withPermit(execute) : execute)
+          if (Exit.isFailure(result)) {
+            const reason = result.cause.reasons.find((r) => r._tag === "Fail")
+            const failed = failureText(reason?._tag === "Fail" ? reason.error : undefined, input.abort.aborted)
+            blocked = failed.blocked
+            return yield* fail(failed.text)
+          }
+          yield* complete(input, tool, part, args, start, result.value, save)
+        })
+        yield* body.pipe(
+          Effect.catchTag("StoreError", (error) => Effect.logError("could not store a tool part", error))
+        )
+        return outcome()
+      })
+
+      /**
+       * The context `execute` gets (asks, questions and subagents run on this fiber's services), and the effect that
+       * marks the call settled: from then on its part is final, and a late progress update (a tool's throttle timer
+       * firing after it returned or threw) never turns a completed or failed call back into a running one.
+       */
+      const toolContext = Effect.fnUntraced(function* (
+        input: ToolStepInput,
+        part: ToolPart,
+        args: Record<string, unknown>,
+        start: number,
+        onChild: (used: ChildUsage) => void
+      ) {
+        const sessionID = part.sessionID
+        let open = true
+        const settled = Effect.sync(() => {
+          open = false
+        })
+        const runPromiseExit = Effect.runPromiseExitWith(yield* Effect.context<never>())
+        /** Runs an effect for a tool's Promise API: its value, or its typed failure thrown as is. */
+        const settle = async <A, E>(effect: Effect.Effect<A, E>, interrupted: string): Promise<A> => {
+          const exit = await runPromiseExit(effect)
+          if (Exit.isSuccess(exit)) return exit.value
+          const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+          throw error && error._tag === "Fail" ? error.error : new Error(interrupted)
+        }
+        const context: ToolRunContext = {
+          sessionID,
+          messageID: input.assistant.id,
+          callID: part.callID,
+          agent: input.agent.name,
+          directory: paths.directory,
+          root: paths.root,
+          abort: input.abort,
+          truncation,
+          ask: (request) => settle(askFor(input, part)(request), "The permission ask was interrupted."),
+          subagent: async (request) => {
+            const result = await settle(
+              subagents.run({
+                parentSessionID: sessionID,
+                callID: part.callID,
+                agent: request.agent,
+                description: request.description,
+                prompt: request.prompt,
+                ...(request.sessionID ? { sessionID: request.sessionID } : {}),
+                abort: input.abort,
+                constraints: [...(input.constraints ?? []), input.ruleset]
+              }),
+              "The subagent was interrupted."
+            )
+            onChild(result)
+            return result
+          },
+          question: (questions) =>
+            settle(
+              question.ask({ sessionID, callID: part.callID, questions, signal: input.abort }),
+              "The questions were interrupted."
+            ),
+          metadata: (update) => {
+            if (!open) return
+            const live: ToolPart = {
+              ...part,
+              state: {
+                status: "running",
+                input: args,
+                time: { start },
+                ...(update.title !== undefined ? { title: update.title } : {}),
+                ...(update.metadata !== undefined ? { metadata: update.metadata } : {})
+              }
+            }
+            void runPromiseExit(Effect.suspend(() => (open ? writer.putPart(live) : Effect.void)))
+          }
+        }
+        return { context, settled }
+      })
+
+      /** `tool.after`, the `completed` write, then the rules the touched files bring in. */
+      const complete = Effect.fnUntraced(function* (
+        input: ToolStepInput,
+        tool: AnyTool,
+        part: ToolPart,
+        args: Record<string, unknown>,
+        start: number,
+        output: ToolOutput,
+        save: (part: ToolPart, durable?: boolean) => Effect.Effect<void, StoreError>
+      ) {
+        const after = yield* plugins.trigger(
+          "tool.after",
+          { tool: part.tool, sessionID: part.sessionID, callID: part.callID, args },
+          { title: output.title, output: output.output, metadata: { ...output.metadata } }
+        )
+        const end = yield* Clock.currentTimeMillis
+        // A call that may have changed files is on disk before anyone hears it completed: a process killed from here
+        // on never runs it twice (recovery would find it `running` and tell the model it was interrupted).
+        yield* save(
+          {
+            ...part,
+            state: {
+              status: "completed",
+              input: args,
+              output: after.output,
+              title: after.title,
+              metadata: after.metadata,
+              ...(output.attachments && output.attachments.length > 0 ? { attachments: [...output.attachments] } : {}),
+              time: { start, end }
+            }
+          },
+          tool.mutates === true
+        )
+        const touched = touchedFiles(tool, args)
+        const rules = touched.length > 0 && input.rulesFor ? yield* input.rulesFor(touched) : []
+        if (rules.length === 0) return
+        const text: Part = {
+          id: ascendingId("part"),
+          sessionID: part.sessionID,
+          messageID: input.assistant.id,
+          type: "text",
+          synthetic: true,
+          text: rules.join("\n\n")
+        }
+        yield* writer.putPart(text)
+      })
+
+      return ToolRunner.of({ step, run })
+    })
+  )
+}
