@@ -13,9 +13,10 @@ const usage = `Usage: lathe plugin <list | init <name>> [options]
   list [--json]    Every plugin this project loads: where it came from, its hooks, tools, agents and commands, and the
                    plugins that failed to load with what to do about it.
   init <name>      Scaffold a publishable plugin package in ./<name> (package.json, src/index.ts with one
-                   hook and one tool, a test that runs it with @lathe/core's test layers, README). Run from a
-                   checkout of Lathe, it depends on that checkout's packages/core (file:), so npm install works
-                   before @lathe/core is on npm; installed from npm, on the same version as this CLI.
+                   hook and one tool on @lathe/plugin, a test that runs a real turn with its runPluginTurn,
+                   README). Run from a checkout of Lathe, it depends on that checkout's packages/plugin and
+                   packages/core (file:), so npm install works before they are on npm; installed from npm, on the
+                   same version as this CLI.
 
 Plugins load from the built-ins, then lathe.json "plugin" (package names, paths, ["name", { options }]), then
 .lathe/plugins/*.{ts,mts,js,mjs} (trusted projects only) and ~/.config/lathe/plugins/. See docs/plugins.md.
@@ -98,9 +99,9 @@ export const coreSource = (from: string = fileURLToPath(import.meta.url)): CoreS
 /** The vitest config of a scaffold whose `@lathe/core` is a checkout's: its source, so no build is needed. */
 const checkoutVitestConfig = (core: string) => `import { defineConfig } from "vitest/config"
 
-// @lathe/core comes from the Lathe checkout at ${core} (a file: dependency, until it is on npm):
-// load its TypeScript source, so the checkout needs no build. When you switch package.json to a published
-// @lathe/core version, delete this file.
+// @lathe/plugin and @lathe/core come from the Lathe checkout at ${dirname(core)} (file: dependencies, until they
+// are on npm): load their TypeScript source, so the checkout needs no build. When you switch package.json to
+// published versions, delete this file.
 export default defineConfig({
   resolve: { conditions: ["@lathe/source"] },
   ssr: { resolve: { conditions: ["@lathe/source"] } }
@@ -111,6 +112,7 @@ export default defineConfig({
 const scaffold = (name: string, source: CoreSource): Record<string, string> => {
   const id = name.replace(/^@[^/]+\//, "")
   const core = source.kind === "checkout" ? `file:${source.path}` : `^${source.version}`
+  const kit = source.kind === "checkout" ? `file:${join(dirname(source.path), "plugin")}` : `^${source.version}`
   return {
     "package.json": `${JSON.stringify(
       {
@@ -122,14 +124,15 @@ const scaffold = (name: string, source: CoreSource): Record<string, string> => {
         files: ["src"],
         keywords: ["lathe-plugin"],
         scripts: { test: "vitest run" },
-        peerDependencies: { "@lathe/core": source.kind === "checkout" ? "*" : core },
-        devDependencies: { "@lathe/core": core, effect: "4.1.0", vitest: "5.1.1", zod: "4.6.7" }
+        peerDependencies: { "@lathe/plugin": source.kind === "checkout" ? "*" : kit },
+        // @lathe/core is what the author kit re-exports; named here so a checkout's copy is the one installed.
+        devDependencies: { "@lathe/core": core, "@lathe/plugin": kit, vitest: "5.1.1", zod: "4.6.7" }
       },
       null,
       2
     )}\n`,
     ...(source.kind === "checkout" ? { "vitest.config.ts": checkoutVitestConfig(source.path) } : {}),
-    "src/index.ts": `import { definePlugin, Tool } from "@lathe/core"
+    "src/index.ts": `import { definePlugin, Tool } from "@lathe/plugin"
 import { z } from "zod"
 
 /** ${id}: adds a line to the system prompt and a \`word_count\` tool. */
@@ -150,30 +153,21 @@ export default definePlugin({
   })
 })
 `,
-    "test/index.test.ts": `import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { createSession, SessionPrompt } from "@lathe/core"
-import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
-import { Effect } from "effect"
+    "test/index.test.ts": `import { runPluginTurn } from "@lathe/plugin/testing"
 import { expect, it } from "vitest"
 import plugin from "../src/index.js"
 
 it("adds its system line and its tool works in a real turn", async () => {
-  const root = mkdtempSync(join(tmpdir(), "plugin-test-"))
-  const steps = [
-    [chunks.toolCall("c1", "word_count", { text: "one two three" }), chunks.finish({ input: 10, output: 5 }, "tool-calls")],
-    [chunks.text("Three words."), chunks.finish({ input: 10, output: 5 })]
-  ]
-  const requests = await Effect.runPromise(
-    Effect.gen(function* () {
-      const session = yield* createSession()
-      yield* (yield* SessionPrompt).prompt({ sessionID: session.id, parts: [{ type: "text", text: "count" }], title: false })
-      return yield* (yield* ScriptedLLM).requests
-    }).pipe(Effect.provide(testLoopLayer({ root, plugins: [plugin], steps })))
-  )
-  expect(requests[0]?.system.join("\\n")).toContain(\`This project lives in \${root}.\`)
-  expect(JSON.stringify(requests[1]?.messages)).toContain('"value":"3"')
+  const turn = await runPluginTurn({
+    plugins: [plugin],
+    steps: [
+      { steps: [{ tool: "word_count", input: { text: "one two three" } }] },
+      { steps: [{ text: "Three words." }] }
+    ]
+  })
+  expect(turn.requests[0]?.system.join("\\n")).toContain("This project lives in ")
+  expect(JSON.stringify(turn.requests[1]?.messages)).toContain('"value":"3"')
+  expect(turn.text).toBe("Three words.")
 })
 `,
     "README.md": `# ${name}
@@ -202,9 +196,9 @@ npm test
 ${
   source.kind === "checkout"
     ? `
-\`@lathe/core\` comes from the Lathe checkout at \`${source.path}\` (\`file:\` in package.json, and
-\`vitest.config.ts\` loads its source) while it is not on npm. Once it is, set a version in package.json and delete
-\`vitest.config.ts\`.
+\`@lathe/plugin\` and \`@lathe/core\` come from the Lathe checkout at \`${dirname(source.path)}\` (\`file:\` in
+package.json, and \`vitest.config.ts\` loads their source) while it is not on npm. Once it is, set versions in
+package.json and delete \`vitest.config.ts\`.
 `
     : ""
 }`
@@ -232,7 +226,8 @@ const init = (args: ReadonlyArray<string>, io: CliIO): number => {
   }
   const from =
     source.kind === "checkout"
-      ? `@lathe/core comes from this Lathe checkout (file:${source.path}) until it is on npm.\n`
+      ? `@lathe/core comes from this Lathe checkout (file:${source.path}), and @lathe/plugin from ` +
+        `file:${join(dirname(source.path), "plugin")}, until they are on npm.\n`
       : ""
   io.stdout(`Created ${dir}: ${Object.keys(files).join(", ")}.\n${from}Next: cd ${dir} && npm install && npm test\n`)
   return 0

@@ -1,5 +1,6 @@
 import { Context, Deferred, Effect, Layer, Schema } from "effect"
 import { Bus } from "../contracts/bus.js"
+import type { QuestionAnswers } from "../contracts/tool-answers.js"
 import type { QuestionItem } from "../schema/events.js"
 
 /** Questions a tool asks the person. */
@@ -24,8 +25,7 @@ export class QuestionDismissed extends Schema.TaggedError<QuestionDismissed>()("
   message: Schema.String
 }) {}
 
-/** The answers: for each question, the chosen option labels or the typed text. */
-export type QuestionAnswers = ReadonlyArray<ReadonlyArray<string>>
+export type { QuestionAnswers } from "../contracts/tool-answers.js"
 
 /**
  * Lets a tool ask the person questions mid-turn (the `question` tool). The host (CLI, server) sees

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Schema, Semaphore } from "effect"
 import type { Ruleset } from "../contracts/permission-next.js"
-import type { Tokens } from "../schema/part.js"
+import type { SubagentResult } from "../contracts/tool-answers.js"
 
 /** Work handed to a subagent: it runs in a child session of `parentSessionID`. */
 export interface SubagentRequest {
@@ -18,23 +18,7 @@ export interface SubagentRequest {
   readonly constraints: ReadonlyArray<Ruleset>
 }
 
-/** One tool call of the child, for the caller's summary. */
-export interface SubagentCall {
-  readonly tool: string
-  readonly title: string
-  readonly status: "completed" | "error"
-}
-
-/** What a subagent did. */
-export interface SubagentResult {
-  readonly sessionID: string
-  /** The text of the child's last answer. */
-  readonly text: string
-  readonly calls: ReadonlyArray<SubagentCall>
-  /** Summed over the child's steps in this run. */
-  readonly tokens: Tokens
-  readonly cost: number
-}
+export type { SubagentCall, SubagentResult } from "../contracts/tool-answers.js"
 
 /** The subagent could not run or failed; `message` is for the model. */
 export class SubagentFailed extends Schema.TaggedError<SubagentFailed>()("SubagentFailed", {

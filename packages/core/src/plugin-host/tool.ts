@@ -1,8 +1,7 @@
 import { Effect, Schema } from "effect"
 import { z } from "zod"
 import type { PermissionError, PermissionRequest } from "../contracts/permission-next.js"
-import type { QuestionAnswers } from "../loop/question.js"
-import type { SubagentResult } from "../loop/subagents.js"
+import type { QuestionAnswers, SubagentResult } from "../contracts/tool-answers.js"
 import type { QuestionItem } from "../schema/events.js"
 import { type TruncationOptions, truncateOutput } from "./truncate.js"
 

@@ -92,7 +92,9 @@ export class SessionWriter extends Context.Service<
         yield* store.deleteSession(sessionID)
         yield* bus.publish({ type: "session.deleted", sessionID })
       })
-      const putMessage = Effect.fn("SessionWriter.putMessage")(function* (message: Message) {
+      // The two writes of every streamed step (several per step) carry no span of their own: a span per write cost the
+      // loop measurably (bench/loop.ts); the step's and the tool call's spans cover them.
+      const putMessage = Effect.fnUntraced(function* (message: Message) {
         yield* store.putMessage(message)
         yield* bus.publish({ type: "message.updated", message })
       })
@@ -100,7 +102,7 @@ export class SessionWriter extends Context.Service<
         yield* store.removeMessage(sessionID, messageID)
         yield* bus.publish({ type: "message.removed", sessionID, messageID })
       })
-      const putPart = Effect.fn("SessionWriter.putPart")(function* (part: Part, options: PutPartOptions = {}) {
+      const putPart = Effect.fnUntraced(function* (part: Part, options: PutPartOptions = {}) {
         yield* store.putPart(part)
         if (options.durable === true) yield* store.flush
         yield* bus.publish({ type: "part.updated", part })

@@ -1,0 +1,5 @@
+/**
+ * @lathe/core/testing: the scripted model, the loop's test layers and the scripted servers (see `testing/README.md`).
+ * The entry stays at `dist/testing.js`, where published installs and bundles have always found it.
+ */
+export * from "./testing/index.js"
