@@ -118,13 +118,20 @@ export const checkPacked = (packed) => {
       if (!files.has(file)) say(`package.json points at ${file}, which is not in the tarball`)
     if (![...files].some((file) => /\.(js|cjs|mjs)$/.test(file))) say("the tarball has no built JavaScript")
     for (const bin of Object.values(m.bin ?? {})) {
-      // A bin that loads the real program (the CLI's start guard imports its bundle): what it imports is shipped.
-      const text = files.has(bin.replace(/^\.\//, "")) ? readFileSync(join(pkg.root, bin), "utf8") : ""
-      for (const [, target] of text.matchAll(/import\("(\.{1,2}\/[^"]+)"\)/g)) {
-        const file = join(dirname(bin), target).replace(/^\.\//, "")
-        if (!files.has(file))
-          say(`${bin} imports ${file}, which is not in the tarball (build it: npx nx run ${pkg.name}:bundle)`)
-      }
+      // A bin that loads the real program (the CLI's start guard imports its bundle): what it imports is shipped. A
+      // shell launcher (the CLI's bin/lathe) is followed to the script beside it that it runs (`"$here/lathe.js"`).
+      const read = (file) => (files.has(file) ? readFileSync(join(pkg.root, file), "utf8") : "")
+      const path = bin.replace(/^\.\//, "")
+      const launched = [...read(path).matchAll(/"\$here\/([\w.-]+\.[cm]?js)"/g)].map(([, name]) =>
+        join(dirname(path), name)
+      )
+      for (const file of launched) if (!files.has(file)) say(`${bin} runs ${file}, which is not in the tarball`)
+      for (const script of [path, ...launched])
+        for (const [, target] of read(script).matchAll(/import\("(\.{1,2}\/[^"]+)"\)/g)) {
+          const file = join(dirname(script), target).replace(/^\.\//, "")
+          if (!files.has(file))
+            say(`${bin} imports ${file}, which is not in the tarball (build it: npx nx run ${pkg.name}:bundle)`)
+        }
     }
     if (m.bin === undefined && ![...files].some((file) => file.endsWith(".d.ts")))
       say("the tarball has no .d.ts (a library must ship its types)")

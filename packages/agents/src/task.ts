@@ -25,7 +25,8 @@ independent pieces of work in parallel: several task calls in one step run at th
 - The subagent starts with no context: the prompt must say everything it needs, and what to return.
 - The result is the subagent's last message plus <task_metadata> with its session_id; pass session_id to continue
   that same subagent later. The user does not see the subagent's answer: summarise it for them.
-- A subagent can never do more than you may; it cannot start tasks of its own or use the todo list.
+- A subagent can never do more than you may: it is offered only tools you have (fewer if its own setup switches
+  some off), your permission rules bind it too, and it cannot start tasks of its own or use the todo list.
 
 Subagents:
 ${subagents.map((s) => `- ${s.name}${s.description ? `: ${s.description}` : ""}`).join("\n")}`

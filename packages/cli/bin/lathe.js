@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The published `lathe` command. Plain JavaScript that any Node still in use can parse (18 and 20 included): it checks
+// Started by the published `lathe` command (bin/lathe beside it, which hands the provider keys over on a descriptor
+// and execs Node on this file; run directly, it works as well, keys in the environment as before). Plain JavaScript that any Node still in use can parse (18 and 20 included): it checks
 // the Node version first, because the CLI needs `node:sqlite` without a flag (Node 22.13), and on an older Node would
 // die with a stack trace instead of saying so. Then it loads the bundle, which reads process.argv as usual.
 const needed = [22, 13]

@@ -14,6 +14,7 @@ import {
   Plugins,
   Question,
   Retry,
+  SecretMask,
   SessionStore,
   SessionWriter,
   Subagents,
@@ -30,6 +31,7 @@ import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
 import { snapshotLayer } from "./snapshot.js"
 import { storeLayer } from "./store.js"
+import { plainText } from "./terminal-text.js"
 
 /** How the CLI composes Lathe for one run. */
 export interface AppOptions {
@@ -78,9 +80,14 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   const config = Config.layerWith(io.env)
   const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
   // Session writes go through the writer: stored, then announced on the bus (and so to `onEvent`).
+  // and with the secrets Lathe holds masked (SecretMask) in everything stored and announced.
   const base = SessionWriter.layer.pipe(
     Layer.provideMerge(
-      Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+      SecretMask.layerWith(io.env).pipe(
+        Layer.provideMerge(
+          Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+        )
+      )
     )
   )
   // Plugins run programs (ctx.run) in bash's sandbox, with the secrets removed from their environment.
@@ -128,7 +135,7 @@ export const cliLogger = (io: CliIO, settings: { readonly showsEvents?: boolean 
         .filter((part) => !(typeof part === "object" && part !== null && Object.keys(part).length === 0))
         .map(describeLogPart)
         .join(": ")
-      io.stderr(`lathe: ${verbose ? `[${options.logLevel}] ` : ""}${text}\n`)
+      io.stderr(`lathe: ${verbose ? `[${options.logLevel}] ` : ""}${plainText(text)}\n`)
     })
   ])
 
@@ -213,6 +220,6 @@ export const sharedStore = async (
 export const directoryApps = (io: CliIO, options: Pick<AppOptions, "plugins" | "store">) => (directory: string) =>
   Layer.effectDiscard(
     Effect.map(Config, (config) => {
-      for (const notice of config.notices) io.stderr(`lathe: ${notice}\n`)
+      for (const notice of config.notices) io.stderr(`lathe: ${plainText(notice)}\n`)
     })
   ).pipe(Layer.provideMerge(appLayer({ ...io, cwd: directory }, options)), Layer.provideMerge(cliLogger(io)))

@@ -2,6 +2,8 @@
 // before the heavy modules load.
 import module from "node:module"
 import { prefetchStartupGit } from "@lathe/core/git-prefetch"
+import { launcherKeys, takeLauncherKeys } from "@lathe/core/launcher-keys"
+import { terminalDoor } from "./terminal-text.js"
 
 /**
  * Runs `lathe` with this process's arguments, streams and environment, and sets `process.exitCode`. `startedUp` is
@@ -9,6 +11,10 @@ import { prefetchStartupGit } from "@lathe/core/git-prefetch"
  */
 export const launch = async (startedUp: () => void): Promise<void> => {
   module.enableCompileCache?.()
+  // Provider keys the launcher handed over on a descriptor (never in this process's environment): Lathe reads its
+  // settings from the environment view below, which holds them. Programs Lathe starts (bash, hooks, plugin programs)
+  // start from that view too and are scrubbed of them as before (see `scrubEnv`); process.env never holds them.
+  takeLauncherKeys()
   const argv = process.argv.slice(2)
   // `lathe run` and the interactive session work on this directory: the git questions of start-up (project root and
   // id, branch and changes) go to git processes now and are answered while this process loads its modules.
@@ -22,10 +28,13 @@ export const launch = async (startedUp: () => void): Promise<void> => {
       process.stderr.write(...args)) as typeof process.stdout.write
   const { main } = await import("./main.js")
   startedUp()
+  // The one door to the terminal: every write passes `terminalDoor` on its way to stderr (read by a person) and to
+  // stdout when it is a terminal; a pipe gets stdout as written (JSON events, exports: data, exact).
+  const toTerminal = Boolean(process.stdout.isTTY)
   process.exitCode = await main(argv, {
-    stdout: (text) => stdout(text),
-    stderr: (text) => process.stderr.write(text),
-    env: process.env,
+    stdout: (text) => stdout(toTerminal ? terminalDoor(text) : text),
+    stderr: (text) => process.stderr.write(terminalDoor(text)),
+    env: { ...process.env, ...launcherKeys() },
     cwd: process.cwd(),
     isTTY: Boolean(process.stdout.isTTY),
     stdin: process.stdin,

@@ -1,6 +1,7 @@
 import type { LatheEvent, Tokens, ToolState } from "@lathe/core"
 import { type LiveLine, liveLine } from "./live-line.js"
-import { createStyle, type Style, sanitize } from "./tui/style.js"
+import { plainText } from "./terminal-text.js"
+import { createStyle, type Style } from "./tui/style.js"
 
 /** Running totals of a turn, for the closing line. */
 export interface Totals {
@@ -46,7 +47,7 @@ const titleOf = (tool: string, state: ToolState): string => {
   const own = state.status === "completed" || state.status === "running" ? state.title : undefined
   // A running call or a failed one has no title yet: a bash call's description stands in.
   const title = own ?? (typeof input.description === "string" ? input.description : "")
-  const clean = sanitize(title).replace(/\s+/g, " ").trim()
+  const clean = plainText(title).replace(/\s+/g, " ").trim()
   // An MCP tool's result is titled with its Lathe name (`server_tool`), its progress `server_tool: 3/10`: shown once.
   if (clean === tool) return ""
   return clean.startsWith(`${tool}: `) ? clean.slice(tool.length + 2) : clean
@@ -58,7 +59,7 @@ const titleOf = (tool: string, state: ToolState): string => {
  */
 const failureOf = (state: ToolState): string | undefined => {
   if (state.status === "error")
-    return state.error === "aborted" ? "interrupted" : sanitize(state.error.split("\n")[0] ?? "")
+    return state.error === "aborted" ? "interrupted" : plainText(state.error.split("\n")[0] ?? "")
   if (state.status !== "completed") return undefined
   const { exitCode, signal, timedOut } = state.metadata
   if (timedOut === true) return "timed out"
@@ -75,11 +76,6 @@ export interface TextRendererOptions {
   readonly markdown?: MarkdownBlocks
   /** Show a live line (spinner, tool, elapsed seconds) while a tool runs, redrawn in place (stdout is a terminal). */
   readonly live?: boolean
-  /**
-   * Remove escapes and control characters from the model's text before it is written (stdout is a terminal): text
-   * streamed as it comes could otherwise move the cursor or restyle the terminal. The Markdown renderer always does.
-   */
-  readonly sanitize?: boolean
   /** The terminal's width in columns; default 80. */
   readonly columns?: () => number
 }
@@ -189,7 +185,7 @@ export const textRenderer = (
       case "part.delta": {
         if (!textParts.has(event.partID)) return
         if (!options.markdown) {
-          write(options.sanitize ? sanitize(event.delta) : event.delta)
+          write(plainText(event.delta))
           return
         }
         const part = held.get(event.partID) ?? { pending: "", printed: false }
@@ -206,7 +202,7 @@ export const textRenderer = (
       }
       case "tool.running":
         running.set(event.callID, {
-          label: `${children.has(event.sessionID) ? "  " : ""}${[event.tool, titleOf(event.tool, event.state)].filter(Boolean).join(" ")}`,
+          label: `${children.has(event.sessionID) ? "  " : ""}${[plainText(event.tool), titleOf(event.tool, event.state)].filter(Boolean).join(" ")}`,
           start: event.state.status === "running" ? event.state.time.start : Date.now()
         })
         return
@@ -222,7 +218,9 @@ export const textRenderer = (
         const status = failure === undefined ? style.green("✓") : style.red("✗")
         const indent = children.has(event.sessionID) ? "    " : ""
         const took = style.dim(`(${duration(time)})`)
-        line(`${indent}${status} ${event.tool}${title ? ` ${title}` : ""} ${took}${failure ? `: ${failure}` : ""}`)
+        line(
+          `${indent}${status} ${plainText(event.tool)}${title ? ` ${title}` : ""} ${took}${failure ? `: ${failure}` : ""}`
+        )
         return
       }
       case "permission.asked":
@@ -250,7 +248,7 @@ export const textRenderer = (
       case "session.status":
         if (event.status.type === "retry")
           notice(
-            `lathe: ${event.status.message} Retrying (attempt ${event.status.attempt}) in ` +
+            `lathe: ${plainText(event.status.message)} Retrying (attempt ${event.status.attempt}) in ` +
               `${duration(Math.max(0, event.status.next - Date.now()))}.\n`
           )
         return
@@ -259,7 +257,7 @@ export const textRenderer = (
         return
       case "plugin.error":
       case "notice":
-        notice(`lathe: ${event.message}\n`)
+        notice(`lathe: ${plainText(event.message)}\n`)
         return
       default:
         return

@@ -1,7 +1,7 @@
 import { duration, totalsLine } from "./render.js"
 import type { DocumentPart, SessionDocument } from "./session-document.js"
 import { clockTime, decisionLine, errorLines, localTime, sessionTotals, stepLine, toolStatus } from "./session-text.js"
-import { sanitize } from "./tui/style.js"
+import { plainText } from "./terminal-text.js"
 
 /** A fenced block that no backtick run inside `text` can close early. */
 const fenced = (text: string, lang = ""): string => {
@@ -26,10 +26,10 @@ export const renderMarkdown = (doc: SessionDocument): string => `${blocks(doc, 0
 const blocks = (doc: SessionDocument, depth: number): Array<string> => {
   const { session } = doc
   const out: Array<string> = [
-    `${heading(depth, 1)} ${sanitize(session.title.replace(/\s+/g, " "))}`,
+    `${heading(depth, 1)} ${plainText(session.title.replace(/\s+/g, " "))}`,
     [
       `- session: \`${session.id}\`${session.parentID ? ` (subagent of \`${session.parentID}\`)` : ""}`,
-      `- directory: \`${sanitize(session.directory)}\``,
+      `- directory: \`${plainText(session.directory)}\``,
       ...(session.agent ? [`- agent: ${session.agent}`] : []),
       `- created ${localTime(session.time.created)}, updated ${localTime(session.time.updated)}`,
       `- ${totalsLine(sessionTotals(doc))}`,
@@ -58,7 +58,7 @@ const blocks = (doc: SessionDocument, depth: number): Array<string> => {
     }
     for (const entry of parts) out.push(...partBlocks(entry, depth))
     if (info.role === "assistant" && info.error) {
-      const [first = "", ...rest] = errorLines(info.error).map(sanitize)
+      const [first = "", ...rest] = errorLines(info.error).map(plainText)
       out.push(`**Error** ${first}`, ...(rest.length > 0 ? [fenced(rest.join("\n"))] : []))
     }
   }
@@ -78,46 +78,46 @@ const partBlocks = ({ part, decisions, subagent }: DocumentPart, depth: number):
   switch (part.type) {
     case "text":
       return part.synthetic
-        ? [details(`Context Lathe added (${part.text.length} characters)`, fenced(sanitize(part.text)))]
-        : [sanitize(part.text)]
+        ? [details(`Context Lathe added (${part.text.length} characters)`, fenced(plainText(part.text)))]
+        : [plainText(part.text)]
     case "reasoning":
-      return [details(`Reasoning (${part.text.length} characters)`, sanitize(part.text))]
+      return [details(`Reasoning (${part.text.length} characters)`, plainText(part.text))]
     case "tool": {
       const { mark, word } = toolStatus(part)
       const state = part.state
-      const title = state.status === "completed" ? ` ${sanitize(state.title)}` : ""
+      const title = state.status === "completed" ? ` ${plainText(state.title)}` : ""
       const took =
         state.status === "completed" || state.status === "error"
           ? ` · ${duration(state.time.end - state.time.start)}`
           : ""
       const result =
         state.status === "completed"
-          ? [details("Output", fenced(sanitize(state.output)))]
+          ? [details("Output", fenced(plainText(state.output)))]
           : state.status === "error"
-            ? [`Error:\n\n${fenced(sanitize(state.error))}`]
+            ? [`Error:\n\n${fenced(plainText(state.error))}`]
             : []
       return [
         `**${mark} ${part.tool}**${title} · ${word}${took}`,
-        fenced(sanitize(JSON.stringify(state.input, null, 2) ?? ""), "json"),
+        fenced(plainText(JSON.stringify(state.input, null, 2) ?? ""), "json"),
         ...(decisions && decisions.length > 0
-          ? [decisions.map((entry) => `- permission: ${sanitize(decisionLine(entry))}`).join("\n")]
+          ? [decisions.map((entry) => `- permission: ${plainText(decisionLine(entry))}`).join("\n")]
           : []),
         ...result,
         ...nested
       ]
     }
     case "subtask":
-      return [`→ **@${part.agent}**: ${sanitize(part.description)}`, ...nested]
+      return [`→ **@${part.agent}**: ${plainText(part.description)}`, ...nested]
     case "retry":
-      return [`> ↻ attempt ${part.attempt} failed at ${clockTime(part.time.created)}: ${sanitize(part.message)}`]
+      return [`> ↻ attempt ${part.attempt} failed at ${clockTime(part.time.created)}: ${plainText(part.message)}`]
     case "step-finish":
       return [`*${stepLine(part)}*`]
     case "patch":
       return [
-        `± ${part.files.length} file${part.files.length === 1 ? "" : "s"} changed: ${part.files.map((f) => `\`${sanitize(f)}\``).join(", ")}`
+        `± ${part.files.length} file${part.files.length === 1 ? "" : "s"} changed: ${part.files.map((f) => `\`${plainText(f)}\``).join(", ")}`
       ]
     case "file":
-      return [`📎 ${sanitize(part.filename ?? part.url.slice(0, 80))} (${part.mime})`]
+      return [`📎 ${plainText(part.filename ?? part.url.slice(0, 80))} (${part.mime})`]
     case "agent":
       return [`@${part.name}`]
     default:

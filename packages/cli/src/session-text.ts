@@ -2,7 +2,7 @@ import type { Message, MessageError, Part, ToolPart } from "@lathe/core"
 import { type AuditEntry, describeRule } from "@lathe/permission"
 import { duration, emptyTotals, type Totals, totalsLine } from "./render.js"
 import { type DocumentPart, type SessionDocument, startedSession } from "./session-document.js"
-import { sanitize } from "./tui/style.js"
+import { plainText } from "./terminal-text.js"
 
 /** How much of a session `lathe session show` prints. */
 export interface ShowOptions {
@@ -136,7 +136,7 @@ export const renderSession = (doc: SessionDocument, options: ShowOptions = {}): 
 
 const render = (doc: SessionDocument, options: ShowOptions, indent: string, out: Array<string>) => {
   const put = (text: string, more = "") => {
-    for (const line of sanitize(text).split("\n")) out.push(`${indent}${more}${line}`.trimEnd())
+    for (const line of plainText(text).split("\n")) out.push(`${indent}${more}${line}`.trimEnd())
   }
   const { session } = doc
   put(`Session ${session.id} · ${session.title.replace(/\s+/g, " ")}`)

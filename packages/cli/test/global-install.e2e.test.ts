@@ -170,7 +170,7 @@ describe("lathe installed with npm install -g from its tarball", () => {
     const tools = packed.find((pkg) => pkg.name === "@lathe/tools")
     assert.isDefined(core)
     assert.isDefined(tools)
-    if (core === undefined || tools === undefined || check === undefined) return
+    if (core === undefined || tools === undefined || cli === undefined || check === undefined) return
     // A copy of core's extracted tarball with a test and a file naming this checkout's folder, and without LICENSE.
     const root = join(dir, "broken-core")
     mkdirSync(join(root, "test"), { recursive: true })
@@ -184,7 +184,9 @@ describe("lathe installed with npm install -g from its tarball", () => {
       {
         ...tools,
         manifest: { ...tools.manifest, dependencies: { "@lathe/core": "*" }, repository: undefined }
-      }
+      },
+      // The shell launcher without the start guard it runs.
+      { ...cli, files: cli.files.filter((file) => file !== "bin/lathe.js") }
     ]
     const problems = check.checkPacked(broken).join("\n")
     assert.include(problems, "@lathe/core: the tarball has no LICENSE")
@@ -193,6 +195,7 @@ describe("lathe installed with npm install -g from its tarball", () => {
     assert.include(problems, "@lathe/core: package.json points at dist/index.js, which is not in the tarball")
     assert.include(problems, "@lathe/tools: package.json has no repository")
     assert.include(problems, '@lathe/tools: dependencies has @lathe/core@"*"; it must be the exact version')
+    assert.include(problems, "@lathe/cli: ./bin/lathe runs bin/lathe.js, which is not in the tarball")
   })
 
   it("installs the CLI alone: no @lathe/* package, only what cannot be bundled", () => {
@@ -209,10 +212,12 @@ describe("lathe installed with npm install -g from its tarball", () => {
     const megabytes = bytesUnder(nodeModules) / 1024 / 1024
     assert.isBelow(megabytes, 40, `a global install takes ${megabytes.toFixed(1)} MB`)
     console.log(`global install: ${installed.length} packages (${installed.join(", ")}), ${megabytes.toFixed(1)} MB`)
-    // Shipped: the start guard and the bundle with the bash grammar; not shipped: sources, tsc output, tests.
+    // Shipped: the launcher, the start guard and the bundle with the bash grammar; not shipped: sources, tsc output,
+    // tests. The command on PATH is the launcher (it hands the provider keys over on a descriptor), executable.
     assert.includeMembers(
       [...(cli?.files ?? [])],
       [
+        "bin/lathe",
         "bin/lathe.js",
         "dist/bundle/lathe.js",
         "dist/bundle/run/run.cjs",
@@ -225,6 +230,8 @@ describe("lathe installed with npm install -g from its tarball", () => {
       (cli?.files ?? []).filter((file) => !/^(bin\/|dist\/bundle\/|LICENSE$|README\.md$|package\.json$)/.test(file)),
       []
     )
+    assert.strictEqual(realpathSync(join(prefix, "bin", "lathe")), realpathSync(join(cliDir, "bin", "lathe")))
+    assert.notStrictEqual(statSync(join(cliDir, "bin", "lathe")).mode & 0o111, 0, "bin/lathe is executable")
   })
 
   it.skipIf(oldNode === undefined)("on a Node older than 22.13, says in one line which Node it needs", async () => {
@@ -260,7 +267,8 @@ describe("lathe installed with npm install -g from its tarball", () => {
       return { steps: [{ text: "Changed alpha to beta." }] }
     })
     try {
-      const env = { ...userEnv(), LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+      // The key goes through the installed launcher (on a descriptor, not in Lathe's environment) to the server.
+      const env = { ...userEnv(), LATHE_BASE_URL: server.url, LATHE_MODEL: "m", LATHE_API_KEY: "sk-global-install-e2e" }
       const lathe = (...args: Array<string>) => exec("lathe", args, { cwd: project, env, timeoutMs: 60_000 })
 
       const version = await lathe("--version")
@@ -280,6 +288,8 @@ describe("lathe installed with npm install -g from its tarball", () => {
         .filter((body) => body.includes("change alpha to beta"))
       assert.include(bodies[1], "1\\talpha", "the read's output reached the model")
       assert.include(bodies.at(-1), "shell-says-42", "the shell command ran and its output reached the model")
+      const posted = server.requests.filter((request) => request.method === "POST")
+      for (const request of posted) assert.strictEqual(request.headers.authorization, "Bearer sk-global-install-e2e")
 
       const undo = await lathe("undo")
       assert.strictEqual(undo.code, 0, `${undo.stdout}\n${undo.stderr}`)

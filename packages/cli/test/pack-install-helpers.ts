@@ -2,7 +2,7 @@ import { spawn } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 
@@ -33,12 +33,20 @@ export const PACKAGES: ReadonlyArray<string> = ["packages", "plugins"]
   .filter((dir) => existsSync(join(repo, dir, "package.json")) && manifest(dir).private !== true)
   .sort()
 
-/** What a consumer's Node loads: the `import` target of every export (not `./package.json`), and every bin. */
-export const runtimeEntries = (pkg: Manifest): Array<string> => {
+/**
+ * What a consumer's Node loads: the `import` target of every export (not `./package.json`), and every bin (for a shell
+ * launcher such as the CLI's bin/lathe, the scripts beside it that it runs, `"$here/lathe.js"`).
+ */
+export const runtimeEntries = (pkg: Manifest, dir = ""): Array<string> => {
   const targets = Object.entries(pkg.exports ?? {})
     .filter(([key]) => key !== "./package.json")
     .map(([, target]) => (typeof target === "string" ? target : (target.import ?? target.default)))
-  return [...targets, ...Object.values(pkg.bin ?? {})].filter((target): target is string => target !== undefined)
+  const bins = Object.values(pkg.bin ?? {}).flatMap((bin) => {
+    if (/\.[cm]?js$/.test(bin)) return [bin]
+    const text = readFileSync(join(repo, dir, bin), "utf8")
+    return [...text.matchAll(/"\$here\/([\w.-]+\.[cm]?js)"/g)].map(([, name]) => join(dirname(bin), name ?? ""))
+  })
+  return [...targets, ...bins].filter((target): target is string => target !== undefined)
 }
 
 const newestSource = (dir: string): { path: string; mtime: number } => {
@@ -90,7 +98,7 @@ const packageName = (specifier: string): string => {
 export const runtimeImports = async (dir: string): Promise<Set<string>> => {
   const root = join(repo, dir)
   const result = await build({
-    entryPoints: runtimeEntries(manifest(dir)).map((entry) => join(root, entry)),
+    entryPoints: runtimeEntries(manifest(dir), dir).map((entry) => join(root, entry)),
     bundle: true,
     write: false,
     metafile: true,

@@ -75,7 +75,8 @@ beforeAll(async () => {
   mkdirSync(configDir, { recursive: true })
   writeFileSync(join(configDir, "lathe.json"), JSON.stringify({ permission: { question: "allow" } }))
   env = { ...box.env, LATHE_BASE_URL: model.url, LATHE_MODEL: "m", LATHE_SERVER_TOKEN: TOKEN }
-  server = await startServe(["--port", "0"], { cwd: box.project, env })
+  // Sessions may also name folders beside the project (the "another directory" test): they must be allowed.
+  server = await startServe(["--port", "0", "--allow-directory", box.dir], { cwd: box.project, env })
 }, 40_000)
 
 afterAll(async () => {

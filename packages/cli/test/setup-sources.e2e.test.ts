@@ -164,7 +164,7 @@ describe("OpenCode commands", () => {
       join(root, "opencode.jsonc"),
       '{ // comments are fine\n "command": { "ship": { "template": "Ship $1", "agent": "build" } } }'
     )
-    const { commands, problems } = await loadCustomCommands(root, configDir)
+    const { commands, problems } = await loadCustomCommands(root, configDir, { trusted: true })
     assert.deepEqual(problems, [])
     const byName = Object.fromEntries(commands.map((c) => [c.name, c]))
     assert.strictEqual(byName.review?.template, "Review $ARGUMENTS")

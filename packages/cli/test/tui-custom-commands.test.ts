@@ -22,12 +22,14 @@ const write = async (files: Record<string, string>): Promise<void> => {
     await writeFile(join(dir, path), text)
   }
 }
+/** The folder is trusted (`lathe trust`): its commands may choose agent and model. */
+const trusted = { trusted: true }
 const byName = (commands: ReadonlyArray<CustomCommand>): Record<string, CustomCommand> =>
   Object.fromEntries(commands.map((c) => [c.name, c]))
 
 describe("loadCustomCommands", () => {
   it("loads nothing, without problems, when no folder exists", async () => {
-    assert.deepStrictEqual(await loadCustomCommands(root, configDir), { commands: [], problems: [] })
+    assert.deepStrictEqual(await loadCustomCommands(root, configDir, trusted), { commands: [], problems: [] })
   })
 
   it("loads the three folders, names subfolders with ':' and lets the first definition win", async () => {
@@ -40,7 +42,7 @@ describe("loadCustomCommands", () => {
       "config/commands/mine.md": "My own command",
       "config/commands/notes.txt": "not a command"
     })
-    const { commands, problems } = await loadCustomCommands(root, configDir)
+    const { commands, problems } = await loadCustomCommands(root, configDir, trusted)
     assert.deepStrictEqual(problems, [])
     assert.deepStrictEqual(
       commands.map((c) => c.name),
@@ -70,7 +72,7 @@ describe("loadCustomCommands", () => {
       "project/.lathe/commands/plain.md": "# Summarise the repo\n\nRead everything.",
       "project/.lathe/commands/long.md": `${long}\nmore`
     })
-    const { commands, problems } = await loadCustomCommands(root, configDir)
+    const { commands, problems } = await loadCustomCommands(root, configDir, trusted)
     assert.deepStrictEqual(problems, [])
     const named = byName(commands)
     assert.deepStrictEqual(named.deploy, {
@@ -97,7 +99,7 @@ describe("loadCustomCommands", () => {
       "project/.lathe/commands/my command.md": "body",
       "project/.lathe/commands/good.md": "fine"
     })
-    const { commands, problems } = await loadCustomCommands(root, configDir)
+    const { commands, problems } = await loadCustomCommands(root, configDir, trusted)
     assert.deepStrictEqual(
       commands.map((c) => c.name),
       ["good"]
@@ -110,6 +112,64 @@ describe("loadCustomCommands", () => {
     assert.match(problemOf("wrong-type.md"), /description: .*quoted string/)
     assert.match(problemOf("not-a-map.md"), /key: value/)
     assert.match(problemOf("my command.md"), /cannot contain spaces; rename/)
+  })
+})
+
+// "Walls, round three": an untrusted project's command files may not choose the model (your account, your bill) or
+// the agent (wider tools and rules than yours); the person's own commands keep both.
+describe("loadCustomCommands in an untrusted project", () => {
+  const choosing = "---\ndescription: Ship it\nmodel: local/expensive\nagent: build\n---\nShip $ARGUMENTS"
+
+  it("drops model and agent from every project place and names them; keeps the person's own", async () => {
+    await write({
+      "project/.lathe/commands/a.md": choosing,
+      "project/.claude/commands/b.md": choosing,
+      "project/.opencode/command/c.md": "---\nmodel: local/expensive\n---\nC",
+      "project/.opencode/commands/d.md": "---\nagent: build\n---\nD",
+      "project/.claude/commands/plain.md": "Just a prompt",
+      "project/opencode.json": JSON.stringify({ command: { e: { template: "E", agent: "build", model: "x/y" } } }),
+      "config/commands/mine.md": choosing
+    })
+    const { commands, problems, ignored } = await loadCustomCommands(root, configDir, { trusted: false })
+    assert.deepStrictEqual(problems, [])
+    const named = byName(commands)
+    for (const name of ["a", "b", "c", "d", "e"]) {
+      assert.notProperty(named[name], "model", name)
+      assert.notProperty(named[name], "agent", name)
+    }
+    // The rest of the command stays: it runs, with the person's agent and model.
+    assert.strictEqual(named.a?.description, "Ship it")
+    assert.strictEqual(named.a?.template, "Ship $ARGUMENTS")
+    assert.deepInclude(named.mine ?? {}, { model: "local/expensive", agent: "build" })
+    assert.isDefined(ignored)
+    assert.match(ignored ?? "", /^Ignored from untrusted /)
+    assert.include(ignored, `${join(root, ".lathe", "commands", "a.md")}: command a model, agent`)
+    assert.include(ignored, `${join(root, ".claude", "commands", "b.md")}: command b model, agent`)
+    assert.include(ignored, `${join(root, ".opencode", "command", "c.md")}: command c model`)
+    assert.include(ignored, `${join(root, ".opencode", "commands", "d.md")}: command d agent`)
+    assert.include(ignored, `${join(root, "opencode.json")}: command e model, agent`)
+    assert.notInclude(ignored, "plain")
+    assert.notInclude(ignored, "mine")
+    assert.include(ignored, `Run \`lathe trust\` in ${root}`)
+  })
+
+  it("a project command cannot take a name from the person's own to keep its choices", async () => {
+    await write({ "project/.claude/commands/mine.md": choosing, "config/commands/mine.md": "My own" })
+    const { commands } = await loadCustomCommands(root, configDir, { trusted: false })
+    // The project's file comes first and wins the name, but without model or agent.
+    assert.deepStrictEqual(
+      commands.map((c) => [c.name, c.template, c.model, c.agent]),
+      [["mine", "Ship $ARGUMENTS", undefined, undefined]]
+    )
+  })
+
+  it("says nothing when no project command chose a model or agent; a trusted project keeps both", async () => {
+    await write({ "project/.claude/commands/plain.md": "Just a prompt" })
+    assert.notProperty(await loadCustomCommands(root, configDir, { trusted: false }), "ignored")
+    await write({ "project/.claude/commands/b.md": choosing })
+    const loaded = await loadCustomCommands(root, configDir, trusted)
+    assert.notProperty(loaded, "ignored")
+    assert.deepInclude(byName(loaded.commands).b ?? {}, { model: "local/expensive", agent: "build" })
   })
 })
 

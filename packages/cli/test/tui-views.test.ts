@@ -220,6 +220,21 @@ describe("permission ask panel", () => {
     assert.strictEqual(transcript.permissions.length, 1)
   })
 
+  it("a command's escapes are shown, not obeyed: `\\e[8m` cannot hide what follows it", () => {
+    const hidden = "echo hi \x1b[8m; touch pwned"
+    const asked = ask("per_5")
+    const lines = askPanel(
+      { ...asked, permission: "bash", patterns: [hidden], metadata: { tool: "bash", command: hidden } },
+      1,
+      undefined,
+      80,
+      plain
+    )
+    const frame = render(createElement(Lines, { lines })).lastFrame() ?? ""
+    assert.include(frame, "command: echo hi ␛[8m; touch pwned")
+    assert.notInclude(frame, "\x1b")
+  })
+
   it("a reject reason being typed replaces the answer keys", () => {
     const lines = askPanel(ask("per_3"), 1, "use the other file", 80, plain)
     const frame = render(createElement(Lines, { lines })).lastFrame() ?? ""

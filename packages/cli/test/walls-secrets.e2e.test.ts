@@ -77,7 +77,7 @@ describe("walls: secrets stay out of every child process", () => {
     const detail = report.checks.find((check) => check.name === "secrets")?.detail ?? ""
     assert.match(detail, /^warning: BACKUP_STORE, CORP_AUTH, DATABASE_URL, GH_PAT in Lathe's environment/)
     assert.include(detail, "/proc/<pid>/environ")
-    assert.include(detail, "Keep the sandbox on")
+    assert.include(detail, "keep the sandbox on")
     for (const value of VALUES) assert.notInclude(run.stdout, value)
   }, 60_000)
 })

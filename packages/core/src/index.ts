@@ -170,6 +170,7 @@ export {
   type SafeGit,
   type SafeGitTarget
 } from "./process/git-safe.js"
+export { LAUNCHER_KEY_PATTERN, launcherKeys, takeLauncherKeys } from "./process/launcher-keys.js"
 export { runSafeGit, type SafeGitRunOptions } from "./process/run-git.js"
 export {
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -179,6 +180,15 @@ export {
   type RunProcessOptions,
   runProcess
 } from "./process/run-process.js"
+export {
+  type MaskOptions,
+  maskConfig,
+  maskDeep,
+  maskOf,
+  maskSecrets,
+  SecretMask,
+  secretMasker
+} from "./process/secret-mask.js"
 export {
   MIN_CONTAINED_SECRET,
   PROVIDER_KEY_NAMES,

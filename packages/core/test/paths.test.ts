@@ -21,12 +21,13 @@ describe("paths", () => {
   it("the project id is the first commit's hash, shared by subdirectories and clones", async () => {
     const repo = realpathSync(mkdtempSync(join(tmpdir(), "lathe-paths-")))
     git(repo, "init", "-q")
-    const before = await resolvePaths(repo, { HOME: repo })
+    const home = realpathSync(mkdtempSync(join(tmpdir(), "lathe-home-")))
+    const before = await resolvePaths(repo, { HOME: home })
     git(repo, "commit", "-q", "--allow-empty", "-m", "first")
     const first = git(repo, "rev-parse", "HEAD")
     git(repo, "commit", "-q", "--allow-empty", "-m", "second")
     mkdirSync(join(repo, "sub"))
-    const inSub = await resolvePaths(join(repo, "sub"), { HOME: repo })
+    const inSub = await resolvePaths(join(repo, "sub"), { HOME: home })
     assert.strictEqual(inSub.projectID, first)
     assert.strictEqual(inSub.root, repo)
     assert.strictEqual(inSub.directory, join(repo, "sub"))
@@ -35,7 +36,7 @@ describe("paths", () => {
     assert.notStrictEqual(before.projectID, first)
     const clone = realpathSync(mkdtempSync(join(tmpdir(), "lathe-clone-")))
     execFileSync("git", ["clone", "-q", repo, join(clone, "c")])
-    assert.strictEqual((await resolvePaths(join(clone, "c"), { HOME: repo })).projectID, first)
+    assert.strictEqual((await resolvePaths(join(clone, "c"), { HOME: home })).projectID, first)
   })
 
   it("a folder outside git gets a stable id from its path", async () => {

@@ -4,6 +4,7 @@ import { SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { CallToolResult, Tool as McpTool, Progress } from "@modelcontextprotocol/sdk/types.js"
+import type { McpMessageError } from "./message-reader.js"
 import { McpAuthError } from "./oauth-error.js"
 import type { McpServer } from "./servers.js"
 import { describeStatus, type McpStatus } from "./status.js"
@@ -91,6 +92,8 @@ export class McpConnection {
   private readonly stderr = new Tail()
   private readonly stderrConnected = new Tail()
   private exitStatus: (() => string | undefined) | undefined
+  /** What the current local server sent that could not be read (see `ProcessGroupTransport.fault`). */
+  private fault: (() => McpMessageError | undefined) | undefined
   private timer: ReturnType<typeof setTimeout> | undefined
   private started: Promise<McpStatus> | undefined
 
@@ -146,7 +149,11 @@ export class McpConnection {
     return this.status
   }
 
-  /** Calls a tool of this server. Aborting `signal` cancels the request (the SDK sends `notifications/cancelled`). */
+  /**
+   * Calls a tool of this server. Aborting `signal` cancels the request (the SDK sends `notifications/cancelled`).
+   * When the server answers with a message too large or malformed to read, the call fails with an error saying so
+   * (the connection is closed and restarts, as when the server stops).
+   */
   async callTool(
     name: string,
     args: Record<string, unknown>,
@@ -155,11 +162,17 @@ export class McpConnection {
     const client = this.client
     if (!client || this.status.state !== "connected")
       throw new Error(`The MCP server "${this.server.name}" is not available (${describeStatus(this.status)}).`)
-    const result = await client.callTool({ name, arguments: args }, undefined, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onprogress ? { onprogress: options.onprogress } : {}),
-      resetTimeoutOnProgress: true
-    })
+    const fault = this.fault
+    const result = await client
+      .callTool({ name, arguments: args }, undefined, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onprogress ? { onprogress: options.onprogress } : {}),
+        resetTimeoutOnProgress: true
+      })
+      .catch((error: unknown) => {
+        const what = fault?.()
+        throw what === undefined ? error : new Error(this.faultMessage(what))
+      })
     return result as CallToolResult
   }
 
@@ -226,7 +239,11 @@ export class McpConnection {
     const delays = this.options.restartDelays ?? DEFAULT_RESTART_DELAYS
     // Only what it printed after connecting: a start-up banner does not explain a stop.
     const how = this.exitStatus?.()
-    const stopped = withStderr(`the server stopped${how ? ` (${how})` : ""}`, this.stderrConnected.lines())
+    const fault = this.fault?.()
+    const stopped =
+      fault !== undefined
+        ? this.faultMessage(fault)
+        : withStderr(`the server stopped${how ? ` (${how})` : ""}`, this.stderrConnected.lines())
     const retry = (attempt: number, reason: string) => {
       const delay = delays[attempt - 1]
       if (delay === undefined) {
@@ -255,8 +272,17 @@ export class McpConnection {
     retry(1, stopped)
   }
 
+  /** The error for a server whose output could not be read. */
+  private faultMessage(fault: McpMessageError): string {
+    return (
+      `The MCP server "${this.server.name}" ${fault.message}; Lathe closed its connection and restarts it for the ` +
+      `next call.${fault.kind === "oversized" ? " Ask the server for less (a narrower query, a smaller page)." : ""}`
+    )
+  }
+
   private captureStderr(transport: Transport): void {
     this.exitStatus = transport instanceof ProcessGroupTransport ? () => transport.exitStatus : undefined
+    this.fault = transport instanceof ProcessGroupTransport ? () => transport.fault : undefined
     const stream = "stderr" in transport ? (transport.stderr as NodeJS.ReadableStream | null) : null
     stream?.on("data", (chunk: Buffer | string) => {
       this.stderr.add(chunk.toString())
@@ -270,6 +296,8 @@ export class McpConnection {
    */
   private reason(error: unknown): string {
     const tail = this.server.type === "local" ? this.stderr.lines() : []
+    const fault = this.fault?.()
+    if (fault !== undefined) return this.faultMessage(fault)
     if (!(error instanceof Timeout)) return withStderr(text(error), tail)
     if (tail.length === 0)
       return (

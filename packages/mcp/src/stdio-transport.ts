@@ -2,9 +2,10 @@
 // reaches Lathe only, and Lathe stops the server and whatever it started (npx's child, a shell's jobs) as one.
 import { type ChildProcess, spawn } from "node:child_process"
 import { PassThrough } from "node:stream"
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { McpMessageError, MessageReader } from "./message-reader.js"
 
 /** What {@link ProcessGroupTransport} starts. */
 export interface ProcessGroupOptions {
@@ -63,6 +64,9 @@ const exited = (child: ChildProcess): boolean => child.exitCode !== null || chil
  * environment, speaks newline-delimited JSON-RPC on its stdin/stdout, and keeps stderr to itself (read it from
  * `stderr`; nothing reaches the terminal). `close` ends stdin, then sends SIGTERM to the group after
  * {@link STOP_GRACE_MS}`.stdin`, then SIGKILL after `.term`. If this process exits first, the group gets SIGTERM.
+ * A message over the cap or a malformed one (see {@link MessageReader}) is a fault: `fault` says what it was,
+ * `onerror` gets it, stdout is no longer read, `onclose` fires at once (the client fails its pending requests) and
+ * the server is stopped as by `close`. Nothing is thrown out of a stream handler.
  */
 export class ProcessGroupTransport implements Transport {
   onclose?: () => void
@@ -72,7 +76,11 @@ export class ProcessGroupTransport implements Transport {
   readonly stderr = new PassThrough()
   private child: ChildProcess | undefined
   private started = false
-  private readonly buffer = new ReadBuffer()
+  private readonly reader = new MessageReader()
+  private closeReported = false
+
+  /** What the server sent that could not be read (`sent a message over 16 MB …`), once that happened. */
+  fault: McpMessageError | undefined
 
   constructor(private readonly options: ProcessGroupOptions) {}
 
@@ -112,25 +120,33 @@ export class ProcessGroupTransport implements Transport {
       })
       child.once("close", () => {
         if (this.child === child) this.child = undefined
-        this.onclose?.()
+        this.reportClose()
       })
       child.stdin?.on("error", (error) => this.onerror?.(error))
-      child.stdout?.on("data", (chunk: Buffer) => {
-        this.buffer.append(chunk)
-        for (;;) {
-          let message: JSONRPCMessage | null
-          try {
-            message = this.buffer.readMessage()
-          } catch (error) {
-            this.onerror?.(error instanceof Error ? error : new Error(String(error)))
-            continue
-          }
-          if (message === null) break
-          this.onmessage?.(message)
+      const stdout = child.stdout
+      stdout?.on("data", (chunk: Buffer) => {
+        if (this.fault !== undefined) return
+        try {
+          this.reader.read(chunk, (message) => this.onmessage?.(message))
+        } catch (error) {
+          if (!(error instanceof McpMessageError))
+            return this.onerror?.(error instanceof Error ? error : new Error(String(error)))
+          this.fault = error
+          stdout.destroy()
+          this.onerror?.(error)
+          this.reportClose()
+          void this.close()
         }
       })
       child.stderr?.pipe(this.stderr)
     })
+  }
+
+  /** `onclose` once, whether the process ended or a fault closed the connection first. */
+  private reportClose(): void {
+    if (this.closeReported) return
+    this.closeReported = true
+    this.onclose?.()
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -145,7 +161,7 @@ export class ProcessGroupTransport implements Transport {
   async close(): Promise<void> {
     const child = this.child
     this.child = undefined
-    this.buffer.clear()
+    this.reader.clear()
     if (!child) return
     const gone = new Promise<void>((resolve) => (exited(child) ? resolve() : child.once("exit", () => resolve())))
     const within = (ms: number) => Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())])

@@ -25,6 +25,7 @@ export const errorStatus = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  payload_too_large: 413,
   unsupported_media_type: 415,
   misdirected: 421,
   server_error: 500,
@@ -44,6 +45,9 @@ export type BadRequest = typeof BadRequest.Type
 /** 401: a token is required and the request did not carry the right one. */
 export const Unauthorized = errorBody("unauthorized")
 export type Unauthorized = typeof Unauthorized.Type
+/** 403: the request names a directory outside the ones the server serves (see `lathe serve --allow-directory`). */
+export const Forbidden = errorBody("forbidden")
+export type Forbidden = typeof Forbidden.Type
 /** 404: no session, message or pending request with that ID. */
 export const NotFound = errorBody("not_found")
 export type NotFound = typeof NotFound.Type
@@ -69,7 +73,7 @@ export class Authorization extends HttpApiMiddleware.Service<Authorization>()("@
 }) {}
 
 /** Any error the API returns. */
-export type ApiError = BadRequest | Unauthorized | NotFound | Conflict | ServerError | Unavailable
+export type ApiError = BadRequest | Forbidden | Unauthorized | NotFound | Conflict | ServerError | Unavailable
 
 /** `GET /health`. */
 export const Health = Schema.Struct({ ok: Schema.Literal(true), version: Schema.String })
@@ -264,10 +268,10 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
     HttpApiEndpoint.post("create", "/sessions", {
       payload: CreateSession,
       success: SessionInfo.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Unauthorized, Unavailable]
+      error: [BadRequest, Forbidden, Unauthorized, Unavailable]
     }).annotate(
       OpenApi.Description,
-      "Creates a session in the server's directory, or in `directory` (which must exist). Its prompts run under that directory's config: trust, permission rules and sandbox as in the CLI."
+      "Creates a session in the server's directory, or in `directory` (which must exist, and be the server's directory, a folder below it or one allowed with `lathe serve --allow-directory`; else 403). Its prompts run under that directory's config: trust, permission rules and sandbox as in the CLI."
     )
   )
   .add(

@@ -13,6 +13,7 @@ export type LatheApiErrorCode =
   | "forbidden"
   | "not_found"
   | "conflict"
+  | "payload_too_large"
   | "unsupported_media_type"
   | "misdirected"
   | "server_error"

@@ -92,7 +92,8 @@ export const apiReference = (): string => {
     "(`localhost`, `127.0.0.1`, `[::1]`, its `--hostname` or an `--allow-host` name), else 421 `misdirected`; an",
     "`Origin` must be one given with `--cors`, else 403 `forbidden`; `Authorization: Bearer <token>` must carry the",
     "server's token, else 401 `unauthorized`; a request body must be `Content-Type: application/json`, else 415",
-    "`unsupported_media_type`.",
+    "`unsupported_media_type`, and at most 10 MB, else 413 `payload_too_large` (a `Content-Length` over the cap is",
+    "refused before any of the body is read; a chunked body is cut off when it passes the cap).",
     ""
   ]
   for (const [path, item] of Object.entries(doc.paths)) {

@@ -4,6 +4,7 @@ import type { SessionInfo } from "@lathe/sdk"
 import type { Workspaces } from "@lathe/workspace"
 import { Effect, Exit } from "effect"
 import type { Directories, DirectoryApp, ServerServices } from "./directories.js"
+import type { DirectoryScope } from "./directory-scope.js"
 import { exitError } from "./errors.js"
 import type { EventLog } from "./event-log.js"
 import type { SessionRunner } from "./turns.js"
@@ -33,6 +34,8 @@ export class ServerContext {
     readonly log: EventLog,
     readonly turns: SessionRunner,
     readonly version: string,
+    /** The directories requests may name; a session of another directory is refused (403). */
+    readonly scope: DirectoryScope,
     readonly options: {
       /** Every session is served through the home app (a cluster front end: directories live on the runners). */
       readonly homeOnly?: boolean
@@ -60,13 +63,22 @@ export class ServerContext {
     this.sessionDirs.set(session.id, session.directory)
   }
 
-  /** The session and the app of its directory; rejects with SessionNotFound. */
+  /**
+   * Throws OutsideDirectory for a session whose directory is outside the scope (one `lathe` ran elsewhere, in the
+   * shared store); a session's clone (`workspace`) was made by the server itself and is always in scope.
+   */
+  private inScope(session: Session): void {
+    if (session.workspace === undefined) this.scope.check(session.directory, `Session ${session.id}'s directory`)
+  }
+
+  /** The session and the app of its directory; rejects with SessionNotFound, or OutsideDirectory (see `scope`). */
   async session(sessionID: string): Promise<{ session: Session; app: DirectoryApp }> {
     if (this.options.homeOnly) {
       const session = await runIn(
         this.home,
         Effect.flatMap(SessionStore, (store) => store.getSession(sessionID))
       )
+      this.inScope(session)
       if (session.parentID) this.log.learnParent(session.id, session.parentID)
       return { session, app: this.home }
     }
@@ -77,11 +89,17 @@ export class ServerContext {
       first,
       Effect.flatMap(SessionStore, (store) => store.getSession(sessionID))
     )
+    this.inScope(session)
     if (session.parentID) this.log.learnParent(session.id, session.parentID)
     this.sessionDirs.set(session.id, session.directory)
     if (session.directory === first.directory) return { session, app: first }
     const app = await this.directories.get(session.directory)
     return { session, app }
+  }
+
+  /** Whether GET /sessions shows a session: its directory is in scope, or it is the server's own clone. */
+  listed(session: Session): boolean {
+    return session.workspace !== undefined || this.scope.allows(session.directory)
   }
 
   /** A session as the API shows it. */

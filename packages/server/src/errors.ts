@@ -1,11 +1,22 @@
-import type { BadRequest, Conflict, ErrorCode, NotFound, ServerError, Unauthorized, Unavailable } from "@lathe/sdk"
+import type {
+  BadRequest,
+  Conflict,
+  ErrorCode,
+  Forbidden,
+  NotFound,
+  ServerError,
+  Unauthorized,
+  Unavailable
+} from "@lathe/sdk"
 import { Cause, Effect, Exit } from "effect"
 import { BadDirectory } from "./directories.js"
+import { OutsideDirectory } from "./directory-scope.js"
 
 /** The `{ error: { code, message } }` body of each API error. */
 export const apiError = {
   badRequest: (message: string): BadRequest => ({ error: { code: "bad_request", message } }),
   unauthorized: (message: string): Unauthorized => ({ error: { code: "unauthorized", message } }),
+  forbidden: (message: string): Forbidden => ({ error: { code: "forbidden", message } }),
   notFound: (message: string): NotFound => ({ error: { code: "not_found", message } }),
   conflict: (message: string): Conflict => ({ error: { code: "conflict", message } }),
   serverError: (message: string): ServerError => ({ error: { code: "server_error", message } }),
@@ -13,7 +24,7 @@ export const apiError = {
 }
 
 /** Any API error body. */
-export type AnyApiError = BadRequest | Unauthorized | NotFound | Conflict | ServerError | Unavailable
+export type AnyApiError = BadRequest | Forbidden | Unauthorized | NotFound | Conflict | ServerError | Unavailable
 
 /** A ready API error body thrown from handler code, passed through `toApiError` as it is. */
 export interface ApiErrorFailure {
@@ -34,11 +45,13 @@ const messageOf = (error: unknown): string =>
 
 /**
  * Maps a failure of core (a tagged error, a defect, a bad directory) to the API error a client can act on:
- * unknown session or message → 404; unknown agent, model or provider, bad directory → 400 with core's message;
+ * unknown session or message → 404; unknown agent, model or provider, bad directory → 400 with core's message; a
+ * directory outside the served ones → 403;
  * nothing to undo or a turn in the way → 409; the store, git or anything else → 500.
  */
 export const toApiError = (error: unknown): AnyApiError => {
   if (error instanceof BadDirectory) return apiError.badRequest(error.message)
+  if (error instanceof OutsideDirectory) return apiError.forbidden(error.message)
   if (isApiErrorFailure(error)) return error.body
   const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : undefined
   const message = messageOf(error)

@@ -4,10 +4,27 @@ import type { AnyApiError } from "./errors.js"
 import { apiError } from "./errors.js"
 
 /**
+ * The largest request body the server reads: 10 MB. A `Content-Length` over it is refused (413) before any of the
+ * body is read; a body without one (chunked) is counted as it streams and cut off with a 413 when it passes the cap.
+ */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024
+
+/** The 413 answer for a body over {@link MAX_BODY_BYTES}. */
+export const tooLargeBody = (): ForbiddenBody => ({
+  error: {
+    code: "payload_too_large",
+    message:
+      `A request body may be at most ${MAX_BODY_BYTES / (1024 * 1024)} MB (${MAX_BODY_BYTES} bytes); this one is ` +
+      "larger. Send less (a prompt's text, not whole files: the agent reads files itself)."
+  }
+})
+
+/**
  * The walls every request passes before it reaches a route, in this order: the `Host` header names this server (a
  * DNS-rebinding page sends its own name), a browser request comes from an origin the server was told to accept,
- * the bearer token is right, and a body is `application/json` (a web page can send `text/plain` without asking
- * first). Contract: a request a wall stops gets one JSON error saying why and what to change; nothing else runs.
+ * the bearer token is right, a declared body length is within {@link MAX_BODY_BYTES}, and a body is
+ * `application/json` (a web page can send `text/plain` without asking first). Contract: a request a wall stops gets
+ * one JSON error saying why and what to change; nothing else runs.
  */
 export interface GuardOptions {
   /** The token every request needs; `undefined` only for a loopback server started with no auth. */
@@ -26,9 +43,12 @@ export type Verdict =
   | { readonly kind: "preflight"; readonly headers: Record<string, string> }
   | { readonly kind: "pass"; readonly headers: Record<string, string> }
 
-/** A refusal the API's routes never give (wrong Host, foreign origin, not JSON): same `{ error }` shape. */
+/** A refusal the API's routes never give (wrong Host, foreign origin, too large, not JSON): same `{ error }` shape. */
 export interface ForbiddenBody {
-  readonly error: { readonly code: "misdirected" | "forbidden" | "unsupported_media_type"; readonly message: string }
+  readonly error: {
+    readonly code: "misdirected" | "forbidden" | "payload_too_large" | "unsupported_media_type"
+    readonly message: string
+  }
 }
 
 /** The parts of a request the guard reads (header names lower-case, as Node gives them). */
@@ -119,6 +139,8 @@ export const makeGuard = (options: GuardOptions, port: () => number) => {
         return { kind: "refuse", status: 401, body: unauthorizedBody(given !== undefined) }
     }
     const length = single(request.headers["content-length"])
+    if (length !== undefined && Number(length.trim()) > MAX_BODY_BYTES)
+      return { kind: "refuse", status: 413, body: tooLargeBody() }
     const hasBody =
       (length !== undefined && length.trim() !== "0") || single(request.headers["transfer-encoding"]) !== undefined
     if (hasBody) {

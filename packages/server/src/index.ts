@@ -1,7 +1,8 @@
 /**
  * @lathe/server: the Lathe server behind `lathe serve`. It implements the HTTP + SSE API of `@lathe/sdk` (`LatheApi`)
- * over Lathe's sessions, with one app per directory built by the host (the CLI), a bearer token always (Host, Origin
- * and content-type checked before it), event replay after a reconnect, and a bounded drain on shutdown.
+ * over Lathe's sessions, with one app per directory built by the host (the CLI), a bearer token always (Host, Origin,
+ * body size and content-type checked around it), requests kept to the served directories, event replay after a
+ * reconnect, and a bounded drain on shutdown.
  */
 export {
   type AppFactory,
@@ -11,6 +12,7 @@ export {
   resolveDirectory,
   type ServerServices
 } from "./directories.js"
+export { BadAllowedDirectory, DirectoryScope, OutsideDirectory } from "./directory-scope.js"
 export {
   type EventCursor,
   EventLog,
@@ -20,6 +22,7 @@ export {
   type LoggedEvent
 } from "./event-log.js"
 export { cursorOf, HEARTBEAT_MS, renderSse } from "./events-api.js"
+export { MAX_BODY_BYTES } from "./guard.js"
 export { isLoopback, type LatheServer, ServeError, type ServeOptions, serve } from "./serve.js"
 export {
   type PendingAsk,

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { Readable } from "node:stream"
 import { LatheApi } from "@lathe/sdk"
 
 /** A web handler, as `HttpRouter.toWebHandler` makes one. */
@@ -27,10 +26,50 @@ export const isApiRoute = (method: string, pathname: string): boolean =>
   apiRoutes.some((route) => route.method === method && route.path.test(pathname))
 
 /**
- * A web `Request` for a Node request: the body streams (not buffered), and the signal aborts when the client goes
- * away before the response is finished, which interrupts the handler (a streaming SSE body ends).
+ * The body of a Node request as a web stream, read only as fast as the handler reads it (one chunk at a time, so
+ * memory holds no more than the handler keeps). Past `maxBytes` the stream errors and `onTooLarge` is called once,
+ * before any byte beyond the cap reaches the handler.
  */
-export const toWebRequest = (req: IncomingMessage, res: ServerResponse, origin: string): Request => {
+export const limitedBody = (
+  req: IncomingMessage,
+  maxBytes: number,
+  onTooLarge: () => void
+): ReadableStream<Uint8Array> => {
+  const chunks = req[Symbol.asyncIterator]() as AsyncIterator<Buffer>
+  let seen = 0
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await chunks.next()
+      if (next.done) return controller.close()
+      seen += next.value.length
+      if (seen > maxBytes) {
+        // The rest is left unread (not destroyed here: the 413 must reach the client before the connection closes).
+        onTooLarge()
+        controller.error(new Error(`The request body is larger than ${maxBytes} bytes.`))
+        return
+      }
+      controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.length))
+    },
+    async cancel() {
+      await chunks.return?.()
+    }
+  })
+}
+
+/**
+ * A web `Request` for a Node request: the body streams (not buffered) through {@link limitedBody} with the given
+ * cap, and the signal aborts when the client goes away before the response is finished, which interrupts the
+ * handler (a streaming SSE body ends).
+ */
+export const toWebRequest = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  origin: string,
+  limit: { readonly maxBytes: number; readonly onTooLarge: () => void } = {
+    maxBytes: Number.POSITIVE_INFINITY,
+    onTooLarge: () => {}
+  }
+): Request => {
   const controller = new AbortController()
   res.on("close", () => {
     if (!res.writableFinished) controller.abort()
@@ -47,7 +86,7 @@ export const toWebRequest = (req: IncomingMessage, res: ServerResponse, origin: 
     method,
     headers,
     signal: controller.signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {})
+    ...(hasBody ? { body: limitedBody(req, limit.maxBytes, limit.onTooLarge), duplex: "half" } : {})
   } as RequestInit)
 }
 
@@ -98,9 +137,34 @@ export const writeWebResponse = async (response: Response, res: ServerResponse):
   }
 }
 
-/** Sends a JSON body with a status (for answers the adapter gives itself: 401, 403, 404, 415, 421). */
-export const writeJson = (res: ServerResponse, status: number, body: unknown): void => {
+/**
+ * Sends a JSON body with a status (for answers the adapter gives itself: 401, 403, 404, 413, 415, 421). With
+ * `close`, the connection is closed once the answer is sent: the rest of a refused body is discarded as it arrives
+ * until then, never kept.
+ */
+export const writeJson = (res: ServerResponse, status: number, body: unknown, close = false): void => {
   const text = JSON.stringify(body)
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
-  res.end(text)
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...(close ? { connection: "close" } : {})
+  })
+  if (!close) return void res.end(text)
+  // Closing at once would make a client that is still sending its body see a reset instead of this answer. The answer
+  // goes out now (its length is declared, so the client has all of it), and the connection closes when the body has
+  // ended or after LINGER_MS; meanwhile a body nobody reads is discarded as it arrives, never kept.
+  res.write(text)
+  const req = res.req
+  const finish = () => {
+    clearTimeout(timer)
+    if (!res.writableEnded) res.end()
+  }
+  const timer = setTimeout(finish, LINGER_MS)
+  timer.unref()
+  req.once("end", finish)
+  req.once("close", finish)
+  if (req.readableFlowing === null) req.resume()
 }
+
+/** How long a refused request's connection stays open after the answer, for the client to read it (see writeJson). */
+const LINGER_MS = 2_000

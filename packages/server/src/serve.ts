@@ -8,9 +8,10 @@ import type { Workspaces } from "@lathe/workspace"
 import { Effect } from "effect"
 import { runIn, ServerContext } from "./context.js"
 import { type AppFactory, Directories } from "./directories.js"
+import { BadAllowedDirectory, DirectoryScope } from "./directory-scope.js"
 import { apiError } from "./errors.js"
 import { EventLog } from "./event-log.js"
-import { makeGuard, notFoundBody } from "./guard.js"
+import { MAX_BODY_BYTES, makeGuard, notFoundBody, tooLargeBody } from "./guard.js"
 import { isApiRoute, toWebRequest, writeJson, writeWebResponse } from "./node-adapter.js"
 import { type SessionRunner, Turns } from "./turns.js"
 import { makeWebHandler } from "./web-app.js"
@@ -19,8 +20,16 @@ import { makeWebHandler } from "./web-app.js"
 export interface ServeOptions {
   /** Builds the app of a directory (the CLI passes its `appLayer` for that directory). */
   readonly app: AppFactory
-  /** The server's own directory: sessions run here unless they name another. Default: the process's cwd. */
+  /**
+   * The server's own directory: sessions run here unless they name another. Default: the process's cwd. Requests
+   * may name it and the folders below it (real paths: a symlink leading out is outside), plus `allowedDirectories`.
+   */
   readonly directory?: string
+  /**
+   * More directories (absolute, or relative to `directory`; each must exist) that requests may name, with the
+   * folders below them: `--allow-directory`. Any other directory, or a session of one, is refused with 403.
+   */
+  readonly allowedDirectories?: ReadonlyArray<string>
   /** Default 4096; 0 picks a free port (read it from `port` or `url`). */
   readonly port?: number
   /** Default `127.0.0.1`. */
@@ -101,10 +110,14 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
   // The apps' events go to the log, or where the runner says once it is made (a cluster front relays them).
   let sink: (event: LatheEvent) => void = (event) => log.push(event)
   const directories = new Directories(options.app, { push: (event) => sink(event) })
-  const home = await directories.get(await realpath(options.directory ?? process.cwd()))
+  const homeDirectory = await realpath(options.directory ?? process.cwd())
+  const scope = await DirectoryScope.make(homeDirectory, options.allowedDirectories).catch((error: unknown) => {
+    throw error instanceof BadAllowedDirectory ? new ServeError(error.message) : error
+  })
+  const home = await directories.get(homeDirectory)
   const turns: SessionRunner = options.runner ? await options.runner(log) : new Turns(options.titles === true)
   if (turns.publish) sink = turns.publish
-  const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown", {
+  const ctx = new ServerContext(directories, home, log, turns, options.version ?? "unknown", scope, {
     // A front end of a cluster works through its own app only: sessions' directories are on the runners.
     homeOnly: options.runner !== undefined,
     ...(options.workspaces ? { workspaces: options.workspaces } : {})
@@ -123,17 +136,27 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
     const url = new URL(req.url ?? "/", origin)
     const method = req.method ?? "GET"
     const verdict = guard({ method, headers: req.headers })
-    if (verdict.kind === "refuse") return writeJson(res, verdict.status, verdict.body)
+    // A refused request's body is never read: the connection closes after the answer when one is coming.
+    if (verdict.kind === "refuse") return writeJson(res, verdict.status, verdict.body, verdict.status === 413)
     if (verdict.kind === "preflight") {
       res.writeHead(204, verdict.headers)
       return res.end()
     }
     for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value)
     if (!isApiRoute(method, url.pathname)) return writeJson(res, 404, notFoundBody(method, url.pathname))
+    let tooLarge = false
+    const limit = {
+      maxBytes: MAX_BODY_BYTES,
+      onTooLarge: () => {
+        tooLarge = true
+        if (!res.headersSent) writeJson(res, 413, tooLargeBody(), true)
+      }
+    }
     web
-      .handler(toWebRequest(req, res, origin))
-      .then((response) => writeWebResponse(response, res))
+      .handler(toWebRequest(req, res, origin, limit))
+      .then((response) => (tooLarge ? response.body?.cancel().catch(() => undefined) : writeWebResponse(response, res)))
       .catch((error: unknown) => {
+        if (tooLarge) return
         if (res.headersSent) return res.destroy()
         writeJson(res, 500, apiError.serverError(`The server failed: ${String(error)}`))
       })

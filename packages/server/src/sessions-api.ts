@@ -121,6 +121,8 @@ export const sessionsApi = (ctx: ServerContext) =>
                 payload.directory === undefined
                   ? ctx.home.directory
                   : await resolveDirectory(ctx.home.directory, payload.directory)
+              if (payload.directory !== undefined)
+                ctx.scope.check(directory, `The directory ${JSON.stringify(payload.directory)}`)
               const app = directory === ctx.home.directory ? ctx.home : await ctx.directories.get(directory)
               await checkAgentAndModel(app, payload.agent, payload.model)
               const created = await runIn(
@@ -140,24 +142,23 @@ export const sessionsApi = (ctx: ServerContext) =>
               ctx.remember(session)
               if (payload.model) ctx.sessionModels.set(session.id, payload.model)
               return ctx.info(session)
-            }, ["bad_request"])
+            }, ["bad_request", "forbidden"])
       )
       .handle("list", ({ query }) =>
         attempt(async () => {
-          const directory =
+          const resolved =
             query.directory === undefined
               ? undefined
-              : await resolveDirectory(ctx.home.directory, query.directory).catch(() => query.directory)
+              : await resolveDirectory(ctx.home.directory, query.directory).catch(() => undefined)
+          if (resolved !== undefined) ctx.scope.check(resolved, `The directory ${JSON.stringify(query.directory)}`)
+          const directory = resolved ?? query.directory
+          // Every session of the store, then those in scope: a limit in the store could count sessions not shown.
           const all = await runIn(
             ctx.home,
-            Effect.flatMap(SessionStore, (store) =>
-              store.listSessions({
-                parentID: null,
-                ...(directory === undefined && query.limit !== undefined ? { limit: query.limit } : {})
-              })
-            )
+            Effect.flatMap(SessionStore, (store) => store.listSessions({ parentID: null }))
           )
-          const inDirectory = directory === undefined ? all : all.filter((s) => s.directory === directory)
+          const served = all.filter((s) => ctx.listed(s))
+          const inDirectory = directory === undefined ? served : served.filter((s) => s.directory === directory)
           const limited = query.limit === undefined ? inDirectory : inDirectory.slice(0, query.limit)
           return limited.map((session) => ctx.info(session))
         }, ["server_error"])

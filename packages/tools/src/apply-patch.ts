@@ -3,7 +3,7 @@ import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { type PatchChunk, parsePatch } from "./patch-parse.js"
-import { checkExternal, checkProtected, displayPath, resolvePath } from "./paths.js"
+import { checkProtected, type Located, locate, resolvePath } from "./paths.js"
 import { normaliseLine } from "./similarity.js"
 import type { ToolState } from "./state.js"
 import { formatText, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
@@ -68,10 +68,7 @@ const applyChunks = (text: string, chunks: ReadonlyArray<PatchChunk>, label: str
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`
 }
 
-interface Change {
-  readonly label: string
-  readonly path: string
-  readonly real: string
+interface Change extends Located {
   /** Raw content before (undefined: the file is new). */
   readonly before: string | undefined
   /** Raw content after (undefined: the file is deleted). */
@@ -106,10 +103,7 @@ export const createApplyPatchTool = (state: ToolState) =>
     execute: async (args, ctx) => {
       const hunks = parsePatch(args.patchText)
       const changes: Array<Change> = []
-      const target = async (path: string) => {
-        const abs = resolvePath(ctx, path)
-        return { path: abs, label: displayPath(ctx.root, abs), real: await checkExternal(ctx, abs, "file") }
-      }
+      const target = (path: string) => locate(ctx, resolvePath(ctx, path), "file")
       for (const hunk of hunks) {
         const file = await target(hunk.path)
         const before = await load(file.real)
@@ -140,8 +134,10 @@ export const createApplyPatchTool = (state: ToolState) =>
             `written. Read the files to see their current content.`
         )
       const diff = changes.map((c) => unifiedDiff(c.label, c.before ?? "", c.after ?? "")).join("\n")
-      const patterns = [...new Set(changes.map((c) => c.label))]
-      await ctx.ask({ permission: "edit", patterns, always: patterns, metadata: { diff, files: patterns } })
+      const files = [...new Set(changes.map((c) => c.label))]
+      // Each file is judged by its path as given and its real path: the strictest verdict of all wins.
+      const patterns = [...new Set(changes.flatMap((c) => c.patterns))]
+      await ctx.ask({ permission: "edit", patterns, metadata: { diff, files } })
       for (const change of changes)
         await checkProtected(ctx, change.path, change.real, {
           filepath: change.path,

@@ -1,12 +1,12 @@
 import { stat } from "node:fs/promises"
-import { type SecretSources, secretValues } from "@lathe/core"
+import { launcherKeys, type SecretSources, secretValues } from "@lathe/core"
 import { type ConfigInfo, PermissionDenied, PermissionRejected, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, resolvePath } from "./paths.js"
 import { detectSandbox, type SandboxDetector, type SandboxSettings, sandboxBlock } from "./sandbox.js"
 import { blockText, chooseSandbox, describeSandbox } from "./sandbox-plan.js"
-import { prepareSandboxedRun } from "./sandbox-run.js"
+import { prepareSandboxedRun, type SandboxedRun } from "./sandbox-run.js"
 import { commandEnv, runShell, type ShellResult } from "./shell.js"
 
 /** Default command timeout: 2 minutes. */
@@ -55,6 +55,8 @@ export interface BashOptions {
   readonly tempDir?: string
   /** Lathe's truncation dir, writable in `workspace-write` (default: `tool-output` in the data dir). */
   readonly truncationDir?: string
+  /** The person's home folder, never left writable by the sandbox (default `os.homedir()`). */
+  readonly home?: string
   /** Told once, on the first call, when no sandbox is available and commands run under the permission rules alone. */
   readonly notice?: (message: string) => void
 }
@@ -80,10 +82,16 @@ export const bashOptionsFromConfig = (
     },
     inherit: config.shell?.env?.inherit ?? [],
     secrets,
-    ...(config.shell?.env?.set ? { baseEnv: { ...process.env, ...config.shell.env.set } } : {}),
+    ...(config.shell?.env?.set ? { baseEnv: { ...startEnv(), ...config.shell.env.set } } : {}),
     ...(notice ? { notice } : {})
   }
 }
+
+/**
+ * The environment Lathe was started with: this process's plus the provider keys the launcher handed over on a
+ * descriptor (`launcherKeys`), so that scrubbing and `shell.env.inherit` decide about those as about any variable.
+ */
+const startEnv = (): NodeJS.ProcessEnv => ({ ...process.env, ...launcherKeys() })
 
 const isPermissionError = (error: unknown): error is PermissionDenied | PermissionRejected =>
   error instanceof PermissionDenied || error instanceof PermissionRejected
@@ -122,7 +130,7 @@ export const createBashTool = (options: BashOptions = {}) => {
         metadata: { command: args.command, description: args.description, workdir: cwd }
       })
       const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS
-      const { env } = commandEnv(options.baseEnv ?? process.env, {
+      const { env } = commandEnv(options.baseEnv ?? startEnv(), {
         inherit: options.inherit ?? [],
         secrets: options.secrets ?? []
       })
@@ -134,7 +142,7 @@ export const createBashTool = (options: BashOptions = {}) => {
         last = performance.now()
         ctx.metadata({ metadata: { output: preview, description: args.description } })
       }
-      const run = (wrap?: Parameters<typeof runShell>[0]["wrap"]) => {
+      const run = (sandboxed?: Pick<SandboxedRun, "wrap" | "extraInputs">) => {
         preview = ""
         return runShell({
           command: args.command,
@@ -142,7 +150,7 @@ export const createBashTool = (options: BashOptions = {}) => {
           timeoutMs,
           signal: ctx.abort,
           env,
-          ...(wrap ? { wrap } : {}),
+          ...(sandboxed ? { wrap: sandboxed.wrap, extraInputs: sandboxed.extraInputs } : {}),
           onOutput: (chunk) => {
             preview = (preview + chunk).slice(-PREVIEW_CHARS)
             if (pending) return
@@ -166,10 +174,11 @@ export const createBashTool = (options: BashOptions = {}) => {
               cwd: real,
               tempDir: options.tempDir,
               truncationDir: options.truncationDir,
+              home: options.home,
               env
             })
             try {
-              return { plan: sandboxed.plan, result: await run(sandboxed.wrap) }
+              return { plan: sandboxed.plan, result: await run(sandboxed) }
             } finally {
               notes.push(...(await sandboxed.after()))
             }

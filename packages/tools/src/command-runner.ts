@@ -69,7 +69,8 @@ export const sandboxedCommandRunner = (
                 env,
                 timeoutMs: runOptions.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
                 input: runOptions.input,
-                wrap: prepared?.wrap
+                wrap: prepared?.wrap,
+                extraInputs: prepared?.extraInputs
               }),
             catch: (error) => failure(file, error)
           })

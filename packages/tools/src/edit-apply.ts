@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises"
 import type { ToolContext, ToolResult } from "@lathe/plugin"
 import { applyReplacements, findMatches, type MatcherName, type NearCandidate } from "./edit-match.js"
-import { checkExternal, checkProtected, displayPath, errorCode, resolvePath } from "./paths.js"
+import { checkProtected, errorCode, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, formatText, normaliseNewlines, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
 
@@ -83,9 +83,7 @@ export const editFile = async (
   edits: ReadonlyArray<EditSpec>,
   describe: (index: number, message: string) => string = (_, message) => message
 ): Promise<EditFileResult> => {
-  const path = resolvePath(ctx, filePath)
-  const label = displayPath(ctx.root, path)
-  const real = await checkExternal(ctx, path, "file")
+  const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, filePath), "file")
   const info = await stat(real).catch((error: unknown) => {
     if (errorCode(error) === "ENOENT") return undefined
     throw error
@@ -144,7 +142,7 @@ export const editFile = async (
         `newString). Read the file to see its current content.`
     )
   const diff = unifiedDiff(label, raw ?? "", content)
-  await ctx.ask({ permission: "edit", patterns: [label], always: [label], metadata: { filepath: path, diff } })
+  await ctx.ask({ permission: "edit", patterns, metadata: { filepath: path, realPath: real, diff } })
   await checkProtected(ctx, path, real, { filepath: path, diff })
   await writeFileAtomic(real, content)
   const written = await stat(real)

@@ -4,7 +4,7 @@ import { join, sep } from "node:path"
 import { Tool, type ToolContext } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
-import { checkExternal, displayPath, errorCode, resolvePath } from "./paths.js"
+import { displayPath, errorCode, locate, resolvePath } from "./paths.js"
 import { COMMON_FLAGS, listingThreads, locateRipgrep, type RipgrepOption, runRipgrep } from "./ripgrep.js"
 import { globMatcher, walkFiles } from "./walker.js"
 
@@ -19,15 +19,18 @@ export const GlobInput = z.object({
 /** `glob` arguments, parsed. */
 export type GlobInput = z.infer<typeof GlobInput>
 
-/** Resolves a search folder, asks `external_directory` if it is outside, and checks it exists. */
+/**
+ * Resolves a search folder (or file), asks `external_directory` if its real location is outside, and checks it
+ * exists. `patterns` name it as given and as it really is (see `Located`).
+ */
 export const searchRoot = async (ctx: ToolContext, path: string | undefined) => {
-  const dir = resolvePath(ctx, path ?? ".")
-  const real = await checkExternal(ctx, dir, "directory")
+  const located = await locate(ctx, resolvePath(ctx, path ?? "."), "directory")
+  const { path: dir, real } = located
   const info = await stat(real).catch((error: unknown) => {
     if (errorCode(error) === "ENOENT") throw new Error(`Path not found: ${dir}. Give an existing folder to search.`)
     throw error
   })
-  return { dir, real, isFile: info.isFile() }
+  return { ...located, dir, isFile: info.isFile() }
 }
 
 /** Sorts paths (absolute) newest first by mtime; files that vanished go last. */

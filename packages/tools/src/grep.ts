@@ -82,6 +82,13 @@ export const createGrepTool = (options: { readonly ripgrep: RipgrepOption }) =>
     mutates: false,
     execute: async (args, ctx) => {
       const root = await searchRoot(ctx, args.path)
+      // Searching one file shows its lines, so the read rules judge it too: by its path as given and its real path.
+      if (root.isFile)
+        await ctx.ask({
+          permission: "read",
+          patterns: root.patterns,
+          metadata: { filepath: root.dir, realPath: root.real }
+        })
       await ctx.ask({
         permission: "grep",
         patterns: [args.pattern],

@@ -60,7 +60,7 @@ export const createListTool = () =>
       const root = await searchRoot(ctx, args.path)
       const label = displayPath(ctx.root, root.dir)
       if (root.isFile) throw new Error(`${label} is a file, not a folder. Use the read tool to see its content.`)
-      await ctx.ask({ permission: "list", patterns: [label], metadata: { path: root.dir } })
+      await ctx.ask({ permission: "list", patterns: root.patterns, metadata: { path: root.dir, realPath: root.real } })
       const extra = (args.ignore ?? []).map((glob) => picomatch(glob, { dot: true, basename: !glob.includes("/") }))
       const skip = (rel: string, name: string) => DEFAULT_IGNORES.includes(name) || extra.some((m) => m(rel))
       const shown: Array<Entry> = []

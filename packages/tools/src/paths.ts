@@ -96,9 +96,40 @@ export const checkExternal = async (
   ctx: Pick<ToolContext, "root" | "ask">,
   path: string,
   kind: "file" | "directory"
-): Promise<string> => {
+): Promise<string> => (await locate(ctx, path, kind)).real
+
+/** A file tool's path argument: as given and where it really is, with the permission patterns of both. */
+export interface Located {
+  /** The path as given, made absolute (see {@link resolvePath}); nothing resolved through symlinks. */
+  readonly path: string
+  /** `path` as shown to the model: relative to the root when inside it. */
+  readonly label: string
+  /** Where `path` really is, every symlink resolved as the kernel resolves it (see {@link realPathOf}). */
+  readonly real: string
+  /** `real` relative to the real root when inside it: the name bash's write checks use for the same file. */
+  readonly realLabel: string
+  /**
+   * What a permission ask about this path matches rules against: `realLabel`, and `label` too when it differs. Each
+   * pattern is its own check, so the strictest verdict wins (deny over ask over allow), and an "always" reply
+   * remembers the patterns that asked (the real one whenever it asked).
+   */
+  readonly patterns: ReadonlyArray<string>
+}
+
+/**
+ * Locates an already absolute `path` (see {@link resolvePath}) and asks `external_directory` when its real location
+ * is outside the project root (see {@link checkExternal}). Rejects with the permission error when refused.
+ */
+export const locate = async (
+  ctx: Pick<ToolContext, "root" | "ask">,
+  path: string,
+  kind: "file" | "directory"
+): Promise<Located> => {
   const [realRoot, real] = await Promise.all([realPathOf(ctx.root), realPathOf(path)])
-  if (isWithin(realRoot, real)) return real
+  const label = displayPath(resolve(ctx.root), path)
+  const realLabel = displayPath(realRoot, real)
+  const located = { path, label, real, realLabel, patterns: realLabel === label ? [label] : [realLabel, label] }
+  if (isWithin(realRoot, real)) return located
   const dir = kind === "directory" ? real : dirname(real)
   const pattern = join(dir, "*")
   await ctx.ask({
@@ -107,14 +138,15 @@ export const checkExternal = async (
     always: [pattern],
     metadata: { path, realPath: real, directory: dir }
   })
-  return real
+  return located
 }
 
 /**
  * Asks `protected_path` when a tool is about to change a protected path (`protectedPathOf` of `@lathe/core`: git's
  * control files, Lathe's and other agents' project config), judged on its real location (symlinks resolved, so a link
- * to `.git/config` is caught) and on the path as given (a link named `lathe.json` is what Lathe loads). The pattern is
- * the path relative to the project; only a person may approve (`requiresPerson`). Rejects when refused.
+ * to `.git/config` is caught) and on the path as given (a link named `lathe.json` is what Lathe loads). The patterns
+ * are those of the two that are protected, relative to the project; only a person may approve (`requiresPerson`).
+ * Rejects when refused.
  */
 export const checkProtected = async (
   ctx: Pick<ToolContext, "root" | "ask">,
@@ -123,22 +155,26 @@ export const checkProtected = async (
   metadata: Readonly<Record<string, unknown>> = {}
 ): Promise<void> => {
   const realRoot = await realPathOf(ctx.root)
-  const byReal = protectedPathOf(realRoot, real)
-  const entry = byReal ?? protectedPathOf(resolve(ctx.root), path)
-  if (!entry) return
-  const pattern = byReal ? displayPath(realRoot, real) : displayPath(resolve(ctx.root), path)
+  const root = resolve(ctx.root)
+  const found = [
+    { entry: protectedPathOf(realRoot, real), pattern: displayPath(realRoot, real) },
+    { entry: protectedPathOf(root, path), pattern: displayPath(root, path) }
+  ].filter((hit) => hit.entry !== undefined)
+  const first = found[0]
+  if (!first?.entry) return
+  const patterns = [...new Set(found.map((hit) => hit.pattern))]
   await ctx.ask({
     permission: "protected_path",
-    patterns: [pattern],
-    always: [pattern],
+    patterns,
+    always: patterns,
     requiresPerson: true,
     metadata: {
       ...metadata,
       path,
       realPath: real,
-      protected: entry.path,
-      what: entry.what,
-      reason: `${pattern} is ${entry.what}. Only the user can approve changing it.`
+      protected: first.entry.path,
+      what: first.entry.what,
+      reason: `${first.pattern} is ${first.entry.what}. Only the user can approve changing it.`
     }
   })
 }

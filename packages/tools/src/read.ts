@@ -1,18 +1,23 @@
-import { createReadStream, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { open, readdir, readFile, stat } from "node:fs/promises"
 import { basename, dirname, extname, join } from "node:path"
-import { createInterface } from "node:readline"
 import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
-import { checkExternal, displayPath, errorCode, resolvePath } from "./paths.js"
+import { errorCode, locate, resolvePath } from "./paths.js"
+import { boundedLines } from "./read-lines.js"
 import { levenshtein } from "./similarity.js"
 import type { ToolState } from "./state.js"
 
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LIMIT = 2000
-/** Longer lines are cut to this many characters. */
+/**
+ * Longer lines are cut to this many characters, with a marker. Files past {@link WHOLE_FILE_BYTES} are read by bytes
+ * and keep at most {@link MAX_LINE_BYTES} of a line, so a file of one huge line never sits in memory whole.
+ */
 export const MAX_LINE_LENGTH = 2000
+/** The bytes of one line kept while streaming: enough for {@link MAX_LINE_LENGTH} characters of any UTF-8 text. */
+export const MAX_LINE_BYTES = MAX_LINE_LENGTH * 4
 /** The output stops before this many bytes of file text, with a hint to read on. */
 export const MAX_READ_BYTES = 50 * 1024
 /** Images larger than this are refused rather than attached. */
@@ -122,10 +127,8 @@ export const createReadTool = (state: ToolState) =>
     mutates: false,
     paths: (args) => [args.filePath],
     execute: async (args, ctx) => {
-      const path = resolvePath(ctx, args.filePath)
-      const label = displayPath(ctx.root, path)
-      const real = await checkExternal(ctx, path, "file")
-      await ctx.ask({ permission: "read", patterns: [label], always: [label], metadata: { filepath: path } })
+      const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, args.filePath), "file")
+      await ctx.ask({ permission: "read", patterns, metadata: { filepath: path, realPath: real } })
       const info = await stat(real).catch(async (error: unknown) => {
         if (errorCode(error) !== "ENOENT") throw error
         const near = await suggestions(path)
@@ -168,14 +171,15 @@ export const createReadTool = (state: ToolState) =>
       let more = false
       let cutByBytes = false
       /** Takes the next line of the file; false once no more lines are wanted. */
-      const take = (raw: string): boolean => {
+      const take = (raw: string, cut = false): boolean => {
         lineNo++
         if (lineNo < offset) return true
         if (shown.length >= limit) {
           more = true
           return false
         }
-        const line = raw.length > MAX_LINE_LENGTH ? `${raw.slice(0, MAX_LINE_LENGTH)}... (line cut at 2000 chars)` : raw
+        const line =
+          cut || raw.length > MAX_LINE_LENGTH ? `${raw.slice(0, MAX_LINE_LENGTH)}... (line cut at 2000 chars)` : raw
         const entry = `${String(lineNo).padStart(6)}\t${line}`
         bytes += Buffer.byteLength(entry) + 1
         if (bytes > MAX_READ_BYTES && shown.length > 0) {
@@ -189,9 +193,9 @@ export const createReadTool = (state: ToolState) =>
       if (whole) {
         for (const raw of splitLines(whole.toString("utf8"))) if (!take(raw)) break
       } else {
-        const lines = createInterface({ input: createReadStream(real, "utf8"), crlfDelay: Number.POSITIVE_INFINITY })
-        for await (const raw of lines) if (!take(raw)) break
-        lines.close()
+        // Lines before `offset` are counted, never decoded; leaving the loop early closes the file.
+        for await (const line of boundedLines(real, MAX_LINE_BYTES))
+          if (!take(lineNo + 1 < offset ? "" : line.head.toString("utf8"), line.cut)) break
       }
       state.recordRead(ctx.sessionID, real, info)
       if (lineNo < offset && !(offset === 1 && lineNo === 0))

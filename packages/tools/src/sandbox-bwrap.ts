@@ -11,7 +11,7 @@ const depth = (path: string): number => path.split("/").filter(Boolean).length
  * Then a fresh `/dev` and `/proc`, a new user namespace with every capability dropped (even when Lathe runs as root,
  * nothing inside may remount, mount or bypass file permissions), no nested user namespaces, a new PID namespace (the
  * command cannot see or signal Lathe, nor read its environment in `/proc`; when bwrap dies every process inside dies
- * with it), no network unless allowed, a new session (no terminal injection), and the working directory kept.
+ * with it), no network unless allowed, the seccomp filter read from `plan.seccompFd` when given, a new session (no terminal injection), and the working directory kept.
  */
 export const bwrapArgs = (plan: SandboxPlan, argv: readonly [string, ReadonlyArray<string>]): Array<string> => {
   const mounts = [
@@ -38,6 +38,7 @@ export const bwrapArgs = (plan: SandboxPlan, argv: readonly [string, ReadonlyArr
     "ALL",
     "--unshare-pid",
     ...(plan.network ? [] : ["--unshare-net"]),
+    ...(plan.seccompFd === undefined ? [] : ["--seccomp", String(plan.seccompFd)]),
     "--die-with-parent",
     "--new-session",
     "--chdir",

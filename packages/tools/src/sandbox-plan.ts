@@ -1,5 +1,6 @@
 import { mkdirSync, realpathSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { homedir, tmpdir } from "node:os"
+import { isAbsolute, relative, sep } from "node:path"
 import { dataDir, truncationDir } from "@lathe/core"
 
 /**
@@ -57,10 +58,16 @@ export interface SandboxPlan {
   readonly hiddenFolders?: ReadonlyArray<string>
   /** Keep the command from creating user namespaces (bwrap `--disable-userns`, bubblewrap 0.8.0+); default true. */
   readonly disableUserns?: boolean
+  /** The project folder left writable (`workspace-write`): the root, or less when the root was too wide. */
+  readonly project?: string
+  /** The project root that was too wide to bind writable (`/`, the home folder or above it), when it was. */
+  readonly narrowedFrom?: string
+  /** bubblewrap loads the seccomp filter it reads from this file descriptor (`--seccomp`; see `sandbox-seccomp.ts`). */
+  readonly seccompFd?: number
 }
 
 /** What the sandbox blocked, judged from a failed command's output. */
-export type SandboxBlock = "write" | "network"
+export type SandboxBlock = "write" | "network" | "socket"
 
 /** The sandbox one bash call gets: none by choice, none on this machine, or one that is available. */
 export type SandboxChoice =
@@ -110,11 +117,25 @@ const real = (path: string): string | undefined => {
   }
 }
 
+const within = (parent: string, child: string): boolean => {
+  const rel = relative(parent, child)
+  return rel === "" || (!isAbsolute(rel) && rel !== ".." && !rel.startsWith(`..${sep}`))
+}
+
+/**
+ * Whether binding `dir` writable would hand the command the whole machine or the person's home: `/`, the home folder
+ * or any folder above it (their shell start-up files, `~/.ssh`, their own Lathe config). Real paths.
+ */
+export const tooWideToWrite = (dir: string, home: string): boolean => dir === "/" || within(dir, home)
+
 /**
  * The folders a sandboxed command may write and where it runs. `workspace-write`: the project root, the OS temp dir
  * and Lathe's truncation dir (created when missing); `read-only`: the OS temp dir only, with the project kept
- * read-only even when it lies inside the temp dir. Missing paths are left out (bwrap cannot bind them). The protected
- * paths inside a writable project and the hidden sockets are added by `prepareSandboxedRun`.
+ * read-only even when it lies inside the temp dir. Missing paths are left out (bwrap cannot bind them). Whatever the
+ * project root is, `/`, the home folder and the folders above it are never writable ({@link tooWideToWrite}): such a
+ * root is narrowed to the working directory when that is below it and not too wide itself, else to nothing
+ * (`narrowedFrom` names the refused root, `project` what is left). The protected paths inside a writable project and
+ * the hidden sockets are added by `prepareSandboxedRun`.
  */
 export const sandboxPlan = (
   settings: SandboxSettings,
@@ -123,10 +144,17 @@ export const sandboxPlan = (
     readonly cwd: string
     readonly tempDir?: string | undefined
     readonly truncationDir?: string | undefined
+    /** The person's home folder (default `os.homedir()`). */
+    readonly home?: string | undefined
   }
 ): SandboxPlan => {
   const mode = settings.mode === "read-only" ? "read-only" : "workspace-write"
   const temp = where.tempDir ?? tmpdir()
+  const home = real(where.home ?? homedir()) ?? where.home ?? homedir()
+  const root = real(where.root) ?? where.root
+  const cwd = real(where.cwd) ?? where.cwd
+  const narrowed = tooWideToWrite(root, home)
+  const project = !narrowed ? root : within(root, cwd) && !tooWideToWrite(cwd, home) ? cwd : undefined
   const candidates = [temp]
   if (mode === "workspace-write") {
     const truncation = where.truncationDir ?? truncationDir(dataDir())
@@ -135,15 +163,31 @@ export const sandboxPlan = (
     } catch {
       // Unwritable data dir: the command simply cannot write there.
     }
-    candidates.unshift(where.root)
+    if (project !== undefined) candidates.unshift(project)
     candidates.push(truncation)
   }
   const existing = (paths: ReadonlyArray<string>) => [
     ...new Set(paths.map(real).filter((path): path is string => path !== undefined))
   ]
+  const writable = existing(candidates).filter((dir) => !tooWideToWrite(dir, home))
   const readOnly = existing(mode === "read-only" ? [where.root] : [])
-  return { mode, network: settings.network === true, writable: existing(candidates), readOnly, cwd: where.cwd }
+  return {
+    mode,
+    network: settings.network === true,
+    writable,
+    readOnly,
+    cwd: where.cwd,
+    ...(mode === "workspace-write" && project !== undefined ? { project } : {}),
+    ...(narrowed ? { narrowedFrom: root } : {})
+  }
 }
+
+/** What the model is told when the project root was too wide to bind writable ({@link sandboxPlan}). */
+export const narrowedText = (plan: SandboxPlan): string | undefined =>
+  plan.narrowedFrom === undefined
+    ? undefined
+    : `The project root ${plan.narrowedFrom} is / or the home folder or above it, which the sandbox never leaves ` +
+      `writable; ${plan.project === undefined ? "no project folder is" : `only ${plan.project} is`} writable for this command.`
 
 /** One line naming the sandbox and what it allows, for tool results. */
 export const describeSandbox = (kind: "bubblewrap" | "seatbelt", plan: SandboxPlan): string =>
@@ -154,4 +198,6 @@ export const describeSandbox = (kind: "bubblewrap" | "seatbelt", plan: SandboxPl
 export const blockText = (block: SandboxBlock): string =>
   block === "write"
     ? "it tried to write outside the folders the sandbox leaves writable (Read-only file system)"
-    : "it needs the network, which the sandbox keeps closed"
+    : block === "socket"
+      ? "it tried to open a Unix socket (Permission denied), which the sandbox refuses while the network is closed"
+      : "it needs the network, which the sandbox keeps closed"

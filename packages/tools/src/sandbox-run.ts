@@ -2,8 +2,9 @@ import { lstatSync, realpathSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import type { SandboxPlan, SandboxSettings } from "./sandbox.js"
 import { sandboxArgv } from "./sandbox.js"
-import { type SandboxChoice, sandboxPlan } from "./sandbox-plan.js"
+import { narrowedText, type SandboxChoice, sandboxPlan } from "./sandbox-plan.js"
 import { protectedLayout, restoreProtected } from "./sandbox-protect.js"
+import { unixSocketFilter } from "./sandbox-seccomp.js"
 import { findSockets } from "./sandbox-sockets.js"
 
 /** Where one sandboxed run happens. */
@@ -26,6 +27,11 @@ export interface SandboxedRunPlace {
 export interface SandboxedRun {
   /** What the command may touch. */
   readonly plan: SandboxPlan
+  /**
+   * Bytes the sandbox program reads from file descriptors 3, 4, … (the seccomp filter when the network is closed):
+   * pass them to `runProcess`'s `extraInputs` with the wrapped argv, or the sandbox fails to start.
+   */
+  readonly extraInputs: ReadonlyArray<Uint8Array>
   /** Turns the command's argv into the sandbox program's argv. */
   readonly wrap: (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
   /**
@@ -57,16 +63,21 @@ export const prepareSandboxedRun = (
   choice: Extract<SandboxChoice, { readonly state: "on" }>,
   place: SandboxedRunPlace
 ): SandboxedRun => {
-  const root = realOr(place.root)
-  const base = sandboxPlan(settings, place)
-  const layout = base.mode === "workspace-write" ? protectedLayout(root, place.cwd) : undefined
+  const home = place.home ?? homedir()
+  const base = sandboxPlan(settings, { ...place, home })
+  // A root too wide to bind writable (`/`, the home folder) was narrowed: the protected paths and the project's own
+  // sockets are those of the folder left writable (none in `read-only`, none when nothing was left).
+  const root = base.narrowedFrom === undefined ? realOr(place.root) : base.project
+  const layout = base.mode === "workspace-write" && root !== undefined ? protectedLayout(root, place.cwd) : undefined
   const sockets = findSockets({
     env: place.env ?? process.env,
     tempDir: place.tempDir ?? tmpdir(),
     root,
-    keep: [root, place.cwd, ...base.writable],
-    home: place.home ?? homedir()
+    keep: [...(root === undefined ? [] : [root]), place.cwd, ...base.writable],
+    home
   })
+  // The kernel refuses AF_UNIX sockets when the network is closed; bubblewrap reads the filter from fd 3.
+  const filter = choice.kind === "bubblewrap" && !base.network ? unixSocketFilter() : undefined
   const plan: SandboxPlan = {
     ...base,
     readOnly: [...base.readOnly, ...(layout?.readOnly ?? [])],
@@ -74,10 +85,12 @@ export const prepareSandboxedRun = (
     absent: layout?.absent ?? [],
     hiddenSockets: sockets.sockets,
     hiddenFolders: sockets.folders,
-    ...(choice.disableUserns === false ? { disableUserns: false } : {})
+    ...(choice.disableUserns === false ? { disableUserns: false } : {}),
+    ...(filter ? { seccompFd: 3 } : {})
   }
   return {
     plan,
+    extraInputs: filter ? [filter] : [],
     wrap: (argv) => {
       // A socket or folder that vanished since the scan would make bwrap fail to create its mount point.
       const still = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined
@@ -89,12 +102,14 @@ export const prepareSandboxedRun = (
       return sandboxArgv(choice.kind, choice.program, now, argv)
     },
     after: async () => {
-      if (!layout) return []
+      const narrowed = narrowedText(plan)
+      const notes = narrowed === undefined ? [] : [narrowed]
+      if (!layout || root === undefined) return notes
       try {
-        return restoreProtected(root, layout)
+        return [...notes, ...restoreProtected(root, layout)]
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)
-        return [`Lathe could not check the protected paths after the command (${reason}); tell the user.`]
+        return [...notes, `Lathe could not check the protected paths after the command (${reason}); tell the user.`]
       }
     }
   }

@@ -56,12 +56,14 @@ const pathsIn = (name: string, value: string): Array<string> => {
 export const findSockets = (options: {
   readonly env: Readonly<Record<string, string | undefined>>
   readonly tempDir: string
-  readonly root: string
+  /** The project folder whose own sockets stay usable; none when no project folder is writable. */
+  readonly root: string | undefined
   readonly keep: ReadonlyArray<string>
   readonly home?: string | undefined
 }): HiddenSockets => {
   const sockets = new Set<string>()
   const folders = new Set<string>()
+  const inProject = (path: string) => options.root !== undefined && within(options.root, path)
   /** Folders that hold something the command needs: scanned for sockets instead of hidden whole. */
   const holding: Array<string> = []
   const hideFolder = (path: string) => {
@@ -72,7 +74,7 @@ export const findSockets = (options: {
   }
   const hideSocket = (path: string) => {
     const file = realOf(path)
-    if (file && !within(options.root, file) && lstatSync(file, { throwIfNoEntry: false })?.isSocket()) sockets.add(file)
+    if (file && !inProject(file) && lstatSync(file, { throwIfNoEntry: false })?.isSocket()) sockets.add(file)
   }
 
   for (const folder of KNOWN_FOLDERS) hideFolder(folder)
@@ -86,7 +88,7 @@ export const findSockets = (options: {
   let budget = SCAN_BUDGET
   /** Looks `levels` deep below `dir` for sockets and socket folders; `nested` entries count against the budget. */
   const scan = (dir: string, levels: number, nested = false) => {
-    if ((nested && budget <= 0) || within(options.root, dir)) return
+    if ((nested && budget <= 0) || inProject(dir)) return
     let entries: Array<Dirent>
     try {
       entries = readdirSync(dir, { withFileTypes: true })

@@ -141,10 +141,21 @@ const READ_ONLY = /read-only file system|EROFS|device or resource busy|EBUSY/i
 const NO_NETWORK =
   /network is unreachable|ENETUNREACH|could not resolve host|temporary failure in name resolution|name or service not known|EAI_AGAIN|getaddrinfo|connection refused|ECONNREFUSED/i
 
+// A Unix socket refused (the seccomp filter's EACCES; seatbelt's EPERM): a denial and a socket word on one line, as
+// tmux, ssh-add, git's credential cache, psql, docker and Node print it, or Python's traceback through socket.py.
+const DENIED = "(?:permission denied|EACCES|operation not permitted|EPERM)"
+const SOCKET_WORD = String.raw`(?:connect|socket|\.sock\b)`
+const NO_UNIX_SOCKET = new RegExp(
+  String.raw`${SOCKET_WORD}.*${DENIED}|${DENIED}.*${SOCKET_WORD}|socket\.py[\s\S]*PermissionError: \[Errno 13\]`,
+  "im"
+)
+
 /**
  * Whether a command that ran in the sandbox failed because of it: a non-zero exit whose output shows a write to a
- * read-only file system (or a move or removal of a protected path, which the sandbox pins: busy), or (network closed) an unreachable network, a failed name lookup or a refused connection
- * (inside the sandbox nothing listens that the command did not start itself).
+ * read-only file system (or a move or removal of a protected path, which the sandbox pins: busy), or (network closed)
+ * an unreachable network, a failed name lookup or a refused connection (inside the sandbox nothing listens that the
+ * command did not start itself), or a Unix socket the kernel refused to create (the seccomp filter of a
+ * network-closed sandbox).
  */
 export const sandboxBlock = (
   result: { readonly exitCode: number | null; readonly output: string; readonly timedOut: boolean },
@@ -153,5 +164,6 @@ export const sandboxBlock = (
   if (result.exitCode === 0 || result.timedOut) return undefined
   if (READ_ONLY.test(result.output)) return "write"
   if (!plan.network && NO_NETWORK.test(result.output)) return "network"
+  if (!plan.network && NO_UNIX_SOCKET.test(result.output)) return "socket"
   return undefined
 }

@@ -61,6 +61,8 @@ export const runShell = async (options: {
   readonly env?: NodeJS.ProcessEnv
   /** Turns the shell's argv into the argv actually spawned, e.g. inside a sandbox. */
   readonly wrap?: (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
+  /** Bytes for the spawned program's file descriptors 3, 4, … (the sandbox's seccomp filter, see `SandboxedRun`). */
+  readonly extraInputs?: ReadonlyArray<Uint8Array>
 }): Promise<ShellResult> => {
   const started = performance.now()
   const shell = shellCommand(options.command)
@@ -79,6 +81,7 @@ export const runShell = async (options: {
     killGraceMs: KILL_GRACE_MS,
     drainMs: DRAIN_MS,
     maxOutputBytes: 0,
+    ...(options.extraInputs && options.extraInputs.length > 0 ? { extraInputs: options.extraInputs } : {}),
     onOutput: (text) => {
       const size = Buffer.byteLength(text)
       if (bytes + size > MAX_CAPTURE_BYTES) {

@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises"
 import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
-import { checkExternal, checkProtected, displayPath, errorCode, resolvePath } from "./paths.js"
+import { checkProtected, errorCode, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, unifiedDiff, writeFileAtomic } from "./text-file.js"
 
@@ -26,9 +26,7 @@ export const createWriteTool = (state: ToolState) =>
     edits: true,
     paths: (args) => [args.filePath],
     execute: async (args, ctx) => {
-      const path = resolvePath(ctx, args.filePath)
-      const label = displayPath(ctx.root, path)
-      const real = await checkExternal(ctx, path, "file")
+      const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, args.filePath), "file")
       const info = await stat(real).catch((error: unknown) => {
         if (errorCode(error) === "ENOENT") return undefined
         throw error
@@ -49,7 +47,7 @@ export const createWriteTool = (state: ToolState) =>
       }
       const before = info ? await readFile(real, "utf8") : ""
       const diff = unifiedDiff(label, before, args.content)
-      await ctx.ask({ permission: "edit", patterns: [label], always: [label], metadata: { filepath: path, diff } })
+      await ctx.ask({ permission: "edit", patterns, metadata: { filepath: path, realPath: real, diff } })
       await checkProtected(ctx, path, real, { filepath: path, diff })
       await writeFileAtomic(real, args.content)
       state.recordRead(ctx.sessionID, real, await stat(real))

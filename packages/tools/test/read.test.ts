@@ -19,7 +19,7 @@ describe("read", () => {
     const out = await run(read, { filePath: "src/a.ts" }, h.ctx())
     expect(out.output).toBe("     1\tone\n     2\ttwo\n     3\tthree\n\n(End of file: 3 lines.)")
     expect(h.asks).toEqual([
-      { permission: "read", patterns: ["src/a.ts"], always: ["src/a.ts"], metadata: { filepath: file } }
+      { permission: "read", patterns: ["src/a.ts"], metadata: { filepath: file, realPath: file } }
     ])
     expect(state.lastRead("ses_test", file)?.size).toBe(14)
     expect(state.lastRead("other", file)).toBeUndefined()

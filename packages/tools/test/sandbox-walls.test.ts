@@ -216,7 +216,11 @@ describe.runIf(linux)("the sandbox's walls (real bubblewrap)", () => {
       execFileSync("rm", [victim])
 
       const baseEnv = { ...process.env, SSH_AUTH_SOCK: socket }
-      await run(tool(undefined, { baseEnv }), { command, description: "Agent" }, h.ctx())
+      // The refused socket is recognised as the sandbox's doing and a rerun outside is asked: the person says no.
+      rejectEscape(h)
+      await expect(run(tool(undefined, { baseEnv }), { command, description: "Agent" }, h.ctx())).rejects.toThrow(
+        /Unix socket \(Permission denied\)[\s\S]*rejected this sandbox_escape/
+      )
       expect(await waitFor(() => existsSync(victim), 1500)).toBe(false)
     } finally {
       spawnSync("tmux", ["-S", socket, "kill-server"])

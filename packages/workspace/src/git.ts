@@ -1,3 +1,4 @@
+import { join } from "node:path"
 import { GIT_SAFE_TRANSPORT, gitEnv, prepareSafeGit, runProcess, type SafeGit } from "@lathe/core"
 import { Effect } from "effect"
 import { WorkspaceGitError, WorkspaceInvalid } from "./errors.js"
@@ -67,7 +68,7 @@ export const runGit = (
     spawnGit(
       cwd,
       args[0] ?? "git",
-      [...safe.options, ...safeOptions, ...withTransport(args)],
+      [...pinned(cwd, args), ...safe.options, ...safeOptions, ...withTransport(args)],
       { ...safe.env, ...options.env },
       options.input
     )
@@ -91,6 +92,13 @@ export const prepareGit = (cwd: string, operation = "git"): Effect.Effect<SafeGi
     catch: (error) =>
       new WorkspaceGitError({ operation, message: error instanceof Error ? error.message : String(error) })
   })
+
+/**
+ * Every call but a clone runs in a checkout's top: its `.git` and that folder are named, so a `core.worktree` or
+ * `core.bare` written into the checkout's config (an agent can write it) never points a reset or a clean elsewhere.
+ */
+const pinned = (cwd: string, args: ReadonlyArray<string>): ReadonlyArray<string> =>
+  args[0] === "clone" ? [] : ["--git-dir", join(cwd, ".git"), "--work-tree", cwd]
 
 /** `args` with {@link GIT_SAFE_TRANSPORT} after the subcommand when it reaches a remote. */
 const withTransport = (args: ReadonlyArray<string>): ReadonlyArray<string> =>

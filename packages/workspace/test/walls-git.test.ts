@@ -46,4 +46,26 @@ describe("workspace git runs nothing a checkout's config names", () => {
       assert.deepStrictEqual(seen(), [])
     })
   )
+
+  it.effect("a checkout's config naming another work tree (core.worktree) never points restore's clean there", () =>
+    Effect.gen(function* () {
+      const dir = tempDir("lathe-ws-worktree-")
+      const victim = tempDir("lathe-ws-victim-")
+      sh(dir, "init", "-q", "-b", "main")
+      put(dir, "a.txt", "a\n")
+      sh(dir, "add", "-A")
+      sh(dir, "commit", "-qm", "base")
+      const base = sh(dir, "rev-parse", "HEAD")
+      put(dir, "a.txt", "b\n")
+      const patch = yield* currentPatch(dir, base)
+      // What an agent in the checkout can write: the work tree is another folder, holding the person's files.
+      sh(dir, "config", "core.worktree", victim)
+      put(victim, "keep.txt", "the person's file\n")
+      // Without Lathe: plain git's clean in the checkout removes the other folder's files.
+      assert.include(sh(dir, "clean", "-f", "-d", "--dry-run"), "keep.txt")
+      yield* restore(dir, base, patch)
+      assert.isTrue(existsSync(join(victim, "keep.txt")), "the other folder is untouched")
+      assert.strictEqual(sh(dir, "--work-tree", dir, "status", "--porcelain"), "M a.txt")
+    })
+  )
 })

@@ -75,7 +75,7 @@ export const parseStatus = (output: string): GitStatus => {
 }
 
 /**
- * Runs `git status` in `root` and parses it; `undefined` when `root` is not inside a git work tree, git is not
+ * Runs `git status` in `root` (the project root, named as git's work tree) and parses it; `undefined` when `root` is not inside a git work tree, git is not
  * installed, the repository's config cannot be made safe, or it does not answer within `timeoutMs` (then git is
  * killed as a process group). Never rejects. Hardened as every Lathe git call (`runSafeGit` from core): no program the
  * repository's config names runs (fsmonitor, filters, hooks…), no `GIT_*` variable of this process's environment
@@ -94,7 +94,9 @@ export const readGitStatus = async (root: string, timeoutMs: number): Promise<Gi
       "--untracked-files=normal",
       "--ignore-submodules=all"
     ],
-    { timeoutMs, env: { LC_ALL: "C" }, maxOutputBytes: Number.POSITIVE_INFINITY }
+    // The root is the folder holding the `.git` entry (Paths): named as the work tree, so a `core.worktree` (or
+    // `core.bare`) in the repository's config does not make git report on another folder, `/` included.
+    { timeoutMs, env: { LC_ALL: "C" }, maxOutputBytes: Number.POSITIVE_INFINITY, global: ["--work-tree", root] }
   ).catch(() => undefined)
   if (result === undefined || result.timedOut || result.exitCode !== 0) return undefined
   return parseStatus(result.stdout.toString("utf8"))

@@ -55,3 +55,19 @@ describe("git status ignores GIT_* variables that redirect git", () => {
     assert.deepStrictEqual(status?.dirty, [{ status: "??", path: "new.txt" }])
   })
 })
+
+describe("git status reports on the root, whatever the repository's config names as its work tree", () => {
+  it("core.worktree pointing at another folder (a hostile clone's .git/config)", async () => {
+    const root = repo()
+    const other = tempDir()
+    write(other, { "their-secret.txt": "x\n" })
+    git(root, "config", "core.worktree", other)
+    assert.include(before(root, {}), "their-secret.txt", "plain git: the other folder's files")
+    const status = await readGitStatus(root, 10_000)
+    assert.isDefined(status)
+    assert.isFalse(
+      status?.dirty.some((file) => file.path.includes("their-secret")),
+      "only the root's files"
+    )
+  })
+})

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline/promises"
 import type { LatheEvent, PendingAsk, PermissionReply } from "@lathe/core"
 import { describeAsk, isPersonOnly, personOnlyMessage } from "@lathe/permission"
 import type { CliIO } from "../io.js"
+import { plainText, visibleText } from "../terminal-text.js"
 import type { Backend } from "../tui/backend.js"
 
 /** A permission ask as the front-ends see it. */
@@ -54,7 +55,7 @@ export const answerAsk = async (
   const input = io.stdinIsTTY ? io.stdin : undefined
   if (!input && isPersonOnly(event)) {
     io.stderr(
-      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): only a person may approve it ` +
+      `lathe: rejected a ${event.permission} ask (${visibleText(event.patterns.join(", "))}): only a person may approve it ` +
         "(--yes does not), and there is no terminal.\n"
     )
     const why = personOnlyMessage(ask, "no-terminal")
@@ -63,7 +64,7 @@ export const answerAsk = async (
   }
   if (!input) {
     io.stderr(
-      `lathe: rejected a ${event.permission} ask (${event.patterns.join(", ")}): no terminal to ask you. ` +
+      `lathe: rejected a ${event.permission} ask (${visibleText(event.patterns.join(", "))}): no terminal to ask you. ` +
         "Re-run with --yes to allow asks (deny rules still apply), or allow it in lathe.json.\n"
     )
     await reply({ type: "reject" })
@@ -71,7 +72,8 @@ export const answerAsk = async (
   }
   const rl = createInterface({ input, output: process.stderr })
   try {
-    const text = (await rl.question(`\n${describeAsk(ask)}> `)).trim()
+    // Shown, not obeyed: a command's escapes (`\e[8m` hiding what follows) appear as `␛[8m`.
+    const text = (await rl.question(`\n${visibleText(describeAsk(ask))}> `)).trim()
     const lower = text.toLowerCase()
     if (lower === "o" || lower === "once" || lower === "y" || lower === "yes") return reply({ type: "once" })
     if (lower === "a" || lower === "always") return reply({ type: "always" })
@@ -107,8 +109,10 @@ export const answerQuestions = async (
     for (const item of event.questions) {
       const options = item.options ?? []
       const lines = [
-        `\n${item.header ? `[${item.header}] ` : ""}${item.question}`,
-        ...options.map((o, i) => `  ${i + 1}. ${o.label}${o.description ? ` — ${o.description}` : ""}`),
+        `\n${item.header ? `[${plainText(item.header)}] ` : ""}${plainText(item.question)}`,
+        ...options.map(
+          (o, i) => `  ${i + 1}. ${plainText(o.label)}${o.description ? ` — ${plainText(o.description)}` : ""}`
+        ),
         options.length > 0
           ? `  answer with ${item.multiple ? "numbers (e.g. 1,3)" : "a number"}, or type your own answer`
           : "  type your answer"
@@ -171,7 +175,7 @@ export const askAnswerer = (
     answer: (event) => {
       chain = chain
         .then(() => answerOne(event))
-        .catch((error: unknown) => io.stderr(`lathe: cannot answer ${event.type}: ${errorText(error)}\n`))
+        .catch((error: unknown) => io.stderr(`lathe: cannot answer ${event.type}: ${plainText(errorText(error))}\n`))
     },
     settled: () => chain,
     rejectedForNoTerminal: () => noTerminal

@@ -5,9 +5,13 @@ import {
   ConfigError,
   escapingRealPath,
   type ForeignFormat,
+  maskConfig,
   Paths,
   type Rule,
-  startupRulesFiles
+  secretMasker,
+  secretValues,
+  startupRulesFiles,
+  storedKeys
 } from "@lathe/core"
 import { Effect, Layer } from "effect"
 import type { CliIO, Command } from "../io.js"
@@ -19,7 +23,8 @@ $LATHE_CONFIG, environment, Claude Code settings and OpenCode config read as sou
 rule translated from them and the file and line it came from), whether the project is trusted, the rules files (AGENTS.md, CLAUDE.md, their
 .local.md siblings, instructions) sent from the start of a session, and any notice. Exits 1 with the file, line
 and column of the first problem when a config file is invalid. $LATHE_CONFIG is an absolute path or one
-relative to your home directory (never to the working directory).
+relative to your home directory (never to the working directory). Secrets are masked: provider keys, header values
+and what {env:NAME} placeholders resolved to are shown as sk-…abcd (or ***), never whole.
 
 Options:
   --json   Print the merged config and its sources as JSON
@@ -82,12 +87,18 @@ export const configCommand: Command = async (args, io: CliIO) => {
     root: paths.root,
     home: paths.home,
     configDir: paths.config,
-    instructions: config.info.instructions
+    instructions: config.info.instructions,
+    untrustedInstructions: config.untrustedInstructions ?? []
   })
   const rules = found.filter((file) => statSync(file, { throwIfNoEntry: false })?.isFile() === true)
+  // Credential fields are masked whatever their length, then every secret Lathe holds wherever it appears.
+  const mask = secretMasker([...secretValues(config, io.env), ...Object.values(storedKeys(io.env))])
+  const shown = maskConfig(config.info)
   if (values.json) {
     io.stdout(
-      `${JSON.stringify({ root: paths.root, trusted: config.trusted, sources: config.sources, rules, notices: config.notices, config: config.info }, null, 2)}\n`
+      mask(
+        `${JSON.stringify({ root: paths.root, trusted: config.trusted, sources: config.sources, rules, notices: config.notices, config: shown }, null, 2)}\n`
+      )
     )
     return 0
   }
@@ -105,9 +116,9 @@ export const configCommand: Command = async (args, io: CliIO) => {
     "  AGENTS.md or CLAUDE.md files in folders below this one load when a tool first reads or edits a file there.",
     ...config.notices.map((notice) => `notice    ${notice}`),
     "",
-    JSON.stringify(config.info, null, 2),
+    JSON.stringify(shown, null, 2),
     ""
   ]
-  io.stdout(lines.join("\n"))
+  io.stdout(mask(lines.join("\n")))
   return 0
 }

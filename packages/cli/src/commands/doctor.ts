@@ -3,6 +3,7 @@ import { constants } from "node:fs"
 import { access } from "node:fs/promises"
 import { parseArgs } from "node:util"
 import { type ConfigShape, scrubEnv, secretValues } from "@lathe/core"
+import { launcherKeys } from "@lathe/core/launcher-keys"
 import { detectSandbox, findOnPath } from "@lathe/tools"
 import { loadConfig } from "../app.js"
 import type { CliIO, Command } from "../io.js"
@@ -116,20 +117,27 @@ const secretsCheck = (config: ConfigShape, io: CliIO, unsandboxed: boolean): Che
     .sort()
   if (held.length === 0)
     return { name: "secrets", ok: true, detail: "none in Lathe's environment (keys come from the config files)" }
+  // Keys the launcher handed over on a descriptor are held in memory only: no `/proc/<pid>/environ` shows them.
+  const handedOver = launcherKeys()
+  const exposed = held.filter((name) => handedOver[name] === undefined)
   const list = held.join(", ")
-  if (!unsandboxed)
+  if (!unsandboxed || exposed.length === 0)
     return {
       name: "secrets",
       ok: true,
-      detail: `${list} in Lathe's environment: kept out of every command's environment, and sandboxed commands cannot read Lathe's`
+      detail:
+        exposed.length === 0 && unsandboxed
+          ? `${list} handed over by the lathe launcher (not in Lathe's environment): kept out of every command's environment`
+          : `${list} in Lathe's environment: kept out of every command's environment, and sandboxed commands cannot read Lathe's`
     }
   return {
     name: "secrets",
     ok: true,
     detail:
-      `warning: ${list} in Lathe's environment. They are kept out of commands' environment, but without a sandbox ` +
+      `warning: ${exposed.join(", ")} in Lathe's environment. They are kept out of commands' environment, but without a sandbox ` +
       `a command can read them from Lathe's process (${process.platform === "linux" ? "/proc/<pid>/environ" : "its environment"}). ` +
-      "Keep the sandbox on (install bubblewrap; do not set sandbox off), and put keys in the config file with " +
+      "Start Lathe with the lathe command (its launcher hands *_API_KEY variables over without the environment), " +
+      "keep the sandbox on (install bubblewrap; do not set sandbox off), or put keys in the config file with " +
       "{file:~/.config/lathe/<name>.key} instead of the environment."
   }
 }

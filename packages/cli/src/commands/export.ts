@@ -8,6 +8,7 @@ import { runOnStore } from "../app.js"
 import type { Command } from "../io.js"
 import { decodeDocument, importDocument } from "../session-document.js"
 import { renderMarkdown } from "../session-markdown.js"
+import { plainText } from "../terminal-text.js"
 import { documentJson, readDocument, targetOf } from "./session-show.js"
 
 const exportUsage = `Usage: lathe export <id> | --last [--format md|json] [-o <file>]
@@ -109,7 +110,7 @@ export const importCommand: Command = async (args, io) => {
   const result = await runOnStore(
     io,
     Effect.gen(function* () {
-      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${notice}\n`)
+      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${plainText(notice)}\n`)
       const paths = yield* Paths
       const doc = yield* decodeDocument(text, file)
       const counts = yield* importDocument(doc, auditPath(paths.data))

@@ -2,6 +2,7 @@ import { createInterface } from "node:readline"
 import { parseArgs } from "node:util"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer } from "../render.js"
+import { plainText, visibleText } from "../terminal-text.js"
 import type { BackendFactory } from "../tui/backend.js"
 import type { ControllerOptions } from "../tui/controller.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
@@ -177,32 +178,33 @@ const lineMode = async (
     render(event)
     if (event.type === "permission.asked")
       io.stdout(
-        `\nPermission needed: ${event.permission} ${event.patterns.join(", ")}\n` +
+        `\nPermission needed: ${event.permission} ${visibleText(event.patterns.join(", "))}\n` +
           "Answer with once, always, or reject (anything else rejects with your words as the reason).\n"
       )
     if (event.type === "question.asked")
       for (const item of event.questions)
         io.stdout(
-          `\nQuestion: ${item.question}\n${(item.options ?? []).map((o, i) => `  ${i + 1}. ${o.label}\n`).join("")}Answer on one line.\n`
+          `\nQuestion: ${plainText(item.question)}\n${(item.options ?? []).map((o, i) => `  ${i + 1}. ${plainText(o.label)}\n`).join("")}Answer on one line.\n`
         )
   })
   // Anything that failed (a turn, a command, no model configured) makes the exit status 1, for scripts.
   let failed = false
   controller.onNotes((note) => {
     if (note.level === "error") failed = true
-    io.stdout(`\n[${note.title}]\n${note.lines.map((l) => `  ${l}\n`).join("")}`)
+    io.stdout(`\n[${plainText(note.title)}]\n${note.lines.map((l) => `  ${plainText(l)}\n`).join("")}`)
   })
   for (const item of controller.transcript.timeline)
     if (item.kind === "local") {
       if (item.level === "error") failed = true
-      io.stdout(`[${item.title}]\n${item.lines.map((l) => `  ${l}\n`).join("")}`)
+      io.stdout(`[${plainText(item.title)}]\n${item.lines.map((l) => `  ${plainText(l)}\n`).join("")}`)
     }
   // No trust prompt without a screen: what the folder's config asks for, and how to grant it.
   if (controller.trustPrompt)
     io.stdout(
       `[trust]\n${[...controller.trustPrompt, `Ignored until you run \`lathe trust\` in ${controller.root}.`].map((l) => `  ${l}\n`).join("")}`
     )
-  if (controller.session) io.stdout(`Resumed session ${controller.session.id}: ${controller.session.title}\n`)
+  if (controller.session)
+    io.stdout(`Resumed session ${controller.session.id}: ${plainText(controller.session.title)}\n`)
   const input = io.stdin
   if (!input && !prompt) return 0
   const rl = input ? createInterface({ input, terminal: false }) : undefined

@@ -4,6 +4,7 @@ import { cliLogger } from "../app.js"
 import { attachResources, expandCommand } from "../contributions.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
+import { plainText } from "../terminal-text.js"
 import type { Backend, Outcome, TurnEnd } from "../tui/backend.js"
 import { LocalBackend } from "../tui/local-backend.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
@@ -135,7 +136,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
   // only then): when the run fails for want of those very settings, its error names them, and one message says it all.
   const held: Array<string> = []
   const flushHeld = () => {
-    for (const notice of held.splice(0)) shown.stderr(`lathe: ${notice}\n`)
+    for (const notice of held.splice(0)) shown.stderr(`lathe: ${plainText(notice)}\n`)
   }
   const turn = turnWatch()
   // Asks and questions are answered one at a time, in the order they were published, from the synchronous event hook
@@ -167,7 +168,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     // The failure says what the held notice would: the model's settings were in the untrusted config, ignored.
     if (!(outcome.error instanceof ProviderNotConfigured && outcome.error.untrusted === true)) flushHeld()
     if (controller.signal.aborted) return 130
-    io.stderr(`lathe: ${failure(outcome)}\n`)
+    io.stderr(`lathe: ${plainText(failure(outcome))}\n`)
     return 1
   }
 
@@ -175,7 +176,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
   if (!setup.ok) return failed(setup)
   for (const notice of setup.value.configNotices ?? [])
     if (setup.value.untrusted === true && notice.startsWith("Ignored from untrusted")) held.push(notice)
-    else shown.stderr(`lathe: ${notice}\n`)
+    else shown.stderr(`lathe: ${plainText(notice)}\n`)
 
   const local = backend.attached === undefined
   let prompt: Message = { text: message, attached: [] }
@@ -256,13 +257,13 @@ const exitCode = (
   const answer = end?.answer
   if (answer?.error) {
     if (answer.error.name === "Aborted") return 130
-    io.stderr(`lathe: ${answer.error.message}\n`)
+    io.stderr(`lathe: ${plainText(answer.error.message)}\n`)
     return 1
   }
   if (aborted) return 130
   // A server's stream that ended before the turn's answer: what the server said, if anything.
   if (!local && answer === undefined) {
-    io.stderr(`lathe: ${end?.error ?? "the server's event stream ended before the turn did."}\n`)
+    io.stderr(`lathe: ${plainText(end?.error ?? "the server's event stream ended before the turn did.")}\n`)
     return 1
   }
   // Without a terminal, a rejected ask means the task could not be done as asked: say so in the exit code.
@@ -321,7 +322,7 @@ const localMessage = async (
     : { text: message, parts: [] }
   if (typeof expanded === "string") return expanded
   const attached = await attachResources(plugins, expanded.text)
-  for (const problem of attached.problems) io.stderr(`lathe: ${problem}\n`)
+  for (const problem of attached.problems) io.stderr(`lathe: ${plainText(problem)}\n`)
   return {
     text: expanded.text,
     attached: [...expanded.parts, ...attached.parts],
@@ -370,7 +371,6 @@ const textRendererFor = async (io: CliIO, totals: Totals): Promise<TextRenderer>
     style,
     ...(color ? { markdown: (await import("../answer-markdown.js")).answerMarkdown(style) } : {}),
     live: io.isTTY && io.env.TERM !== "dumb",
-    sanitize: io.isTTY,
     columns: () => process.stdout.columns || 80
   })
 }

@@ -6,17 +6,18 @@ import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { shardCount, storeUrl } from "./cluster-options.js"
 
 const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T | --no-auth] [--cors ORIGIN] [--allow-host NAME]
-                   [--store URL [--cluster] [--shards N]]
+                   [--allow-directory DIR] [--store URL [--cluster] [--shards N]]
 
 Runs Lathe as a server: the HTTP + SSE API that editors, scripts and \`lathe run --attach\` drive (see
-GET /openapi.json). Sessions run in this directory unless one names another; each directory's config, trust,
-permission and sandbox rules apply as in \`lathe\` there. Permission asks and questions wait for a client to
+GET /openapi.json). Sessions run in this directory unless one names another: a folder below it, or one allowed with
+--allow-directory (any other is refused with 403; symlinks are followed to where they lead). Each directory's
+config, trust, permission and sandbox rules apply as in \`lathe\` there. Permission asks and questions wait for a client to
 answer them over HTTP; the server never answers them itself. The first line on stdout is
 \`listening on http://HOST:PORT\`; then, when the server made its own token, \`token <token>\`, then how to attach.
 Every request needs \`Authorization: Bearer <token>\`; this machine's \`lathe --attach\` / \`lathe run --attach\` to a
 loopback address read it from the data dir (servers/<port>.token), so they need no --token. Requests must name this
 server in \`Host\` (localhost, 127.0.0.1, [::1], --hostname or --allow-host), web pages of other origins are refused
-unless allowed with --cors, and a request body must be \`Content-Type: application/json\`.
+unless allowed with --cors, and a request body must be \`Content-Type: application/json\` and at most 10 MB (413).
 SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.
 
 Options:
@@ -26,6 +27,8 @@ Options:
   --no-auth         No token (loopback only): any program on this machine can then drive the agent
   --cors <origin>   Let web pages of this origin (e.g. https://app.example) call the API; repeatable
   --allow-host <n>  Also answer to this Host name (a reverse proxy's); repeatable
+  --allow-directory <dir>
+                    Also let sessions run in this directory and the folders below it; repeatable
   --store <url>     Keep sessions in this Postgres (default: $LATHE_STORE, else the config's store, else SQLite)
   --cluster         Run no session here: send them to the runners sharing --store (\`lathe runner\`)
   --shards <n>      With --cluster: the cluster's shard count (default: $LATHE_SHARDS, else 300)
@@ -44,6 +47,7 @@ const parse = (args: ReadonlyArray<string>) =>
       "no-auth": { type: "boolean" },
       cors: { type: "string", multiple: true },
       "allow-host": { type: "string", multiple: true },
+      "allow-directory": { type: "string", multiple: true },
       store: { type: "string" },
       cluster: { type: "boolean" },
       shards: { type: "string" },
@@ -133,6 +137,7 @@ export const serveCommand =
         noAuth,
         corsOrigins,
         allowedHosts: values["allow-host"] ?? [],
+        allowedDirectories: values["allow-directory"] ?? [],
         version,
         workspaces: workspaces.service,
         ...(cluster
@@ -147,7 +152,7 @@ export const serveCommand =
       })
     } catch (error) {
       io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
-      return error instanceof ServeError && /without a token/.test(error.message) ? 2 : 1
+      return error instanceof ServeError && /without a token|--allow-directory/.test(error.message) ? 2 : 1
     }
     const serverToken = server.token
     let tokenFile: string | undefined

@@ -6,6 +6,7 @@ import { runOnStore } from "../app.js"
 import type { CliIO } from "../io.js"
 import { loadDocument, type SessionDocument } from "../session-document.js"
 import { renderSession } from "../session-text.js"
+import { plainText } from "../terminal-text.js"
 
 export const showUsage = `Usage: lathe session show <id> | --last [--json] [--reasoning] [--full]
 
@@ -29,7 +30,7 @@ export const readDocument = (io: CliIO, target: SessionTarget) =>
     io,
     Effect.gen(function* () {
       // An untrusted project's `store` setting is ignored: say so, since it decides where the session is read from.
-      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${notice}\n`)
+      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${plainText(notice)}\n`)
       const store = yield* SessionStore
       const paths = yield* Paths
       const id =

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { runOnStore } from "../app.js"
 import type { CliIO, Command } from "../io.js"
 import { localTime } from "../session-text.js"
-import { sanitize } from "../tui/style.js"
+import { plainText } from "../terminal-text.js"
 import { showCommand } from "./session-show.js"
 
 const usage = `Usage: lathe session list [--limit <n>] [--all] [--json]
@@ -25,7 +25,7 @@ const listSessions = (io: CliIO, limit: number | undefined) =>
     io,
     Effect.gen(function* () {
       // An untrusted project's `store` setting is ignored: say so, since it decides which sessions are listed.
-      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${notice}\n`)
+      for (const notice of (yield* Config).notices) io.stderr(`lathe: ${plainText(notice)}\n`)
       const store = yield* SessionStore
       const paths = yield* Paths
       const filter = {
@@ -38,7 +38,7 @@ const listSessions = (io: CliIO, limit: number | undefined) =>
   )
 
 /** A title on one line, without escape sequences or control characters (a model wrote it). */
-const oneLine = (text: string): string => sanitize(text.replace(/\s+/g, " ")).trim()
+const oneLine = (text: string): string => plainText(text.replace(/\s+/g, " ")).trim()
 
 const toJson = (session: Session) => ({
   id: session.id,

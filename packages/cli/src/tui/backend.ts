@@ -69,6 +69,11 @@ export interface BackendSetup {
   readonly configNotices?: ReadonlyArray<string>
   /** Whether the project's config was read as untrusted (narrowed); absent when it is not read here. */
   readonly untrusted?: boolean
+  /**
+   * Whether the person trusts `root` (`lathe trust`), for the custom commands read here: an untrusted folder's run with
+   * the person's agent and model. Absent counts as untrusted.
+   */
+  readonly trusted?: boolean
 }
 
 /** One prompt to run in a session. */

@@ -1,6 +1,7 @@
 import type { Part } from "@lathe/core"
+import { plainText } from "../terminal-text.js"
 import { renderMarkdown } from "./markdown.js"
-import { type Style, sanitize } from "./style.js"
+import type { Style } from "./style.js"
 import { renderTool } from "./tool-view.js"
 import type { LocalItem, MessageEntry, TimelineItem, Transcript } from "./transcript.js"
 import { wrapText } from "./wrap.js"
@@ -98,7 +99,7 @@ export class TranscriptView {
       lines.push(
         info.error.name === "Aborted"
           ? style.yellow("■ interrupted")
-          : style.red(wrapText(`✗ ${sanitize(info.error.message)}`, width).join("\n"))
+          : style.red(wrapText(`✗ ${plainText(info.error.message)}`, width).join("\n"))
       )
     }
     return lines.flatMap((line) => line.split("\n"))
@@ -109,12 +110,12 @@ export class TranscriptView {
     switch (part.type) {
       case "text":
         if (part.synthetic || part.text.trim() === "") return []
-        return this.cached(part.id, part, options, () => renderMarkdown(sanitize(part.text), width, style))
+        return this.cached(part.id, part, options, () => renderMarkdown(plainText(part.text), width, style))
       case "reasoning": {
         if (part.text.trim() === "") return []
         const flag = options.expandReasoning
         return this.cached(`${part.id}:${flag}`, part, options, () => {
-          const text = sanitize(part.text).trim()
+          const text = plainText(part.text).trim()
           if (!flag) {
             const first = text.split("\n")[0] ?? ""
             const lines = text.split("\n").length
@@ -151,11 +152,11 @@ export class TranscriptView {
               width
             ).map((l) => style.dim(l))
       case "retry":
-        return wrapText(`↻ attempt ${part.attempt} failed: ${sanitize(part.message)}`, width).map((l) =>
+        return wrapText(`↻ attempt ${part.attempt} failed: ${plainText(part.message)}`, width).map((l) =>
           style.yellow(l)
         )
       case "subtask":
-        return [style.dim(`→ @${part.agent}: ${sanitize(part.description)}`)]
+        return [style.dim(`→ @${part.agent}: ${plainText(part.description)}`)]
       default:
         return []
     }
@@ -186,13 +187,13 @@ const renderUser = (message: MessageEntry, options: ViewOptions): ReadonlyArray<
   const lines: Array<string> = []
   for (const part of message.parts) {
     if (part.type === "text" && !part.synthetic) {
-      const all = wrapText(sanitize(part.text), width - 2)
+      const all = wrapText(plainText(part.text), width - 2)
       // A long prompt (a paste) shows its start and how much more there is.
       const wrapped = all.length > 12 ? [...all.slice(0, 8), style.dim(`… ${all.length - 8} more lines`)] : all
       wrapped.forEach((line, i) => {
         lines.push(`${i === 0 ? style.bold(style.cyan("›")) : " "} ${style.bold(line)}`)
       })
-    } else if (part.type === "file") lines.push(style.dim(`  + ${sanitize(part.filename ?? part.url)}`))
+    } else if (part.type === "file") lines.push(style.dim(`  + ${plainText(part.filename ?? part.url)}`))
     else if (part.type === "agent") lines.push(style.dim(`  @${part.name}`))
     else if (part.type === "compaction")
       lines.push(style.dim(`── history summarised${part.auto ? " (the context was full)" : ""} ──`))
@@ -203,9 +204,9 @@ const renderUser = (message: MessageEntry, options: ViewOptions): ReadonlyArray<
 const renderLocal = (item: LocalItem, options: ViewOptions): ReadonlyArray<string> => {
   const { style, width } = options
   const color = item.level === "error" ? style.red : item.level === "warn" ? style.yellow : style.magenta
-  const title = `${item.running ? "… " : ""}${sanitize(item.title)}`
+  const title = `${item.running ? "… " : ""}${plainText(item.title)}`
   return [
     color(style.bold(title)),
-    ...item.lines.flatMap((line) => wrapText(sanitize(line), width - 2).map((l) => `  ${style.dim(l)}`))
+    ...item.lines.flatMap((line) => wrapText(plainText(line), width - 2).map((l) => `  ${style.dim(l)}`))
   ]
 }

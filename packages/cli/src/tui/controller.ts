@@ -78,6 +78,8 @@ export class Controller {
   private contributions: Contributions | undefined
   private stopWatching: (() => void) | undefined
   private configDir: string | undefined
+  /** Whether the custom commands read here (attached to a server) may choose their agent and model. */
+  private commandsTrusted = false
   private mentionCache: { files: ReadonlyArray<string>; resources: ReadonlyArray<ListedResource> } | undefined
   private mentionList: ReadonlyArray<string> = []
   primaryAgents: ReadonlyArray<string> = []
@@ -162,6 +164,7 @@ export class Controller {
     this.applySetup(setup.value)
     this.trustPrompt = trustPrompt
     this.configDir = configDir
+    this.commandsTrusted = setup.value.trusted === true
     this.history = history ? await PromptHistory.load(history.dataDir, history.projectID) : undefined
     await this.loadContributions()
     void listFiles(root).then((files) => {
@@ -197,7 +200,7 @@ export class Controller {
     this.contributions = host
       ? pluginContributions(host.value)
       : this.configDir !== undefined
-        ? commandFileContributions(this.root, this.configDir, (problem) =>
+        ? commandFileContributions(this.root, this.configDir, this.commandsTrusted, (problem) =>
             this.note("warn", "custom command", [problem])
           )
         : undefined

@@ -89,15 +89,32 @@ const parseCommand = (source: string, name: string, text: string): CustomCommand
   }
 }
 
+/** What {@link loadCustomCommands} found. */
+export interface LoadedCommands {
+  readonly commands: ReadonlyArray<CustomCommand>
+  /** Broken files: path, what is wrong, how to fix it. */
+  readonly problems: ReadonlyArray<string>
+  /**
+   * In an untrusted project: the notice naming the project's commands that lost their `model` or `agent` (it starts
+   * with "Ignored from untrusted", like the config's); absent when none did.
+   */
+  readonly ignored?: string
+}
+
+/** The keys of a project's command that choose what runs it, which only a trusted project may set. */
+const CHOOSERS = ["model", "agent"] as const
+
 /** Loads `<root>/.lathe/commands/**\/*.md`, then (compatibility) `<root>/.claude/commands`, `<root>/.opencode/command`
  * and `.opencode/commands`, the `command` entries of `<root>/opencode.json(c)`, then the user's own:
  * `<configDir>/commands`, OpenCode's `~/.config/opencode/command(s)` and its `opencode.json(c)` entries; the first
  * definition of a name wins. A file with broken front matter is reported in `problems` (path + what is wrong + how
- * to fix), never thrown. */
+ * to fix), never thrown. Unless `trusted`, the project's commands lose `model` and `agent` (a project may not choose
+ * your model, or an agent wider than yours), named in `ignored`; the person's own keep them. */
 export const loadCustomCommands = async (
   root: string,
-  configDir: string
-): Promise<{ readonly commands: ReadonlyArray<CustomCommand>; readonly problems: ReadonlyArray<string> }> => {
+  configDir: string,
+  options: { readonly trusted: boolean }
+): Promise<LoadedCommands> => {
   const commands = new Map<string, CustomCommand>()
   const problems: Array<string> = []
   const opencodeHome = join(dirname(configDir), "opencode")
@@ -106,14 +123,30 @@ export const loadCustomCommands = async (
     [join(root, ".lathe", "commands"), join(root, ".claude", "commands"), ...opencode(join(root, ".opencode"))],
     [join(configDir, "commands"), ...opencode(opencodeHome)]
   ] as const
+  const narrowed: Array<string> = []
   for (const [index, directories] of places.entries()) {
+    const before = new Set(commands.keys())
     await loadDirectories(directories, commands, problems)
     for (const command of await opencodeCommands(index === 0 ? root : opencodeHome)) {
       if (commands.has(command.name) || /\s/.test(command.name)) continue
       commands.set(command.name, { ...command, description: command.description ?? describe(command.template) })
     }
+    if (index > 0 || options.trusted) continue
+    for (const [name, command] of commands) {
+      if (before.has(name)) continue
+      const chosen = CHOOSERS.filter((key) => command[key] !== undefined)
+      if (chosen.length === 0) continue
+      const { model: _model, agent: _agent, ...kept } = command
+      commands.set(name, kept)
+      narrowed.push(`${command.source}: command ${name} ${chosen.join(", ")}`)
+    }
   }
-  return { commands: [...commands.values()], problems }
+  const ignored =
+    narrowed.length === 0
+      ? undefined
+      : `Ignored from untrusted ${narrowed.join("; ")} (the command runs with your agent and model). ` +
+        `Run \`lathe trust\` in ${root} to trust this folder.`
+  return { commands: [...commands.values()], problems, ...(ignored !== undefined ? { ignored } : {}) }
 }
 
 const describe = (template: string): string => {
@@ -200,17 +233,20 @@ export const commandOfFile = (command: CustomCommand): PluginCommand => ({
 
 /**
  * The command files as the contributions of a session attached to a server (whose plugins run there, not here): read
- * once, when first listed; `warn` hears about broken files. No resources.
+ * once, when first listed; `warn` hears about broken files, and about what an untrusted (`trusted` false) project's
+ * commands lost. No resources.
  */
 export const commandFileContributions = (
   root: string,
   configDir: string,
+  trusted: boolean,
   warn: (problem: string) => void
 ): Contributions => {
   let loaded: Promise<ReadonlyArray<CustomCommand>> | undefined
   const load = () => {
-    loaded ??= loadCustomCommands(root, configDir).then(({ commands, problems }) => {
+    loaded ??= loadCustomCommands(root, configDir, { trusted }).then(({ commands, problems, ignored }) => {
       for (const problem of problems) warn(problem)
+      if (ignored !== undefined) warn(ignored)
       return commands
     })
     return loaded

@@ -3,7 +3,9 @@
  * package's `createTwoFilesPatch`: `Index:` and `===` lines, `---`/`+++` headers, `@@` hunks, `\ No newline`
  * markers; apply_patch joins one such patch per file with a newline). Git's `diff --git` output parses too.
  */
-import { type Style, sanitize } from "./style.js"
+
+import { plainText } from "../terminal-text.js"
+import type { Style } from "./style.js"
 import { hardWrap, MIN_WIDTH } from "./wrap.js"
 
 /** One classified line of a unified diff. */
@@ -29,7 +31,7 @@ const fileName = (header: string): string => {
  */
 const parse = (diff: string): Array<DiffLine> => {
   const out: Array<DiffLine> = []
-  const lines = sanitize(diff.replaceAll("\t", "    ")).split("\n")
+  const lines = plainText(diff.replaceAll("\t", "    ")).split("\n")
   if (lines.at(-1) === "") lines.pop()
   let oldLeft = 0
   let newLeft = 0

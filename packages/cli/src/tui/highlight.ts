@@ -3,8 +3,8 @@
  * once on first use, mapped onto the UI's few terminal styles.
  */
 import { common, createLowlight } from "lowlight"
+import { plainText } from "../terminal-text.js"
 import type { Style, StyleFn } from "./style.js"
-import { sanitize } from "./style.js"
 
 type Lowlight = ReturnType<typeof createLowlight>
 
@@ -107,7 +107,7 @@ const CACHE_SIZE = 64
 const caches = new WeakMap<Style, Map<string, ReadonlyArray<string>>>()
 
 /** Tabs become 4 spaces and control characters go: a terminal must not interpret the code it shows. */
-const clean = (code: string): string => sanitize(code.replaceAll("\t", "    "))
+const clean = (code: string): string => plainText(code.replaceAll("\t", "    "))
 
 /**
  * Syntax-highlights code (lang from a fence info string, may be undefined/unknown → plain); returns one string per

@@ -4,8 +4,9 @@
  * half-written `**bold` as its literal text) and never throws.
  */
 import { Lexer, type MarkedToken, type Token, type Tokens } from "marked"
+import { plainText } from "../terminal-text.js"
 import { highlightCode } from "./highlight.js"
-import { type Style, sanitize, stripAnsi } from "./style.js"
+import { type Style, stripAnsi } from "./style.js"
 import { displayWidth, hardWrap, MIN_WIDTH, truncate, wrapText } from "./wrap.js"
 
 /** What every block renderer needs besides its token. */
@@ -199,7 +200,7 @@ const blocks = (tokens: ReadonlyArray<Token>, width: number, ctx: Context, tight
  */
 export const renderMarkdown = (text: string, width: number, style: Style): Array<string> => {
   const w = Math.max(MIN_WIDTH, Math.floor(Number.isFinite(width) ? width : MIN_WIDTH))
-  const source = sanitize(text.replaceAll("\t", "    "))
+  const source = plainText(text.replaceAll("\t", "    "))
   try {
     const lines = blocks(new Lexer({ gfm: true }).lex(source), w, { style, depth: 0 }, false)
     // Deep nesting in a narrow terminal can leave less room than a marker needs: cut such lines rather than overflow.

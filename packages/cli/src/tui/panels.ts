@@ -1,8 +1,9 @@
 import type { PendingAsk } from "@lathe/core"
 import { describeAsk } from "@lathe/permission"
+import { plainText, visibleText } from "../terminal-text.js"
 import { renderDiff } from "./diff.js"
 import { type EditorState, layout } from "./editor.js"
-import { type Style, sanitize } from "./style.js"
+import type { Style } from "./style.js"
 import type { PermissionAsk, QuestionAsk, Transcript } from "./transcript.js"
 import { displayWidth, truncate, wrapText } from "./wrap.js"
 
@@ -40,13 +41,13 @@ export const askPanel = (
       style,
       `${style.yellow(style.bold("Permission"))}${child}${queued > 1 ? style.dim(` 1 of ${queued}`) : ""}`
     ),
-    ...described.flatMap((line, i) => wrapText(sanitize(line), width).map((l) => (i === 0 ? style.bold(l) : l)))
+    ...described.flatMap((line, i) => wrapText(visibleText(line), width).map((l) => (i === 0 ? style.bold(l) : l)))
   ]
   const diff = typeof ask.metadata.diff === "string" ? ask.metadata.diff : undefined
   if (diff) lines.push(...renderDiff(diff, width - 2, style, { maxLines: 12 }).map((l) => `  ${l}`))
   lines.push(
     message !== undefined
-      ? `${style.red("reject, because:")} ${sanitize(message)}${style.inverse(" ")}  ${style.dim("Enter rejects · Esc goes back")}`
+      ? `${style.red("reject, because:")} ${plainText(message)}${style.inverse(" ")}  ${style.dim("Enter rejects · Esc goes back")}`
       : `${style.green(style.bold("[o]"))}nce (Enter)  ${style.cyan(style.bold("[a]"))}lways  ${style.red(style.bold("[r]"))}eject with a reason  ${style.red(style.bold("[n]"))}o`
   )
   return lines
@@ -68,19 +69,19 @@ export const questionPanel = (
       style,
       `${style.magenta(style.bold("Question"))}${ask.questions.length > 1 ? style.dim(` ${index + 1} of ${ask.questions.length}`) : ""}`
     ),
-    ...wrapText(`${item.header ? `[${sanitize(item.header)}] ` : ""}${sanitize(item.question)}`, width).map((l) =>
+    ...wrapText(`${item.header ? `[${plainText(item.header)}] ` : ""}${plainText(item.question)}`, width).map((l) =>
       style.bold(l)
     )
   ]
   for (const [i, option] of (item.options ?? []).entries())
     lines.push(
       ...wrapText(
-        `  ${i + 1}. ${sanitize(option.label)}${option.description ? style.dim(` — ${sanitize(option.description)}`) : ""}`,
+        `  ${i + 1}. ${plainText(option.label)}${option.description ? style.dim(` — ${plainText(option.description)}`) : ""}`,
         width
       )
     )
   lines.push(
-    `${style.cyan("answer:")} ${sanitize(answer)}${style.inverse(" ")}  ${style.dim(
+    `${style.cyan("answer:")} ${plainText(answer)}${style.inverse(" ")}  ${style.dim(
       item.options?.length
         ? `${item.multiple ? "numbers like 1,3" : "a number"} or your own words · Enter · Esc dismisses`
         : "Enter · Esc dismisses"

@@ -1,5 +1,13 @@
-import { type AssistantMessage, type LatheEvent, type MessageWithParts, resolvePaths, type Session } from "@lathe/core"
+import {
+  type AssistantMessage,
+  isTrusted,
+  type LatheEvent,
+  type MessageWithParts,
+  resolvePaths,
+  type Session
+} from "@lathe/core"
 import { createLatheClient, type LatheClient } from "@lathe/sdk"
+import { Effect } from "effect"
 import type { CliIO } from "../io.js"
 import type {
   Backend,
@@ -147,6 +155,8 @@ export class RemoteBackend implements Backend {
     const client = this.server.client
     const [agents, paths] = await Promise.all([attempt(() => client.agents()), resolvePaths(this.io.cwd, this.io.env)])
     if (!agents.ok) return agents
+    // Custom commands are read here: this machine's trust store says whether the folder's may choose agent and model.
+    const trusted = await Effect.runPromise(isTrusted(paths).pipe(Effect.orElseSucceed(() => false)))
     return {
       ok: true as const,
       value: {
@@ -157,7 +167,8 @@ export class RemoteBackend implements Backend {
         notices: [],
         trustPrompt: undefined,
         history: { dataDir: paths.data, projectID: paths.projectID },
-        configDir: paths.config
+        configDir: paths.config,
+        trusted
       }
     }
   }

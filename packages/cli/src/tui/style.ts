@@ -98,12 +98,3 @@ export const ANSI_PATTERN = /(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*
 /** Removes every ANSI escape. */
 export const stripAnsi = (s: string): string =>
   s.includes("\x1b") || s.includes("\x9b") ? s.replace(ANSI_PATTERN, "") : s
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g
-
-/**
- * Makes untrusted text (a model's answer, a file's contents) safe to print: removes ANSI escapes and control
- * characters other than newline and tab, and CR, so the text cannot move the cursor or restyle the terminal.
- */
-export const sanitize = (s: string): string => stripAnsi(s).replace(CONTROL, "")

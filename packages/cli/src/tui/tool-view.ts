@@ -1,6 +1,7 @@
 import type { ToolPart } from "@lathe/core"
+import { plainText } from "../terminal-text.js"
 import { renderDiff } from "./diff.js"
-import { type Style, sanitize } from "./style.js"
+import type { Style } from "./style.js"
 import type { MessageEntry } from "./transcript.js"
 import { displayWidth, truncate, wrapText } from "./wrap.js"
 
@@ -47,9 +48,9 @@ export const inputSummary = (tool: string, input: Readonly<Record<string, unknow
           str(input.command) ??
           str(input.description) ??
           str(input.query))
-  if (value) return sanitize(value).replace(/\s+/g, " ")
+  if (value) return plainText(value).replace(/\s+/g, " ")
   const json = JSON.stringify(input)
-  return json === "{}" ? "" : sanitize(json)
+  return json === "{}" ? "" : plainText(json)
 }
 
 const statusIcon = (part: ToolPart, ctx: ToolContext): string => {
@@ -70,7 +71,7 @@ const statusIcon = (part: ToolPart, ctx: ToolContext): string => {
 const header = (part: ToolPart, ctx: ToolContext): string => {
   const { style, state } = { style: ctx.style, state: part.state }
   const title = state.status === "completed" || state.status === "running" ? state.title : undefined
-  const summary = title ? sanitize(title).replace(/\s+/g, " ") : inputSummary(part.tool, state.input)
+  const summary = title ? plainText(title).replace(/\s+/g, " ") : inputSummary(part.tool, state.input)
   let right = ""
   if (state.status === "completed" || state.status === "error") right = elapsed(state.time.end - state.time.start)
   else if (state.status === "running") right = elapsed(ctx.now - state.time.start)
@@ -86,7 +87,7 @@ const header = (part: ToolPart, ctx: ToolContext): string => {
 }
 
 const tail = (text: string, count: number): Array<string> => {
-  const lines = sanitize(text).replace(/\n+$/, "").split("\n")
+  const lines = plainText(text).replace(/\n+$/, "").split("\n")
   return lines.length > count ? [`… ${lines.length - count} more lines`, ...lines.slice(-count)] : lines
 }
 
@@ -154,7 +155,7 @@ const todos = (value: unknown, ctx: ToolContext): Array<string> => {
   const lines = value.flatMap((item: unknown) => {
     if (typeof item !== "object" || item === null) return []
     const todo = item as Record<string, unknown>
-    const content = sanitize(str(todo.content) ?? "")
+    const content = plainText(str(todo.content) ?? "")
     return todo.status === "completed"
       ? [style.green(`[x] ${style.strike(content)}`)]
       : todo.status === "in_progress"
@@ -180,7 +181,7 @@ const taskBody = (part: ToolPart, ctx: ToolContext): Array<string> => {
     const text = child
       .flatMap((m) => m.parts)
       .findLast((p) => p.type === "text" && !p.synthetic && p.text.trim() !== "")
-    const last = text?.type === "text" ? sanitize(text.text).trim().split("\n").at(-1) : undefined
+    const last = text?.type === "text" ? plainText(text.text).trim().split("\n").at(-1) : undefined
     if (last) lines.push(style.dim(style.italic(last)))
   } else if (part.state.status === "completed") {
     const cost = num(part.state.metadata.cost)

@@ -1,10 +1,10 @@
 import type { IgnoredFile, UntrustedItem } from "@lathe/core"
-import { sanitize } from "./style.js"
+import { plainText } from "../terminal-text.js"
 
 /** A value from an untrusted file, on one line: strings as JSON strings, long values cut. */
 const show = (value: unknown): string => {
   const text = typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value))
-  const clean = sanitize(text)
+  const clean = plainText(text)
   return clean.length > 160 ? `${clean.slice(0, 159)}…` : clean
 }
 
@@ -14,25 +14,25 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 /** An MCP server as what it would run or reach: its command line, or its URL. */
 const server = (value: unknown): string => {
   if (!isRecord(value)) return show(value)
-  if (Array.isArray(value.command)) return `runs ${sanitize(value.command.map(String).join(" "))}`
-  if (typeof value.url === "string") return `connects to ${sanitize(value.url)}`
+  if (Array.isArray(value.command)) return `runs ${plainText(value.command.map(String).join(" "))}`
+  if (typeof value.url === "string") return `connects to ${plainText(value.url)}`
   return show(value)
 }
 
 /** The lines for one dropped item: its name, and what it asked for (a plugin's specs, each MCP server). */
 const itemLines = (item: UntrustedItem): Array<string> => {
-  const name = sanitize(item.name)
+  const name = plainText(item.name)
   if (!("value" in item)) return [`  • ${name}`]
   const { value } = item
   if (name === "plugin" && Array.isArray(value))
     return [
       "  • plugin (runs its code inside Lathe):",
-      ...value.map((spec) => `      ${sanitize(Array.isArray(spec) ? String(spec[0]) : String(spec))}`)
+      ...value.map((spec) => `      ${plainText(Array.isArray(spec) ? String(spec[0]) : String(spec))}`)
     ]
   if (name.startsWith("mcp") && isRecord(value))
     return [
       "  • mcp servers:",
-      ...Object.entries(value).map(([id, config]) => `      ${sanitize(id)}: ${server(config)}`)
+      ...Object.entries(value).map(([id, config]) => `      ${plainText(id)}: ${server(config)}`)
     ]
   return [`  • ${name}: ${show(value)}`]
 }
@@ -43,4 +43,4 @@ const itemLines = (item: UntrustedItem): Array<string> => {
  * Values come from files the person has not trusted: control characters and escape sequences are removed.
  */
 export const trustPromptLines = (ignored: ReadonlyArray<IgnoredFile>): Array<string> =>
-  ignored.flatMap((file) => [`${sanitize(file.file)} asks for:`, ...file.items.flatMap(itemLines)])
+  ignored.flatMap((file) => [`${plainText(file.file)} asks for:`, ...file.items.flatMap(itemLines)])

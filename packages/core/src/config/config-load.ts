@@ -67,9 +67,52 @@ const lineCol = (text: string, offset: number): string => {
 
 const syntaxHint = "fix the syntax, comments and trailing commas are allowed"
 
-/** Parses JSONC (comments and trailing commas allowed); a syntax error names its line and column. */
+/**
+ * How deep objects and arrays may nest in a config file. Lathe's own configs need a handful of levels; the parser and
+ * every walk after it recurse, so a file nested thousands deep would overflow the stack instead of being named.
+ */
+export const MAX_CONFIG_DEPTH = 64
+
+/**
+ * The offset of the first `{` or `[` that opens a level deeper than `max`, or undefined when none does. One linear
+ * pass with no recursion; brackets inside strings and comments do not count.
+ */
+export const tooDeepAt = (text: string, max: number): number | undefined => {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++
+    } else if (c === 0x2f /* / */ && text.charCodeAt(i + 1) === 0x2f) {
+      const end = text.indexOf("\n", i)
+      i = end === -1 ? text.length : end
+    } else if (c === 0x2f && text.charCodeAt(i + 1) === 0x2a /* * */) {
+      const end = text.indexOf("*/", i + 2)
+      i = end === -1 ? text.length : end + 1
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) return i
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth = Math.max(0, depth - 1)
+  }
+  return undefined
+}
+
+/**
+ * Parses JSONC (comments and trailing commas allowed); a syntax error names its line and column, and so does a file
+ * nested deeper than {@link MAX_CONFIG_DEPTH} (checked before parsing, so it never overflows the stack).
+ */
 export const parseJsonc = (file: string, raw: string): Effect.Effect<ParsedConfig, ConfigError> => {
   const text = raw.startsWith("\uFEFF") ? raw.slice(1) : raw
+  const deep = tooDeepAt(text, MAX_CONFIG_DEPTH)
+  if (deep !== undefined)
+    return Effect.fail(
+      new ConfigError({
+        file,
+        reason: "InvalidJson",
+        message:
+          `${file}:${lineCol(text, deep)}: objects and arrays are nested more than ${MAX_CONFIG_DEPTH} levels deep ` +
+          "here; a Lathe config needs only a few levels. Fix or remove this file (nothing in it was applied)."
+      })
+    )
   const errors: Array<ParseError> = []
   const value: unknown = parse(text, errors, { allowTrailingComma: true })
   const first = errors[0]

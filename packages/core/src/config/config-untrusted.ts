@@ -80,8 +80,10 @@ const permissionRules = narrow("deny and ask rules only narrow; allow rules are 
 })
 
 /**
- * Whether an `instructions` entry (a path or glob) stays inside the project as written: relative, no `~`, no `..`
- * segment (also inside `{a,b}` alternatives). Symlinks are checked where the files are read (`SystemPrompt`).
+ * Whether an `instructions` entry (a path or glob) visibly stays inside the project as written: relative, no `~`, no
+ * `..` segment (also inside `{a,b}` alternatives). Only an early notice: a glob can reach the parent in ways no
+ * pattern check sees (`[.][.]`, `.{.,x}`, a symlinked folder), so the wall is where the files are read
+ * (`SystemPrompt` reads a match of an untrusted entry only while its real path is inside the project).
  */
 export const staysInProject = (pattern: string): boolean =>
   pattern.trim() !== "" &&
@@ -151,7 +153,7 @@ export const untrustedConfig: UntrustedTable = {
     isObject(value) ? `${label} (${Object.keys(value).join(", ")})` : label
   ),
   instructions: narrow(
-    "only entries that stay inside the project as written; others could put your files in the prompt",
+    "entries that visibly leave the project are dropped early; every match is checked again when it is read",
     (value, label) => {
       if (!Array.isArray(value)) return { value, dropped: [] }
       const outside = value.filter((entry) => typeof entry === "string" && !staysInProject(entry))

@@ -87,6 +87,11 @@ export interface ConfigShape {
   /** Whether the project is trusted (`lathe trust`). */
   readonly trusted: boolean
   /**
+   * The entries of `info.instructions` that only an untrusted project's files named (none when trusted). Whatever
+   * they spell, a file they match is read only while its real path is inside the project (see `SystemPrompt`).
+   */
+  readonly untrustedInstructions?: ReadonlyArray<string>
+  /**
    * The `{env:NAME}` placeholders trusted files used and the values they were replaced with: `secretValues` treats
    * them as secrets (a config that reads a variable into a header or a server's env holds a credential).
    */
@@ -331,7 +336,8 @@ export const explicitConfigFile = (value: string, home: string): string =>
 export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape, env: ConfigEnv) {
   const trusted = yield* isTrusted(paths)
   const loaded: Array<Loaded> = []
-  const notices: Array<string> = []
+  // Why the project root is not the repository git found comes first: everything below depends on that root.
+  const notices: Array<string> = [...(paths.notices ?? [])]
   const ignored: Array<IgnoredFile> = []
   const dropped: Array<DroppedRule> = []
   const envResolved: Array<ResolvedEnv> = []
@@ -404,6 +410,10 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const fromVariables = store.store === undefined ? environment : { ...environment, store: store.store }
   if (fromVariables) loaded.push({ source: { file: "env", scope: "env", trusted: true }, data: fromVariables })
   const info = yield* merge(loaded)
+  const named = (trustedFile: boolean) =>
+    new Set(loaded.filter((l) => l.source.trusted === trustedFile).flatMap((l) => l.data.instructions ?? []))
+  const theirs = named(true)
+  const untrustedInstructions = [...named(false)].filter((entry) => !theirs.has(entry))
   const userConfig =
     loaded.find((l) => l.source.scope === "global" && l.source.format === undefined)?.source.file ??
     join(paths.config, "lathe.json")
@@ -415,6 +425,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     dropped,
     trusted,
     envResolved,
+    untrustedInstructions,
     ...(ignored.length > 0 ? { untrusted: { root: paths.root, userConfig } } : {})
   } satisfies ConfigShape
 })

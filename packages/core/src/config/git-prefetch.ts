@@ -8,7 +8,10 @@ import { runProcess } from "../process/run-process.js"
  * process during module loading instead of after it; `Paths` and `SystemPrompt` then take the results (`gitOutput`).
  */
 export const startupGitCommands = {
-  /** The work tree's top (Paths). */
+  /**
+   * The project root (Paths), answered by {@link locateShell} rather than by git: the folder holding the `.git` entry
+   * git found, as one line, or facts for a notice (`lathe:<fact> <path>` lines, see `readLocated` in paths.ts).
+   */
   toplevel: ["rev-parse", "--show-toplevel"],
   /** The root commits: the project's id (Paths). */
   rootCommits: ["rev-list", "--max-parents=0", "HEAD"],
@@ -94,8 +97,12 @@ const runInOneShell = (
   // After each command, a line no git output can contain (a fresh token) with the command's exit status.
   const token = `@@lathe-git-${process.pid}-${Date.now().toString(36)}`
   const marker = `\n${token} `
-  const script = `${gitSafeShellPrelude()}\n${commands
-    .map((args) => `git "$@" ${args.map(quote).join(" ")} 2>/dev/null; printf '\\n${token} %d\\n' "$?"`)
+  const toplevel = startupGitCommands.toplevel.join("\0")
+  const script = `${gitSafeShellPrelude()}\n${locateShell}\n${commands
+    .map(
+      (args) =>
+        `${args.join("\0") === toplevel ? 'printf %s "$lathe_located"; [ -n "$lathe_located" ]' : `git "$@" ${args.map(quote).join(" ")} 2>/dev/null`}; printf '\\n${token} %d\\n' "$?"`
+    )
     .join("; ")}`
   const settles: Array<(output: string | undefined) => void> = []
   const answers = commands.map(() => new Promise<string | undefined>((settle) => settles.push(settle)))
@@ -145,6 +152,63 @@ const runInOneShell = (
   }).then(finish, finish)
   return answers
 }
+
+/**
+ * POSIX sh, after the hardening prelude, that decides which repository the shell's git commands use, and exports it
+ * (`GIT_DIR` and `GIT_WORK_TREE`, which win over the repository's `core.worktree` and `core.bare`). Bare repositories
+ * are found only when named (`safe.bareRepository=explicit` in the prelude's options). The repository is the one git
+ * found, with the folder holding its `.git` entry (a folder, or a file naming the git dir) as the work tree: the
+ * nearest such folder at or above the working directory. That folder is refused when it is `/` or `$HOME` and not the
+ * working directory itself. Without an accepted repository every later command fails as outside git. Sets
+ * `lathe_located`: the root, with a `lathe:worktree <git's own top>` line when the config named another work tree;
+ * or one `lathe:refused <top>`, `lathe:bare <folder>` or `lathe:unheld <git dir>` line; empty outside git. One git
+ * process, as the `rev-parse --show-toplevel` it replaces.
+ */
+const locateShell = `nl='\n'
+cr='\r'
+cd -P . 2>/dev/null; lathe_here=$PWD
+lathe_found=$(LC_ALL=C git "$@" rev-parse --absolute-git-dir --is-bare-repository --show-cdup 2>&1)
+lathe_status=$?
+lathe_located=
+lathe_root=
+if [ "$lathe_status" = 0 ]; then
+  while :; do case $lathe_found in /*) break ;; *"$nl"*) lathe_found=\${lathe_found#*"$nl"} ;; *) break ;; esac; done
+  lathe_gitdir=\${lathe_found%%"$nl"*}
+  lathe_rest=\${lathe_found#"$lathe_gitdir"}; lathe_rest=\${lathe_rest#"$nl"}
+  lathe_bare=\${lathe_rest%%"$nl"*}
+  lathe_cdup=\${lathe_rest#"$lathe_bare"}; lathe_cdup=\${lathe_cdup#"$nl"}
+  d=$lathe_here
+  while :; do
+    e=\${d%/}/.git; g=$e
+    if [ -f "$e" ]; then
+      g=
+      IFS= read -r g 2>/dev/null <"$e"
+      g=\${g%"$cr"}; g=\${g#gitdir: }
+      case $g in /*) ;; *) g=\${d%/}/$g ;; esac
+    fi
+    if [ -e "$e" ] && [ "$g" -ef "$lathe_gitdir" ]; then lathe_root=$d; break; fi
+    [ "$d" = / ] && break
+    d=\${d%/*}; d=\${d:-/}
+  done
+  if [ -z "$lathe_root" ]; then
+    lathe_located="lathe:unheld $lathe_gitdir"
+  elif [ "$lathe_root" != "$lathe_here" ] && { [ "$lathe_root" = / ] || { [ -n "$HOME" ] && [ "$lathe_root" -ef "$HOME" ]; }; }; then
+    lathe_located="lathe:refused $lathe_root"; lathe_root=
+  else
+    lathe_located=$lathe_root
+    case $lathe_cdup in /*) lathe_top=$lathe_cdup ;; *) lathe_top=$lathe_here/$lathe_cdup ;; esac
+    cd -P "$lathe_top" 2>/dev/null && lathe_top=$PWD; cd -P "$lathe_here" 2>/dev/null
+    if [ "$lathe_bare" = true ]; then lathe_located="$lathe_located\${nl}lathe:worktree -"
+    elif [ "$lathe_top" != "$lathe_root" ]; then lathe_located="$lathe_located\${nl}lathe:worktree $lathe_top"; fi
+  fi
+else
+  case $lathe_found in *"cannot use bare repository '"*)
+    lathe_bare=\${lathe_found#*"cannot use bare repository '"}; lathe_located="lathe:bare \${lathe_bare%%"' ("*}" ;;
+  esac
+fi
+if [ -n "$lathe_root" ]; then GIT_DIR=$lathe_gitdir; GIT_WORK_TREE=$lathe_root; export GIT_WORK_TREE
+else GIT_DIR=/dev/null/lathe-no-repository; fi
+export GIT_DIR`
 
 /** A word for `sh -c`, quoted unless it is plainly safe (the start-up commands are fixed; this keeps any safe). */
 const quote = (word: string): string => (/^[\w./=-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)

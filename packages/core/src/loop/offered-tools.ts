@@ -17,14 +17,21 @@ export const subagentRules = (tools: ReadonlyArray<AnyTool>): Ruleset =>
       : [{ permission: toolPermission(tool), pattern: "*", action: "deny" as const, source: "subagent (no recursion)" }]
   )
 
-/** The tools an agent is offered: switched on for it, and not denied outright (`*` → deny as the last word). */
+/**
+ * The tools an agent is offered: switched on for it, not denied outright (`*` → deny as the last word), and, for a
+ * subagent, offered to its caller too (`callerTools`, the caller's own offer): a subagent never gets back a tool an
+ * agent above it was not offered, so along a chain of subagents the offer only shrinks.
+ */
 export const offeredTools = (
   tools: ReadonlyArray<AnyTool>,
   agent: AgentInfo,
-  ruleset: Ruleset
+  ruleset: Ruleset,
+  callerTools?: ReadonlyArray<string>
 ): Record<string, AnyTool> => {
   const offered: Record<string, AnyTool> = {}
+  const cap = callerTools === undefined ? undefined : new Set(callerTools)
   for (const tool of tools) {
+    if (cap !== undefined && !cap.has(tool.id)) continue
     if (!agentAllowsTool(agent, tool.id)) continue
     const permission = toolPermission(tool)
     const last = ruleset.findLast((rule) => compilePattern(rule.permission)(permission))
@@ -36,16 +43,17 @@ export const offeredTools = (
 
 /**
  * The tools of a turn, decided again only when a plugin changed its tools (an MCP server that connected while the turn
- * ran): its tools are offered from the next step. Returns the offer for the plugins' tools as they are now.
+ * ran): its tools are offered from the next step, within `callerTools` for a subagent. Returns the offer for the
+ * plugins' tools as they are now.
  */
-export const turnTools = (agent: AgentInfo, ruleset: Ruleset) => {
+export const turnTools = (agent: AgentInfo, ruleset: Ruleset, callerTools?: ReadonlyArray<string>) => {
   let source: ReadonlyArray<AnyTool> | undefined
   let offered: Record<string, AnyTool> = {}
   return (current: ReadonlyArray<AnyTool>): Record<string, AnyTool> => {
     const seen = source
     if (seen === undefined || current.length !== seen.length || current.some((tool, index) => tool !== seen[index])) {
       source = current
-      offered = offeredTools(current, agent, ruleset)
+      offered = offeredTools(current, agent, ruleset, callerTools)
     }
     return offered
   }

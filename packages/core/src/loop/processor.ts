@@ -22,7 +22,7 @@ import {
 import type { StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
 import type { DoomLoopDetected, DoomLoopGuard } from "./doom-loop.js"
-import { type ChildUsage, type ToolOutcome, ToolRunner, type ToolStep } from "./tool-runner.js"
+import { type ChildUsage, MAX_TOOL_INPUT_BYTES, type ToolOutcome, ToolRunner, type ToolStep } from "./tool-runner.js"
 
 /** What the outer loop does after a step: call the model again, stop, or compact history first. */
 export type ProcessorResult = "continue" | "stop" | "compact"
@@ -95,6 +95,11 @@ interface CallsOutcome {
   readonly snapshot: string | undefined
   readonly children: ChildUsage
 }
+
+/** The input a refused oversized call is stored with (and replayed as): what it was, never its content. */
+const oversizedInput = (bytes: number): Record<string, unknown> => ({
+  omitted: `input of ${bytes} bytes, over the ${MAX_TOOL_INPUT_BYTES}-byte cap for one call; not kept`
+})
 
 const describe = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)
@@ -307,11 +312,18 @@ export class Processor extends Context.Service<
         // `tool.pending` goes out once per call: at `tool-input-start` when the input streamed, else here.
         const part = streamed ?? pendingPart(state, event.toolCallId, event.toolName)
         state.calls.set(event.toolCallId, part.id)
-        const args = (typeof event.input === "object" && event.input !== null ? event.input : {}) as Record<
+        const given = (typeof event.input === "object" && event.input !== null ? event.input : {}) as Record<
           string,
           unknown
         >
-        const pending: ToolPart = { ...part, state: { status: "pending", input: args, raw: JSON.stringify(args) } }
+        // An input the provider could not parse arrives as its raw text: that counts too.
+        const json = typeof event.input === "string" ? event.input : JSON.stringify(given)
+        // Bytes of UTF-8 are at most three per UTF-16 unit: the exact count is needed only near the cap.
+        const bytes = json.length * 3 <= MAX_TOOL_INPUT_BYTES ? json.length : Buffer.byteLength(json)
+        const oversized = bytes > MAX_TOOL_INPUT_BYTES
+        const args = oversized ? oversizedInput(bytes) : given
+        const raw = oversized || typeof event.input === "string" ? JSON.stringify(args) : json
+        const pending: ToolPart = { ...part, state: { status: "pending", input: args, raw } }
         // A tool the provider runs itself (e.g. its web search): it is running now; its result arrives in the stream.
         if (event.providerExecuted === true)
           return yield* save(state, {
@@ -329,6 +341,7 @@ export class Processor extends Context.Service<
             part: called,
             args,
             invalid: event.invalid === true ? describe(event.error) : undefined,
+            ...(oversized ? { oversized: bytes } : {}),
             doomCount: state.input.guard.triggers(count) ? count : 0
           })
           .pipe(Effect.forkChild({ startImmediately: true }))
@@ -402,7 +415,8 @@ export class Processor extends Context.Service<
             return Effect.sync(() => {
               const part = get<ToolPart>(state, state.calls.get(event.id))
               if (part?.state.status !== "pending") return
-              // Input deltas stay in memory (the bus sees the whole part when the call is complete).
+              // Input deltas stay in memory (the bus sees the whole part when the call is complete), up to the cap.
+              if (part.state.raw.length > MAX_TOOL_INPUT_BYTES) return
               state.parts.set(part.id, { ...part, state: { ...part.state, raw: part.state.raw + event.delta } })
             })
           case "tool-call":

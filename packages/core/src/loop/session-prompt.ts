@@ -82,6 +82,8 @@ export interface PromptInput {
   readonly extraRules?: Ruleset
   /** Rulesets of the sessions above (a subagent's parents): every ask must pass them too. */
   readonly constraints?: ReadonlyArray<Ruleset>
+  /** For a subagent: the tool ids its caller was offered; the turn offers none outside them (see `offeredTools`). */
+  readonly callerTools?: ReadonlyArray<string>
 }
 
 /** No agent of that name exists (or it is hidden, or a subagent only). */
@@ -419,7 +421,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       truncationDir: truncationDir(paths.data),
       extraRules: input.extraRules
     })
-    const offer = turnTools(agent, ruleset)
+    const offer = turnTools(agent, ruleset, input.callerTools)
     // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
     const cap = stepCap(agent.maxSteps, config.info.max_steps)
     let last: AssistantMessage | undefined
@@ -501,6 +503,7 @@ const makeSessionPrompt = Effect.gen(function* () {
         title: false,
         allowSubagents: true,
         constraints: request.constraints,
+        callerTools: request.callerTools,
         // No recursion and no todo list of its own: the caller plans.
         extraRules: subagentRules(plugins.tools)
       })

@@ -16,6 +16,11 @@ export interface SubagentRequest {
   readonly abort: AbortSignal
   /** The callers' rulesets: the child's asks must pass each of them too (see `PermissionAsk.constraints`). */
   readonly constraints: ReadonlyArray<Ruleset>
+  /**
+   * The tool ids offered to the caller in the step that asked for the subagent (already within its own callers'):
+   * the child is offered none outside them, so a tool switched off or denied outright anywhere up the chain stays off.
+   */
+  readonly callerTools: ReadonlyArray<string>
 }
 
 export type { SubagentCall, SubagentResult } from "../contracts/tool-answers.js"

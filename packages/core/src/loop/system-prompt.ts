@@ -1,12 +1,21 @@
-import { readFileSync, realpathSync, statSync } from "node:fs"
+import { statSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config } from "../config/config.js"
-import { isWithin } from "../config/config-load.js"
 import { gitOutput, prefetchGit, startupGitCommands } from "../config/git-prefetch.js"
 import { Paths } from "../config/paths.js"
-import { folderRulesFiles, nestedRulesFolders, ownRulesFiles, startupRulesFiles } from "../config/rules-files.js"
+import {
+  startupRules as findStartupRules,
+  folderRulesFiles,
+  MAX_RULES_FILE_BYTES,
+  MAX_RULES_TOTAL_BYTES,
+  nestedRulesFolders,
+  outsideRealPath,
+  readPrefix,
+  type StartupRulesFile,
+  utf8Prefix
+} from "../config/rules-files.js"
 import { expandImports } from "../config/rules-imports.js"
 import { Bus } from "../contracts/bus.js"
 import type { Ruleset } from "../contracts/permission-next.js"
@@ -39,15 +48,21 @@ export interface SystemPromptInput {
  * per session; a rules file is re-read only when its mtime or size changes (so an edit made mid-turn, by a tool or
  * by the person, reaches the next step), and a step costs one synchronous `stat` per rules file.
  *
- * In a project that is not trusted, a rules file inside the project (found walking up, or matched by a relative
- * `instructions` entry) is read only while its real path is inside the project too: a committed symlink to
- * `~/.ssh/id_rsa` is skipped with a notice (one `realpath` per such file per step). Files outside the project come
- * only from the person's own config (an untrusted file's outside entries are dropped when it is loaded) and are read.
+ * In a project that is not trusted, every rules file is read only while its real path is inside the project, decided
+ * per file at read time (one `realpath` per file per step), whatever the pattern that matched it spelled (`..`,
+ * `[.][.]`, `.{.,x}`, a symlinked folder, an absolute path, `~`): a committed symlink to `~/.ssh/id_rsa` or an
+ * `instructions` glob that reaches the parent folder is skipped with a notice. The only exceptions are the person's
+ * own: their rules files and what their own config's `instructions` match outside the project.
  *
  * A rules file's `@path` lines pull in other files (see `expandImports`), sent after it; in an untrusted project an
- * import outside the project is followed only from the person's own files. Rules files in folders below the working
- * directory (nested `AGENTS.md`) are not part of the system prompt: `nested` hands them out once per session when a
- * tool first touches a file under them, for the loop to add as a synthetic part.
+ * import is followed only while its real path is inside the project, except from the person's own files.
+ *
+ * Sizes are capped: at most {@link MAX_RULES_FILE_BYTES} of each file (only that much is read) and
+ * {@link MAX_RULES_TOTAL_BYTES} in all per call; what is cut is said in the text and in a notice naming the file.
+ *
+ * Rules files in folders below the working directory (nested `AGENTS.md`) are not part of the system prompt: `nested`
+ * hands them out once per session when a tool first touches a file under them, for the loop to add as a synthetic
+ * part.
  */
 export class SystemPrompt extends Context.Service<
   SystemPrompt,
@@ -90,9 +105,11 @@ export class SystemPrompt extends Context.Service<
       const gitStatus = gitOutput(paths.directory, startupGitCommands.status)
       const files = new Map<string, { mtime: number; size: number; text: string }>()
 
-      // The person's own rules files, read wherever they are (even when the project is the home folder).
-      const own = new Set(ownRulesFiles({ home: paths.home, configDir: paths.config }))
-      let realRoot: string | undefined
+      // The files the person named (their own rules files, their config's outside instructions): read wherever they
+      // are, even when the project is the home folder. Filled as each session's startup files are found.
+      const personal = new Set<string>()
+      // A config built without the field (not by `loadConfig`) gives the untrusted project no benefit of the doubt.
+      const untrustedInstructions = config.untrustedInstructions ?? (config.trusted ? [] : config.info.instructions)
       const noticed = new Set<string>()
       const notices: Array<{ readonly level: "info" | "warn"; readonly message: string }> = []
       /** Says something once (published by `rules`); the person reads it, the model never does. */
@@ -110,30 +127,22 @@ export class SystemPrompt extends Context.Service<
         Effect.forEach(notices.splice(0), (notice) => bus.publish({ type: "notice", ...notice }), { discard: true })
       )
       /**
-       * Whether a rules file may be read: always in a trusted project and for files outside the project (they come
-       * from the person's config); otherwise only when its real path is inside the project. Synchronous (one
-       * `realpath` syscall), as it runs for such files on every step: a file replaced by a symlink mid-session counts.
+       * Whether a rules file may be read: always in a trusted project and for the files the person named; otherwise
+       * only when its real path is inside the project. Synchronous (one `realpath` syscall), as it runs for such
+       * files on every step: a file replaced by a symlink mid-session counts.
        */
       const readable = (file: string): boolean => {
-        if (config.trusted || own.has(file) || !isWithin(paths.root, file)) return true
-        const real = escapes(file)
+        if (config.trusted || personal.has(file)) return true
+        const real = outsideRealPath(paths.root, file)
         if (real === undefined) return true
         if (real !== false) skip(file, real)
         return false
       }
-      /** Where a file of the project really leads when that is outside it; undefined when inside; false when absent. */
-      const escapes = (file: string): string | false | undefined => {
-        let real: string
-        try {
-          realRoot ??= realpathSync.native(paths.root)
-          real = realpathSync.native(file)
-        } catch {
-          return false
-        }
-        return isWithin(realRoot, real) ? undefined : real
-      }
 
-      /** A rules file's text, re-read only when its mtime or size changed; undefined when it is not a file. */
+      /**
+       * A rules file's text, at most {@link MAX_RULES_FILE_BYTES} of it (a cut one ends with a line saying so, and
+       * the person gets a notice), re-read only when its mtime or size changed; undefined when it is not a file.
+       */
       const readCached = (file: string): string | undefined => {
         // Synchronous on purpose: a `stat` of a local file costs microseconds, a round trip through the thread pool
         // about a hundred, and this runs for every rules file on every step.
@@ -141,33 +150,45 @@ export class SystemPrompt extends Context.Service<
         if (!info?.isFile()) return undefined
         const cached = files.get(file)
         if (cached && cached.mtime === info.mtimeMs && cached.size === info.size) return cached.text
-        let text: string
-        try {
-          text = readFileSync(file, "utf8")
-        } catch {
-          return undefined
+        const read = readPrefix(file, MAX_RULES_FILE_BYTES)
+        if (read === undefined) return undefined
+        let text = read.text.trim()
+        if (read.cut) {
+          text += `\n[Cut: ${file} is ${info.size} bytes; only its first ${MAX_RULES_FILE_BYTES} bytes are included.]`
+          notice(
+            `Rules file ${file} is ${info.size} bytes: only its first ${MAX_RULES_FILE_BYTES} (256 KiB, the cap ` +
+              "per rules file) are sent to the model. Move what matters to the top, or split it into smaller files."
+          )
         }
         files.set(file, { mtime: info.mtimeMs, size: info.size, text })
         return text
       }
 
-      const rulesFiles = () =>
-        startupRulesFiles({
+      const rulesFiles = async (): Promise<Array<StartupRulesFile>> => {
+        const found = await findStartupRules({
           directory: paths.directory,
           root: paths.root,
           home: paths.home,
           configDir: paths.config,
-          instructions: config.info.instructions
+          instructions: config.info.instructions,
+          untrustedInstructions,
+          onOutside: (pattern, path) =>
+            notice(
+              `Ignored from untrusted ${paths.root}: instructions ${JSON.stringify(pattern)} reaches ${path}, ` +
+                `outside the project: not searched. Run \`lathe trust\` in ${paths.root} to trust this folder.`
+            )
         })
+        for (const { file, personal: theirs } of found) if (theirs) personal.add(file)
+        return found
+      }
 
       /**
        * Why an import may not be followed, or undefined when it may: anything goes in a trusted project and from the
-       * person's own files (or files from their config, outside the project); otherwise the import must stay inside
-       * the project, its real path too.
+       * files the person named; otherwise the import's real path must be inside the project.
        */
       const refuseImport = (file: string, rules: string): string | undefined => {
-        if (config.trusted || own.has(rules) || !isWithin(paths.root, rules)) return undefined
-        const real = isWithin(paths.root, file) ? escapes(file) : file
+        if (config.trusted || personal.has(rules)) return undefined
+        const real = outsideRealPath(paths.root, file)
         if (real === undefined || real === false) return undefined // inside, or absent (noted as missing)
         return (
           `${real === file ? file : `${file} leads to ${real}, which`} is outside the untrusted project ` +
@@ -176,13 +197,13 @@ export class SystemPrompt extends Context.Service<
       }
       const importHost = {
         home: paths.home,
-        read: (file: string) => readCached(file)?.trim(),
+        read: readCached,
         refuse: refuseImport,
         notice
       }
 
       // Which rules files exist is looked up once per session; their contents are re-read when their mtime changes.
-      const discovering = new Map<string, Promise<Array<string>>>()
+      const discovering = new Map<string, Promise<Array<StartupRulesFile>>>()
       const discovered = new Map<string, ReadonlyArray<string>>()
       /**
        * The nested rules files each session has been given, in the order they were added. A session this process has
@@ -202,17 +223,35 @@ export class SystemPrompt extends Context.Service<
         }
         return Effect.promise(() => pending)
       }
-      /** Each rules file's text, labelled with its path, then the files it imports. */
+      /**
+       * Each rules file's text, labelled with its path, then the files it imports; at most
+       * {@link MAX_RULES_TOTAL_BYTES} of text in all, the file that crosses it cut and those after it left out.
+       */
       const rulesText = (list: ReadonlyArray<string>, scoped = false): Array<string> => {
         const out: Array<string> = []
+        let left = MAX_RULES_TOTAL_BYTES
+        const add = (file: string, label: string, text: string) => {
+          if (left <= 0) {
+            notice(`Rules file ${file} left out: the rules already reach ${MAX_RULES_TOTAL_BYTES} bytes (1 MiB cap).`)
+            return
+          }
+          const bytes = Buffer.byteLength(text)
+          let kept = text
+          if (bytes > left) {
+            kept = `${utf8Prefix(Buffer.from(text), left)}\n[Cut: the rules reach the ${MAX_RULES_TOTAL_BYTES}-byte cap here.]`
+            notice(`Rules file ${file} cut: the rules reach ${MAX_RULES_TOTAL_BYTES} bytes (1 MiB cap) within it.`)
+          }
+          left -= bytes
+          out.push(`${label}:\n${kept}`)
+        }
         for (const file of list) {
-          const text = readable(file) ? readCached(file)?.trim() : undefined
+          const text = readable(file) ? readCached(file) : undefined
           if (!text) continue
           const scope = scoped ? ` (they apply to files under ${dirname(file)})` : ""
-          out.push(`Instructions from ${file}${scope}:\n${text}`)
+          add(file, `Instructions from ${file}${scope}`, text)
           for (const imported of expandImports(file, text, importHost))
             if (imported.text)
-              out.push(`Instructions from ${imported.file} (imported by ${imported.from}):\n${imported.text}`)
+              add(imported.file, `Instructions from ${imported.file} (imported by ${imported.from})`, imported.text)
         }
         return out
       }
@@ -224,7 +263,7 @@ export class SystemPrompt extends Context.Service<
           pending = rulesFiles()
           discovering.set(sessionID, pending)
         }
-        const found = yield* Effect.promise(() => pending)
+        const found = (yield* Effect.promise(() => pending)).map((rules) => rules.file)
         discovered.set(sessionID, found)
         discovering.delete(sessionID)
         return found

@@ -52,6 +52,13 @@ export interface ToolStep {
   readonly snapshot: Ref.Ref<string | undefined>
 }
 
+/**
+ * The largest input one tool call may carry, in bytes of JSON (1 MiB). A larger one is refused with an error the model
+ * reads, and its part keeps a short placeholder instead, so nothing that large is stored or sent again in later
+ * requests. A file bigger than this is written in parts.
+ */
+export const MAX_TOOL_INPUT_BYTES = 1024 * 1024
+
 /** One call to run. */
 export interface ToolCall {
   /** The call's part, already stored as `pending` with its full input. */
@@ -59,6 +66,8 @@ export interface ToolCall {
   readonly args: Record<string, unknown>
   /** Why the provider found the input invalid, when it did. */
   readonly invalid: string | undefined
+  /** Set when the input was over the cap (its size in bytes): the call is refused and `args` is a placeholder. */
+  readonly oversized?: number
   /** The length of the run of identical calls this one ends, when it reaches the doom-loop threshold; else 0. */
   readonly doomCount: number
 }
@@ -95,13 +104,26 @@ const touchedFiles = (tool: AnyTool, args: Record<string, unknown>): ReadonlyArr
   }
 }
 
-/** Why a call cannot start (no such tool, unreadable input, the turn aborted), or undefined when it can. */
-const cannotStart = (input: ToolStepInput, call: ToolCall): string | undefined => {
+/**
+ * Why a call cannot start (a tool not offered in the step, unreadable input, the turn aborted), or undefined when it
+ * can. A call to a tool that exists but was withheld (switched off or denied outright for this agent or one that
+ * started it) is refused here, whatever the model sent: offering is the wall, not only the tool list it sees.
+ */
+const cannotStart = (input: ToolStepInput, call: ToolCall, exists: (name: string) => boolean): string | undefined => {
   const name = call.part.tool
   if (!input.tools[name]) {
     const available = Object.keys(input.tools).sort().join(", ") || "none"
-    return `There is no tool named "${name}". Available tools: ${available}.`
+    return exists(name)
+      ? `The ${name} tool is not available here: it is switched off or denied for this agent, or for an agent that ` +
+          `started it. Do the task without it. Available tools: ${available}.`
+      : `There is no tool named "${name}". Available tools: ${available}.`
   }
+  if (call.oversized !== undefined)
+    return (
+      `The ${name} tool was called with ${call.oversized} bytes of input, over the cap of ${MAX_TOOL_INPUT_BYTES} ` +
+      "bytes (1 MiB) for one call, so it did not run and its input was not kept. Send less in one call: write a " +
+      "large file in parts (write the start, then append with edits), or generate it with a command."
+    )
   if (call.invalid !== undefined)
     return (
       `The ${name} tool was called with input that could not be read: ${call.invalid}\n` +
@@ -240,7 +262,7 @@ export class ToolRunner extends Context.Service<
         })
 
         const body = Effect.gen(function* () {
-          const refused = cannotStart(input, call)
+          const refused = cannotStart(input, call, (name) => plugins.tools.some((tool) => tool.id === name))
           if (refused !== undefined) return yield* fail(refused)
           const tool = input.tools[call.part.tool] as AnyTool
           if (call.doomCount > 0) {
@@ -325,7 +347,8 @@ export class ToolRunner extends Context.Service<
                 prompt: request.prompt,
                 ...(request.sessionID ? { sessionID: request.sessionID } : {}),
                 abort: input.abort,
-                constraints: [...(input.constraints ?? []), input.ruleset]
+                constraints: [...(input.constraints ?? []), input.ruleset],
+                callerTools: Object.keys(input.tools)
               }),
               "The subagent was interrupted."
             )

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { Config, type ConfigShape } from "../config/config.js"
 import { Paths } from "../config/paths.js"
+import { launcherKeys } from "./launcher-keys.js"
 import { DEFAULT_RUN_TIMEOUT_MS, runProcess } from "./run-process.js"
 import { scrubEnv, secretValues } from "./secret-values.js"
 
@@ -48,6 +49,8 @@ export const spawnProgram = async (options: {
   readonly timeoutMs: number
   readonly input?: string | undefined
   readonly wrap?: ArgvWrap | undefined
+  /** Bytes for the program's file descriptors 3, 4, … (see `runProcess`), e.g. the sandbox's seccomp filter. */
+  readonly extraInputs?: ReadonlyArray<Uint8Array> | undefined
 }): Promise<RunProgramResult> => {
   const argv: readonly [string, ReadonlyArray<string>] = [options.file, options.args]
   const [file, args] = options.wrap ? options.wrap(argv) : argv
@@ -57,7 +60,8 @@ export const spawnProgram = async (options: {
     cwd: options.cwd,
     env: options.env,
     timeoutMs: options.timeoutMs,
-    ...(options.input === undefined ? {} : { input: options.input })
+    ...(options.input === undefined ? {} : { input: options.input }),
+    ...(options.extraInputs === undefined ? {} : { extraInputs: options.extraInputs })
   })
   return {
     exitCode: result.exitCode,
@@ -68,9 +72,14 @@ export const spawnProgram = async (options: {
   }
 }
 
-/** The environment every program Lathe starts gets: this process's, without the secrets `config` knows of. */
-export const childEnv = (config: ConfigShape, base: Readonly<Record<string, string | undefined>> = process.env) =>
-  scrubEnv(base, { inherit: config.info.shell?.env?.inherit ?? [], secrets: secretValues(config, base) }).env
+/**
+ * The environment every program Lathe starts gets: this process's (with the provider keys the launcher handed over,
+ * so `shell.env.inherit` can name them as for bash), without the secrets `config` knows of.
+ */
+export const childEnv = (
+  config: ConfigShape,
+  base: Readonly<Record<string, string | undefined>> = { ...process.env, ...launcherKeys() }
+) => scrubEnv(base, { inherit: config.info.shell?.env?.inherit ?? [], secrets: secretValues(config, base) }).env
 
 /** Runs a program without a sandbox, with {@link childEnv}: what the default layer does for each run. */
 export const runUnsandboxed = (

@@ -25,6 +25,9 @@ export const GIT_SAFE_OPTIONS: ReadonlyArray<string> = [
   "--no-pager",
   ...[
     "core.fsmonitor=false",
+    // A folder is a repository only through a `.git` entry or a `--git-dir` Lathe names: a downloaded tree whose
+    // files make it a bare repository (with `core.worktree = /`) is not discovered.
+    "safe.bareRepository=explicit",
     "core.hooksPath=/dev/null",
     "core.pager=cat",
     "core.editor=:",

@@ -28,6 +28,11 @@ export interface RunProcessOptions {
   readonly signal?: AbortSignal
   /** Written to stdin, which is then closed (default: stdin closed at once). */
   readonly input?: string | Uint8Array
+  /**
+   * Each written to a pipe of its own, at file descriptors 3, 4, … of the program, which is then closed (e.g. the
+   * seccomp filter bubblewrap reads from `--seccomp 3`). Nothing is written to a disk.
+   */
+  readonly extraInputs?: ReadonlyArray<Uint8Array>
   /** Bytes kept per stream; the rest is dropped and `truncated` set (default {@link DEFAULT_MAX_OUTPUT_BYTES}). */
   readonly maxOutputBytes?: number
   /** Between SIGTERM and SIGKILL when stopping the group (default 200 ms; 0 sends SIGKILL at once). */
@@ -91,7 +96,12 @@ export const runProcess = (options: RunProcessOptions): Promise<ProcessResult> =
       cwd: options.cwd,
       env: options.env ?? process.env,
       detached: true,
-      stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      stdio: [
+        options.input === undefined ? "ignore" : "pipe",
+        "pipe",
+        "pipe",
+        ...(options.extraInputs ?? []).map(() => "pipe" as const)
+      ],
       windowsHide: true
     })
     const pid = child.pid
@@ -117,6 +127,12 @@ export const runProcess = (options: RunProcessOptions): Promise<ProcessResult> =
     child.stderr?.on("data", collect("stderr"))
     child.stdin?.on("error", () => undefined) // a program that exits without reading its input
     child.stdin?.end(options.input)
+    for (const [index, bytes] of (options.extraInputs ?? []).entries()) {
+      const pipe = child.stdio[index + 3]
+      if (!pipe || !("end" in pipe)) continue
+      pipe.on("error", () => undefined) // a program that exits without reading it
+      pipe.end(bytes)
+    }
 
     let killTimer: NodeJS.Timeout | undefined
     let stopping = false

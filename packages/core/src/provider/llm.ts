@@ -14,6 +14,7 @@ import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
 import { catalogCandidates, catalogOptions, ModelCatalog } from "../catalog/model-catalog.js"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config, type ConfigInfo, type ConfigShape } from "../config/config.js"
+import { secretValues } from "../process/secret-values.js"
 import {
   type ConfiguredProvider,
   configuredProviders,
@@ -91,6 +92,7 @@ export class LLM extends Context.Service<
       Effect.gen(function* () {
         const config = yield* Config
         const providers = providerTable(config.info, env)
+        const secrets = credentialsOf(config, providers, env)
         // The provided ModelCatalog (the CLI's refreshes itself), else a read-only one on this config and env.
         const catalog = Option.getOrElse(yield* Effect.serviceOption(ModelCatalog), () =>
           ModelCatalog.make({ ...catalogOptions(config.info, env), refresh: false })
@@ -130,9 +132,9 @@ export class LLM extends Context.Service<
           const provider = providers.find(providerID)
           if (provider === undefined)
             return Stream.fail(
-              toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID)
+              toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID, { secrets })
             )
-          const options = streamOptionsOf(provider, modelID)
+          const options = { ...streamOptionsOf(provider, modelID), secrets }
           return Stream.unwrap(
             Effect.map(
               Effect.tryPromise({
@@ -173,11 +175,38 @@ export interface StreamOptions {
   readonly connectHint?: string
   /** The model ids the provider is known to serve, for "did you mean" when it says the model does not exist. */
   readonly models?: () => Iterable<string>
+  /** The credentials to mask in error messages (see `ClassifyOptions.secrets`), read only when a step fails. */
+  readonly secrets?: () => ReadonlyArray<string>
   /**
    * The provider type whose caching and reasoning options apply, when `cache` and `reasoning` are not given.
    * @deprecated Pass `cache` and `reasoning` from the provider's descriptor.
    */
   readonly family?: ProviderFamily
+}
+
+/**
+ * Every credential a provider error could echo, gathered once on first call: `secretValues` of the config and `env`,
+ * and each provider's key and header values as its SDK gets them (a key `lathe auth login` stored among them).
+ */
+const credentialsOf = (
+  config: ConfigShape,
+  providers: ProviderTable,
+  env: ProviderEnv
+): (() => ReadonlyArray<string>) => {
+  let found: ReadonlyArray<string> | undefined
+  return () => {
+    found ??= [
+      ...secretValues(config, env),
+      ...providers.all.flatMap((provider) => [
+        provider.settings.apiKey ?? "",
+        ...Object.values(provider.settings.headers ?? {}).flatMap((value) => [
+          value,
+          value.trim().split(/\s+/).pop() ?? ""
+        ])
+      ])
+    ].filter((value) => value !== "")
+    return found
+  }
 }
 
 /** What `streamWithModel` knows about `provider`, from its descriptor, for a step of `modelID`. */

@@ -1,6 +1,7 @@
 import { APICallError, StreamProviderError } from "ai"
 import { Schema } from "effect"
 import { z } from "zod"
+import { secretMasker } from "../process/secret-mask.js"
 import { ProviderErrorReason } from "../schema/message.js"
 import { closeMatches } from "./close-match.js"
 import { keyHintFor } from "./key-hint.js"
@@ -55,6 +56,12 @@ export interface ClassifyOptions {
    * says the model does not exist: the message then names up to three close to the one asked for.
    */
   readonly models?: () => Iterable<string>
+  /**
+   * The credentials Lathe holds (provider keys and headers, `{env:}` values; see `secretValues`), read only when a
+   * failure is classified: they are masked in the body before it is shortened and in the message, together with
+   * credential shapes (an echoed `Authorization` header, `?key=`), whether or not they are listed.
+   */
+  readonly secrets?: () => ReadonlyArray<string>
 }
 
 const headerOf = (headers: Readonly<Record<string, string | undefined>> | undefined, name: string) => {
@@ -270,8 +277,11 @@ export const toProviderError = (
 ): ProviderError => {
   if (error instanceof ProviderError) return error
   const ref = `${providerID}/${modelID}`
+  // A server may echo the request's key (a 401 quoting the Authorization header): masked before anything is shortened,
+  // printed or stored.
+  const mask = secretMasker(options.secrets?.() ?? [], { shapes: true })
   const done = (r: { reason: ProviderErrorReason; message: string }) =>
-    new ProviderError({ providerID, modelID, reason: r.reason, message: r.message })
+    new ProviderError({ providerID, modelID, reason: r.reason, message: mask(r.message) })
   const isAbort = error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")
   if (options.aborted || isAbort)
     return done({ reason: { _tag: "Aborted" }, message: `The request to ${ref} was cancelled.` })
@@ -295,7 +305,14 @@ export const toProviderError = (
   if (APICallError.isInstance(error) && status !== undefined)
     return done(
       fromStatus(
-        { ...error, url, status, headers: error.responseHeaders, body: error.responseBody, type: "" },
+        {
+          url,
+          status,
+          headers: error.responseHeaders,
+          body: error.responseBody === undefined ? undefined : mask(error.responseBody),
+          type: "",
+          message: mask(error.message)
+        },
         ref,
         providerID,
         modelID,
@@ -305,7 +322,15 @@ export const toProviderError = (
   if (StreamProviderError.isInstance(error)) {
     const type = `${error.type ?? ""} ${error.code ?? ""}`
     const status = error.statusCode ?? inBandStatus(type, error.message) ?? (error.isRetryable ? 500 : 400)
-    const failure = { status, url, headers: undefined, body: undefined, type, message: error.message, inBand: true }
+    const failure = {
+      status,
+      url,
+      headers: undefined,
+      body: undefined,
+      type,
+      message: mask(error.message),
+      inBand: true
+    }
     return done(fromStatus(failure, ref, providerID, modelID, options))
   }
   const text = error instanceof Error ? error.message : String(error)

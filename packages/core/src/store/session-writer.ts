@@ -1,5 +1,6 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Bus } from "../contracts/bus.js"
+import { maskDeep, SecretMask } from "../process/secret-mask.js"
 import { toolEventType } from "../schema/events.js"
 import type { Message, Session } from "../schema/message.js"
 import type { Part, ReasoningPart, TextPart } from "../schema/part.js"
@@ -22,6 +23,11 @@ export interface PutPartOptions {
  * the Bus, so storing and announcing are one act. A subscriber that sees an event finds its row in the store.
  * Reads stay on {@link SessionStore}; events that mirror no write (`session.status`, `step.started`, asks, notices)
  * are published on the Bus directly.
+ *
+ * With a {@link SecretMask} in context, every known secret value is masked in what is stored and announced (sessions,
+ * messages, parts, streamed deltas), and error text (a message's error, a failed tool call's) has credential shapes
+ * masked too: `lathe session show`, exports and every event subscriber see the masks, never the secret. A secret split
+ * across two streamed deltas is masked only in the part, once it is written whole.
  */
 export class SessionWriter extends Context.Service<
   SessionWriter,
@@ -68,11 +74,26 @@ export class SessionWriter extends Context.Service<
     Effect.gen(function* () {
       const store = yield* SessionStore
       const bus = yield* Bus
+      const secrets = Option.getOrUndefined(yield* Effect.serviceOption(SecretMask))
+      const values = <A>(value: A): A => (secrets === undefined ? value : maskDeep(value, secrets.values))
+      const maskMessage = (message: Message): Message => {
+        const masked = values(message)
+        if (secrets === undefined || masked.role !== "assistant" || masked.error === undefined) return masked
+        const error = maskDeep(masked.error, secrets.errors)
+        return error === masked.error ? masked : { ...masked, error }
+      }
+      const maskPart = (part: Part): Part => {
+        const masked = values(part)
+        if (secrets === undefined || masked.type !== "tool" || masked.state.status !== "error") return masked
+        const error = secrets.errors(masked.state.error)
+        return error === masked.state.error ? masked : { ...masked, state: { ...masked.state, error } }
+      }
 
       const createSession = Effect.fn("SessionWriter.createSession")(function* (
-        session: Session,
+        given: Session,
         options: { readonly callID?: string } = {}
       ) {
+        const session = values(given)
         yield* store.putSession(session)
         yield* bus.publish({
           type: "session.created",
@@ -81,9 +102,10 @@ export class SessionWriter extends Context.Service<
         })
       })
       const updateSession = Effect.fn("SessionWriter.updateSession")(function* (
-        session: Session,
+        given: Session,
         options: { readonly durable?: boolean } = {}
       ) {
+        const session = values(given)
         yield* store.putSession(session)
         if (options.durable === true) yield* store.flush
         yield* bus.publish({ type: "session.updated", session })
@@ -94,7 +116,8 @@ export class SessionWriter extends Context.Service<
       })
       // The two writes of every streamed step (several per step) carry no span of their own: a span per write cost the
       // loop measurably (bench/loop.ts); the step's and the tool call's spans cover them.
-      const putMessage = Effect.fnUntraced(function* (message: Message) {
+      const putMessage = Effect.fnUntraced(function* (given: Message) {
+        const message = maskMessage(given)
         yield* store.putMessage(message)
         yield* bus.publish({ type: "message.updated", message })
       })
@@ -102,7 +125,8 @@ export class SessionWriter extends Context.Service<
         yield* store.removeMessage(sessionID, messageID)
         yield* bus.publish({ type: "message.removed", sessionID, messageID })
       })
-      const putPart = Effect.fnUntraced(function* (part: Part, options: PutPartOptions = {}) {
+      const putPart = Effect.fnUntraced(function* (given: Part, options: PutPartOptions = {}) {
+        const part = maskPart(given)
         yield* store.putPart(part)
         if (options.durable === true) yield* store.flush
         yield* bus.publish({ type: "part.updated", part })
@@ -125,12 +149,15 @@ export class SessionWriter extends Context.Service<
         yield* store.removePart(sessionID, messageID, partID)
         yield* bus.publish({ type: "part.removed", sessionID, messageID, partID })
       })
-      // Once per streamed chunk: no span, and no more work than the write and the publish it replaces.
-      const delta = (part: TextPart | ReasoningPart, text: string): Effect.Effect<void, StoreError> =>
-        text.length === 0
-          ? store.putPart(part)
+      // Once per streamed chunk: no span, and no more work than the write and the publish it replaces (only the chunk is
+      // masked; the whole part is, when `putPart` writes it at the end).
+      const delta = (part: TextPart | ReasoningPart, chunk: string): Effect.Effect<void, StoreError> => {
+        const text = secrets === undefined ? chunk : secrets.values(chunk)
+        const stored = text === chunk ? part : values(part)
+        return text.length === 0
+          ? store.putPart(stored)
           : Effect.andThen(
-              store.putPart(part),
+              store.putPart(stored),
               bus.publish({
                 type: "part.delta",
                 sessionID: part.sessionID,
@@ -140,6 +167,7 @@ export class SessionWriter extends Context.Service<
                 delta: text
               })
             )
+      }
 
       return SessionWriter.of({
         createSession,
