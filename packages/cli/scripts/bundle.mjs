@@ -3,11 +3,13 @@
 // `@lathe/source` condition). Kept external: what finds files next to its own module at run time (web-tree-sitter's
 // runtime wasm, the ripgrep binary); they are the published CLI's only dependencies. The bash grammar's wasm is
 // copied beside the bundle. Tool descriptions, read from `.txt` files at load time, are inlined. The CLI's version
-// is written in (`__LATHE_VERSION__`), and chunks no code imports are deleted, so the package ships only what loads.
+// and the commit it was built from are written in (`__LATHE_VERSION__`, `__LATHE_COMMIT__`: `lathe --version` runs
+// no git), and chunks no code imports are deleted, so the package ships only what loads.
 // The interactive UI (Ink 8 + React 19 + yoga-layout, whose wasm ships inlined as base64 behind a top-level await)
 // is imported lazily, so it lands in chunks of its own: React in its production build, Ink's DevTools hook stubbed.
 // The AI Gateway provider `ai` imports at load (Lathe never uses it) is replaced by a stand-in.
 // Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
+import { execFileSync } from "node:child_process"
 import { copyFileSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative, resolve } from "node:path"
@@ -17,6 +19,20 @@ import { build } from "esbuild"
 const here = dirname(fileURLToPath(import.meta.url))
 const cli = join(here, "..")
 const cliVersion = JSON.parse(readFileSync(join(cli, "package.json"), "utf8")).version
+
+/** The short commit of the checkout being built (`__LATHE_COMMIT__`, for `lathe --version`), or null outside git. */
+const buildCommit = (() => {
+  try {
+    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: cli,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"]
+    }).trim()
+    return /^[0-9a-f]{4,40}$/.test(commit) ? commit : null
+  } catch {
+    return null
+  }
+})()
 
 /** Where the bash grammar's wasm goes: beside the main build's chunks (`dist/bundle/`). */
 const GRAMMAR = "tree-sitter-bash.wasm"
@@ -311,7 +327,11 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   // tree-sitter-bash is only ever `require.resolve`d (for its wasm), never imported; the list names it all the same.
   external: ["web-tree-sitter", "tree-sitter-bash", "@vscode/ripgrep"],
   // React (and any bundled code that asks) takes its production build: NODE_ENV is fixed when bundling.
-  define: { "process.env.NODE_ENV": JSON.stringify("production"), __LATHE_VERSION__: JSON.stringify(cliVersion) },
+  define: {
+    "process.env.NODE_ENV": JSON.stringify("production"),
+    __LATHE_VERSION__: JSON.stringify(cliVersion),
+    __LATHE_COMMIT__: JSON.stringify(buildCommit)
+  },
   // CommonJS dependencies inside an ESM bundle may call require() for Node built-ins.
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'

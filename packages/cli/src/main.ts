@@ -1,4 +1,5 @@
 import type { CliIO, Command } from "./io.js"
+import { editDistance, suggest } from "./suggest.js"
 import { cliVersion, versionLine } from "./version.js"
 
 const version = cliVersion
@@ -95,22 +96,6 @@ const INTERACTIVE_FLAGS = new Set([
   "--token"
 ])
 
-/** The edit distance (Levenshtein: insertions, deletions, substitutions) between `a` and `b`. */
-const editDistance = (a: string, b: string): number => {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i]
-    for (let j = 1; j <= b.length; j++)
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)
-      )
-    previous = current
-  }
-  return previous[b.length] ?? 0
-}
-
 /**
  * The command `word` is a typo of, if it is one: a single word (no whitespace) within edit distance 2 of a command
  * name (the closest wins). Anything else that is not a command is a prompt for the interactive session.
@@ -172,8 +157,19 @@ export const main = async (argv: ReadonlyArray<string>, io: CliIO): Promise<numb
   }
   const command = commands[first]
   if (command) return (await command.load())(rest, io)
-  const near = first.startsWith("-") ? undefined : nearCommand(first)
-  if (first.startsWith("-") || near !== undefined || first.trim() === "") {
+  if (first.startsWith("-")) {
+    // An option of `lathe` itself that is not one: the nearest of them (the session's, --help, --version).
+    const near = suggest(first.replace(/^-+/, "").split("=")[0] ?? "", [
+      ...[...INTERACTIVE_FLAGS].filter((flag) => flag.startsWith("--")).map((flag) => flag.slice(2)),
+      "help",
+      "version"
+    ])
+    const hint = near === undefined ? "" : ` Did you mean --${near}?`
+    io.stderr(`lathe: unknown option ${first}.${hint} Run lathe --help for the commands and options.\n`)
+    return 2
+  }
+  const near = nearCommand(first)
+  if (near !== undefined || first.trim() === "") {
     const hint = near === undefined ? "" : ` Did you mean \`lathe ${near}\`?`
     io.stderr(`lathe: unknown command "${first}".${hint} Run \`lathe --help\` to see the commands.\n`)
     return 2

@@ -29,6 +29,7 @@ export const builtinPlugins = (
           plugin: createMcpPlugin({
             env,
             wait: options.mcpWait !== false,
+            dataDir: dataDir(env),
             authProvider: (server) =>
               createOAuthProvider({
                 serverName: server.name,

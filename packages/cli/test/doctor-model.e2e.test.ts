@@ -95,7 +95,7 @@ describe("lathe doctor checks the model", () => {
     const model = report.checks.find((c) => c.name === "model")
     assert.isTrue(model?.ok)
     assert.match(model?.detail ?? "", /^env\/my-own-model, key from LATHE_API_KEY; not in Lathe's model catalogue/)
-    assert.include(model?.detail ?? "", "provider.env.models.my-own-model")
+    assert.include(model?.detail ?? "", '{ "provider": { "env": { "models": { "my-own-model": { "context": 128000')
     assert.isTrue(report.checks.find((c) => c.name === "endpoint")?.ok)
     assert.notInclude(viaEnv.stdout + viaEnv.stderr, "sk-doctor-secret-123")
     // The probe does not carry the key either.

@@ -31,7 +31,7 @@ describe("lathe doctor", () => {
     if (process.platform === "linux")
       assert.match(
         run.stdout,
-        /^ok {4}sandbox {2}bubblewrap [\d.]+ \(\/\S*bwrap\), mode workspace-write, network closed$/m
+        /^ok {4}sandbox {2}bubblewrap [\d.]+ \(\/\S*bwrap\), mode workspace-write, network closed \(to open it, merge \{ "sandbox": \{ "network": \["registry\.npmjs\.org"\] \} \} for some hosts, or \{ "sandbox": \{ "network": true \} \} for all, into your config\)$/m
       )
     assert.match(run.stdout, /^ok {4}project .*project, not trusted: its config may only narrow/m)
     assert.include(run.stdout, `project ${join(box.project, "lathe.json")} (untrusted)`)

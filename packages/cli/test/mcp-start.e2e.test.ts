@@ -19,8 +19,13 @@ afterEach(async () => {
   model = undefined
 })
 
-/** A sandbox whose user config (trusted) has the probe server `slow` started with `args`. */
-const setup = (url: string, server: Record<string, unknown>, args: ReadonlyArray<string>) => {
+/** A sandbox whose user config (trusted) has the probe server `slow` started with `args`, and `settings`. */
+const setup = (
+  url: string,
+  server: Record<string, unknown>,
+  args: ReadonlyArray<string>,
+  settings: Record<string, unknown> = {}
+) => {
   const box = sandbox()
   const configDir = join(box.env.XDG_CONFIG_HOME ?? "", "lathe")
   mkdirSync(configDir, { recursive: true })
@@ -28,7 +33,7 @@ const setup = (url: string, server: Record<string, unknown>, args: ReadonlyArray
   const command = [process.execPath, probe, "--record", record, ...args]
   writeFileSync(
     join(configDir, "lathe.json"),
-    JSON.stringify({ mcp: { slow: { type: "local", command, timeout: 20_000, ...server } } })
+    JSON.stringify({ ...settings, mcp: { slow: { type: "local", command, timeout: 20_000, ...server } } })
   )
   writeFileSync(join(box.project, "notes.txt"), "notes\n")
   return { ...box, record, env: { ...box.env, LATHE_BASE_URL: url, LATHE_MODEL: "test-model" } }
@@ -54,7 +59,26 @@ const offers = (request: RecordedRequest | undefined, tool: string): boolean =>
   JSON.stringify((request?.body as { tools?: unknown } | undefined)?.tools ?? []).includes(`"name":"${tool}"`)
 
 describe("MCP servers at start-up (end to end)", () => {
-  it("a slow server does not hold up the first request; its tool is offered and used from a later step", {
+  it("a server that takes 3 s to start: the first request waits for it and offers its tool", {
+    timeout: 90_000
+  }, async () => {
+    model = await startScriptedServer((request) =>
+      ponged(request) ? { steps: [{ text: "pong it is" }] } : { steps: [{ tool: "slow_ping", input: {} }] }
+    )
+    // Not named by the prompt, not marked wait: true: the default start-up wait of `lathe run` (10 s) covers it.
+    const { project, env, record } = setup(model.url, {}, ["--delay", "3000"])
+    const run = await runLathe(["run", "--format", "json", "check the notes"], { cwd: project, env, timeoutMs: 60_000 })
+    assert.strictEqual(run.code, 0, run.stderr)
+    const first = model.requests[0]
+    assert.isTrue(offers(first, "slow_ping"), run.stderr)
+    assert.isAtLeast(epoch(first) - startedAt(record), 3_000)
+    const used = run.events.find(
+      (e) => e.type === "tool.completed" && e.state.status === "completed" && e.tool === "slow_ping"
+    )
+    assert.isDefined(used, run.stdout)
+  })
+
+  it("a server slower than mcp_startup_wait: the run goes on without it; it is announced and used in a later step", {
     timeout: 90_000
   }, async () => {
     model = await startScriptedServer((request, index) => {
@@ -64,19 +88,60 @@ describe("MCP servers at start-up (end to end)", () => {
         return { steps: [{ tool: "read", input: { filePath: "notes.txt", limit: index + 1 } }], delayMs: 250 }
       return { steps: [{ tool: "slow_ping", input: {} }] }
     })
-    const { project, env, record } = setup(model.url, {}, ["--delay", "5000"])
-    const run = await runLathe(["run", "--format", "json", "ping the server"], { cwd: project, env, timeoutMs: 60_000 })
+    const { project, env, record } = setup(model.url, {}, ["--delay", "5000"], { mcp_startup_wait: 1_000 })
+    const run = await runLathe(["run", "--format", "json", "check the notes"], { cwd: project, env, timeoutMs: 60_000 })
     assert.strictEqual(run.code, 0, run.stderr)
     const first = model.requests[0]
     assert.isFalse(offers(first, "slow_ping"))
-    // The server sleeps 5 s before it answers initialize; the first request came well before that (the run waits at
-    // most 1 s for it; the rest of the margin is for a loaded CI machine).
+    assert.notInclude(JSON.stringify(first?.body), "Tools now available")
+    // The server sleeps 5 s before it answers initialize; the first request came well before that (the run waits 1 s
+    // for it; the rest of the margin is for a loaded CI machine).
     assert.isBelow(epoch(first) - startedAt(record), 4_000, run.stderr)
+    const offering = model.requests.find((request) => offers(request, "slow_ping"))
+    assert.isDefined(offering)
+    // The step that first offers it tells the model the server's tools arrived.
+    assert.include(JSON.stringify(offering?.body), 'Tools now available from MCP server \\"slow\\"')
+    assert.include(JSON.stringify(offering?.body), "slow_ping")
     const used = run.events.find(
       (e) => e.type === "tool.completed" && e.state.status === "completed" && e.tool === "slow_ping"
     )
     assert.isDefined(used, run.stdout)
-    assert.isTrue(model.requests.some((request) => offers(request, "slow_ping")))
+  })
+
+  it("a prompt that names a server slower than mcp_startup_wait: the first request waits for it", {
+    timeout: 90_000
+  }, async () => {
+    model = await startScriptedServer((request) =>
+      ponged(request) ? { steps: [{ text: "pong it is" }] } : { steps: [{ tool: "slow_ping", input: {} }] }
+    )
+    const { project, env } = setup(model.url, {}, ["--delay", "3000"], { mcp_startup_wait: 500 })
+    const run = await runLathe(["run", "--format", "json", "ping the slow server"], {
+      cwd: project,
+      env,
+      timeoutMs: 60_000
+    })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.isTrue(offers(model.requests[0], "slow_ping"), run.stderr)
+  })
+
+  it("a server that fails at once holds nothing up", { timeout: 90_000 }, async () => {
+    model = await startScriptedServer(() => ({ steps: [{ text: "done" }] }))
+    const box = setup(model.url, {}, [])
+    const configDir = join(box.dir, "config", "lathe")
+    writeFileSync(
+      join(configDir, "lathe.json"),
+      JSON.stringify({
+        mcp: { broken: { type: "local", command: [process.execPath, "-e", "process.exit(3)"], timeout: 20_000 } }
+      })
+    )
+    const run = await runLathe(["run", "--format", "json", "use the broken server"], {
+      cwd: box.project,
+      env: box.env,
+      timeoutMs: 60_000
+    })
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.include(run.stderr, 'MCP server "broken" did not start')
+    assert.strictEqual(model.requests.length, 1)
   })
 
   it("wait: true keeps the old behaviour: the first request waits for the server and offers its tool", {

@@ -93,6 +93,32 @@ describe("lathe models (end to end)", () => {
     assert.notInclude(run.stdout, "gm-secret-value")
   })
 
+  it(
+    "with no provider set up, lists the providers with their key variables and the --all hint, not every model",
+    slow,
+    async () => {
+      const { project, env } = sandbox()
+      const run = await runLathe(["models"], { cwd: project, env })
+      assert.strictEqual(run.code, 0, run.stderr)
+      const lines = run.stdout.trimEnd().split("\n")
+      assert.isBelow(lines.length, 60, "one line per provider Lathe ships, not the catalogue's thousands of models")
+      assert.match(run.stdout, /^No provider is set up yet\./)
+      assert.match(run.stdout, /^ {2}anthropic +Anthropic: ANTHROPIC_API_KEY \(not set\)$/m)
+      assert.match(run.stdout, /^ {2}openai +OpenAI: OPENAI_API_KEY \(not set\)$/m)
+      assert.match(run.stdout, /^ {2}ollama +Ollama: server http:\/\/127\.0\.0\.1:11434\/v1, key optional$/m)
+      assert.include(run.stdout, "lathe auth login <provider>")
+      assert.match(run.stdout, /lathe models --all lists every model of the \d+ providers in the catalogue/)
+      assert.notInclude(run.stdout, "claude-sonnet-4-5", "no model rows")
+
+      // Once a key is set, the listing is that provider's models, and the rest of the catalogue is one hint.
+      const set = await runLathe(["models"], { cwd: project, env: { ...env, ANTHROPIC_API_KEY: "sk-ant-x2" } })
+      assert.strictEqual(set.code, 0, set.stderr)
+      assert.match(set.stdout, /^anthropic \(Anthropic\): key ANTHROPIC_API_KEY \(set\)$/m)
+      assert.match(set.stdout, /more providers in the catalogue: lathe models --all$/m)
+      assert.notInclude(set.stdout, "sk-ant-x2")
+    }
+  )
+
   it("lathe models anthropic lists Claude models and where the key comes from, set or not", slow, async () => {
     const { project, env } = sandbox()
     const unset = await runLathe(["models", "anthropic"], { cwd: project, env })

@@ -55,10 +55,10 @@ describe("lathe permissions explain", () => {
 
   it("shows the built-in defaults deciding, e.g. .env files are asked", async () => {
     const where = project({})
-    const env = await run(["permissions", "explain", "read", "/x/.env"], where)
-    assert.include(env.stdout, 'read "/x/.env": ask')
+    const env = await run(["permissions", "explain", "read", "config/.env"], where)
+    assert.include(env.stdout, 'read "config/.env": ask')
     assert.include(env.stdout, 'rule read "*.env": ask (from defaults)')
-    const example = await run(["permissions", "explain", "read", "/x/.env.example", "--json"], where)
+    const example = await run(["permissions", "explain", "read", "config/.env.example", "--json"], where)
     assert.strictEqual(JSON.parse(example.stdout).decision, "allow")
   })
 

@@ -93,7 +93,10 @@ describe('lathe "prompt"', () => {
     // An unknown option is still an error, not a prompt.
     const option = await runLathe(["--frobnicate"], { cwd: project, env })
     assert.strictEqual(option.code, 2)
-    assert.include(option.stderr, 'unknown command "--frobnicate"')
+    assert.include(option.stderr, "lathe: unknown option --frobnicate.")
+    const near = await runLathe(["--contnue"], { cwd: project, env })
+    assert.strictEqual(near.code, 2)
+    assert.include(near.stderr, "lathe: unknown option --contnue. Did you mean --continue?")
     assert.strictEqual(server?.requests.length, 0)
   })
 

@@ -23,7 +23,7 @@ describe("lathe session list (end to end)", () => {
     const empty = await runLathe(["session", "list"], { cwd: box.project, env: box.env })
     assert.strictEqual(empty.code, 0, empty.stderr)
     assert.strictEqual(empty.stdout, "")
-    assert.include(empty.stderr, "This project has no session yet")
+    assert.include(empty.stderr, "has no session yet")
     const emptyJson = await runLathe(["session", "list", "--json"], { cwd: box.project, env: box.env })
     assert.deepStrictEqual(JSON.parse(emptyJson.stdout), [])
 

@@ -50,7 +50,7 @@ const assertHeld = (run: CliRun, target: string) => {
     asked.some((e) => e.type === "permission.asked" && e.permission === "external_directory"),
     `an external_directory ask: ${run.stdout}\n${run.stderr}`
   )
-  assert.include(run.stderr, "rejected a external_directory ask")
+  assert.include(run.stderr, "rejected an external_directory ask")
   assert.include(run.stderr, "no terminal to ask you")
   assert.isFalse(existsSync(target), "the file outside the project was not written")
 }

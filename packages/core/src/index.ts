@@ -11,6 +11,7 @@
 // catalog/: the models.dev catalogue: limits, prices and abilities per model (ModelCatalog).
 export type { CatalogModel, CatalogProvider } from "./catalog/catalog-index.js"
 export {
+  type AssumedNoticeOptions,
   assumedModelNotice,
   catalogModelsOf,
   catalogReady,
@@ -37,6 +38,12 @@ export {
   trustProject,
   untrustProject
 } from "./config/config.js"
+export {
+  type ConfigAdviceName,
+  configAdvice,
+  configAdviceExamples,
+  renderSnippet
+} from "./config/config-advice.js"
 export type { ForeignFormat } from "./config/config-foreign.js"
 export { ConfigError } from "./config/config-load.js"
 export { opencodeCommands } from "./config/config-opencode.js"
@@ -51,6 +58,7 @@ export {
 export type { DroppedRule, UntrustedItem } from "./config/config-untrusted.js"
 export { configDir, dataDir, type PathEnv, Paths, type PathsShape, resolvePaths } from "./config/paths.js"
 export { escapingRealPath, startupRulesFiles } from "./config/rules-files.js"
+export { sha1Hex } from "./config/sha1.js"
 export { parseOnce } from "./config/zod-once.js"
 
 // contracts/: the event Bus, the permission and snapshot contracts, rulesets and wildcards.
@@ -237,9 +245,10 @@ export {
 export type { PromptPart } from "./schema/prompt-part.js"
 
 // store/: the SessionStore contract, its SQLite and memory stores, sessions, undo and redo.
-export { createSession, discardIfEmpty } from "./store/session.js"
+export { createSession, discardIfEmpty, sessionTree } from "./store/session.js"
 export { INTERRUPTED_MESSAGE_ERROR, INTERRUPTED_TOOL_ERROR, recoverSession } from "./store/session-recover.js"
 export {
+  OtherWorkTree,
   RevertConflict,
   type RevertError,
   type RevertResult,
@@ -249,6 +258,7 @@ export {
   unrevertSession
 } from "./store/session-revert.js"
 export {
+  inTree,
   MessageNotFound,
   makeMemoryStore,
   messageNotFound,

@@ -134,7 +134,8 @@ describe("LLM.layer with the real openai-compatible provider", () => {
       assert.deepStrictEqual(error.reason, { _tag: "Auth" })
       assert.strictEqual(
         error.message,
-        `Provider "local" rejected the API key (HTTP 401) at ${server.url}/chat/completions: Invalid API key. ` +
+        `Provider "local" rejected the key in provider.local.apiKey (HTTP 401) at ${server.url}/chat/completions: ` +
+          "Invalid API key. " +
           'To fix it, set provider.local.apiKey in lathe.json (for example "{env:MY_KEY}").'
       )
     })
@@ -232,7 +233,7 @@ describe("LLM.layer request paths of the first-party providers", () => {
       assert.strictEqual(server.requests[0]?.path, "/v1/messages")
       assert.strictEqual(server.requests[0]?.headers["x-api-key"], "sk-ant-test")
       assert.deepStrictEqual(error.reason, { _tag: "Auth" })
-      assert.include(error.message, 'Provider "anthropic" rejected the API key')
+      assert.include(error.message, 'Provider "anthropic" rejected the key from ANTHROPIC_API_KEY')
       assert.include(error.message, "set ANTHROPIC_API_KEY, or provider.anthropic.apiKey in lathe.json")
     })
   )

@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { assistant, session, sessionStoreContract, text, user } from "@lathe/core/testing/store-contract"
@@ -307,6 +307,55 @@ describe("SqliteSessionStore on a damaged or foreign file", () => {
       assert.strictEqual(error._tag, "StoreError")
       assert.match(error.message, /^Cannot open the session store .*garbage\.db: .*not a database.*move it away/)
     })
+  )
+
+  it.effect(
+    "a file made by the schema before work trees migrates: old sessions keep their data and list by directory",
+    () =>
+      Effect.gen(function* () {
+        const file = freshFile()
+        mkdirSync(dirname(file), { recursive: true })
+        // The file as the previous Lathe left it: the first migration only, rows without a tree.
+        const old = raw(file)
+        old.exec(sqliteMigrations[0] ?? "")
+        old.exec("PRAGMA user_version = 1")
+        const insert = old.prepare(
+          "INSERT INTO session (id, project_id, parent_id, time_updated, data) VALUES (?, ?, ?, ?, ?)"
+        )
+        for (const [id, directory, updated] of [
+          ["ses_root", "/w/a", 1],
+          ["ses_sub", "/w/a/src", 2],
+          ["ses_clone", "/w/b", 3]
+        ] as const)
+          insert.run(id, "prj", null, updated, JSON.stringify(session(id, updated, { directory })))
+        old.close()
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const store = yield* open(file)
+            assert.deepStrictEqual(
+              (yield* store.listSessions({ projectID: "prj", tree: "/w/a" })).map((s) => s.id),
+              ["ses_sub", "ses_root"]
+            )
+            assert.deepStrictEqual(
+              (yield* store.listSessions({ projectID: "prj", tree: "/w/b" })).map((s) => s.id),
+              ["ses_clone"]
+            )
+            const before = yield* store.getSession("ses_sub")
+            assert.strictEqual(before.tree, undefined)
+            assert.strictEqual(before.directory, "/w/a/src")
+            yield* store.putSession({ ...before, tree: "/w/a", title: "touched" })
+            yield* store.flush
+          })
+        )
+        const db = raw(file)
+        assert.deepStrictEqual(db.prepare("PRAGMA user_version").get(), { user_version: sqliteMigrations.length })
+        assert.deepStrictEqual(db.prepare("SELECT id, tree, directory FROM session ORDER BY id").all(), [
+          { id: "ses_clone", tree: null, directory: "/w/b" },
+          { id: "ses_root", tree: null, directory: "/w/a" },
+          { id: "ses_sub", tree: "/w/a", directory: "/w/a/src" }
+        ])
+        db.close()
+      })
   )
 
   it.effect("listSessions refuses a limit that is not a whole number", () =>

@@ -123,7 +123,10 @@ export class McpConnection {
     return transport && "pid" in transport && typeof transport.pid === "number" ? transport.pid : undefined
   }
 
-  /** Connects within the server's `timeout` (a disabled server stays disabled) and resolves with the status. */
+  /**
+   * Connects within the server's `firstTimeout`, else its `timeout` (a disabled server stays disabled), and resolves
+   * with the status.
+   */
   start(): Promise<McpStatus> {
     this.started ??= this.firstStart()
     return this.started
@@ -132,7 +135,8 @@ export class McpConnection {
   private async firstStart(): Promise<McpStatus> {
     if (!this.server.enabled || this.closed) return this.status
     try {
-      await within(this.connect(), this.server.timeout, `connecting to "${this.server.name}"`)
+      const timeout = this.server.firstTimeout ?? this.server.timeout
+      await within(this.connect(), timeout, `connecting to "${this.server.name}"`)
     } catch (error) {
       // Not awaited: closing a hung stdio server takes the SDK seconds, and the run must go on at the timeout.
       void this.dropClient()

@@ -15,6 +15,11 @@ interface Common {
   readonly enabled: boolean
   /** How long to wait for the connection, in ms. */
   readonly timeout: number
+  /**
+   * How long the first start in this process may take instead of `timeout`, in ms: set by a host for a package
+   * runner's server that never started on this machine (see `firstStartTimeout`); restarts keep `timeout`.
+   */
+  readonly firstTimeout?: number
   /** Whether a run waits for this server before its first model request (config `wait`; default false). */
   readonly wait: boolean
 }

@@ -1,4 +1,4 @@
-import type { PendingAsk, Rule } from "@lathe/core"
+import { configAdvice, type PendingAsk, type Rule, renderSnippet } from "@lathe/core"
 import { SESSION_ONLY_PERMISSIONS } from "./approvals.js"
 import { isImplicit } from "./ruleset.js"
 
@@ -96,7 +96,7 @@ export const personOnlyMessage = (ask: PendingAsk, refusal: PersonOnlyRefusal): 
     `Only a person may approve this ${ask.permission} request, ` +
     `${refusal === "yes" ? "not --yes" : "and there is no terminal to ask one"}; wildcard rules, built-in defaults ` +
     `and plugins cannot approve it either. Do not retry it as it is. ${instead}approve it at a terminal, or allow ` +
-    `it with a rule naming this permission in their config, e.g. "permission": {"${ask.permission}": ` +
-    `{${JSON.stringify(pattern)}: "allow"}}.`
+    `it with a rule naming this permission in their config, e.g. ` +
+    `${renderSnippet(configAdvice.permissionAllow(ask.permission, pattern))}.`
   )
 }

@@ -117,7 +117,7 @@ describe("person-only asks: what may not approve them", () => {
       const error = yield* Fiber.join(call)
       assert.strictEqual(error._tag, "PermissionRejected")
       assert.include(error.message, "Only a person may approve this sandbox_escape request, not --yes")
-      assert.include(error.message, '"sandbox_escape": {"make install": "allow"}')
+      assert.include(error.message, '{ "permission": { "sandbox_escape": { "make install": "allow" } } }')
       // Nothing was remembered: the next ask is asked again.
       yield* stillAsked(user({ "*": "allow" }))
       const trail = yield* Effect.promise(() => readAudit(auditPath(join(root, ".lathe-data"))))

@@ -276,12 +276,20 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("list", "/sessions", {
-      query: { directory: Schema.optional(Schema.String), limit: Schema.optional(Schema.NumberFromString) },
+      query: {
+        directory: Schema.optional(Schema.String),
+        tree: Schema.optional(Schema.String),
+        allTrees: Flag,
+        limit: Schema.optional(Schema.NumberFromString)
+      },
       success: Schema.Array(SessionInfo),
       error: [Unauthorized, ServerError]
     }).annotate(
       OpenApi.Description,
-      "Top-level sessions, most recently updated first (`directory` filters by project directory)."
+      "Top-level sessions, most recently updated first: those of the server's work tree (the real path of its " +
+        "directory's project root), or of `tree`, or with `allTrees=true` of every work tree in scope (clones and " +
+        "worktrees of one repository keep their own sessions; each session's `tree` names its own). Sessions in the " +
+        "server's own clones (`repo`) are always listed. `directory` filters by the session's directory."
     )
   )
   .add(

@@ -68,6 +68,7 @@ export const toApiError = (error: unknown): AnyApiError => {
       return apiError.badRequest(message)
     case "NothingToRevert":
     case "RevertConflict":
+    case "OtherWorkTree":
     case "SessionBusy":
       return apiError.conflict(message)
     case "StoreError":

@@ -1,8 +1,11 @@
+import { realpath } from "node:fs/promises"
 import {
   Config,
   createSession,
+  inTree,
   LLM,
   listTurns,
+  Paths,
   Plugins,
   redoSession,
   resolveAgents,
@@ -93,7 +96,9 @@ const withWorkspace = async (
     const error = reason?._tag === "Fail" ? reason.error : undefined
     throw apiErrorFailure(apiError.badRequest(error ? error.message : `Could not clone "${spec.repo}".`))
   }
-  const updated: Session = { ...session, directory: opened.value, workspace: spec }
+  // The clone is the session's work tree; it is not the server's, so the server's tree is dropped.
+  const { tree: _, ...made } = session
+  const updated: Session = { ...made, directory: opened.value, workspace: spec }
   await runIn(
     ctx.home,
     // The session now belongs to the clone's directory, whose app reads the store through its own connection:
@@ -153,11 +158,24 @@ export const sessionsApi = (ctx: ServerContext) =>
           if (resolved !== undefined) ctx.scope.check(resolved, `The directory ${JSON.stringify(query.directory)}`)
           const directory = resolved ?? query.directory
           // Every session of the store, then those in scope: a limit in the store could count sessions not shown.
-          const all = await runIn(
+          const { all, root } = await runIn(
             ctx.home,
-            Effect.flatMap(SessionStore, (store) => store.listSessions({ parentID: null }))
+            Effect.gen(function* () {
+              const all = yield* (yield* SessionStore).listSessions({ parentID: null })
+              return { all, root: (yield* Paths).root }
+            })
           )
-          const served = all.filter((s) => ctx.listed(s))
+          // This work tree's sessions unless asked for another's or every one's (a directory asked for picks its
+          // own sessions, whatever their tree); the server's own clones always.
+          const tree =
+            query.allTrees === "true" || (query.tree === undefined && directory !== undefined)
+              ? undefined
+              : query.tree === undefined
+                ? root
+                : await realpath(query.tree).catch(() => query.tree ?? root)
+          const served = all.filter(
+            (s) => ctx.listed(s) && (tree === undefined || s.workspace !== undefined || inTree(s, tree))
+          )
           const inDirectory = directory === undefined ? served : served.filter((s) => s.directory === directory)
           const limited = query.limit === undefined ? inDirectory : inDirectory.slice(0, query.limit)
           return limited.map((session) => ctx.info(session))

@@ -1,6 +1,6 @@
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
-import { prepareSafeGit, SnapshotError } from "@lathe/core"
+import { prepareSafeGit, SnapshotError, sha1Hex } from "@lathe/core"
 import { Effect } from "effect"
 import { type GitTarget, git, hardenedTarget, runGit } from "./git.js"
 
@@ -16,8 +16,10 @@ export interface UserRepo {
 export interface Shadow {
   /** The project root: the work tree of every snapshot. */
   readonly root: string
-  /** `<data>/snapshot/<projectID>`: a bare repository only Lathe writes. */
+  /** The work tree's own bare repository that only Lathe writes (see {@link shadowLocation}). */
   readonly gitDir: string
+  /** Object stores read besides the user's: the shadow this project used before shadows were kept per tree. */
+  readonly borrowed: ReadonlyArray<string>
   /** Git with `--git-dir`/`--work-tree` and the settings every call needs. */
   readonly target: GitTarget
   /** The user's repository when the root is the top of one. */
@@ -70,20 +72,42 @@ export const findUserRepo = Effect.fn("SnapshotGit.findUserRepo")(function* (bin
   return { gitDir, commonDir: isAbsolute(common) ? common : resolve(root, common) } satisfies UserRepo
 })
 
-/** Describes the shadow repository of a project (nothing is created yet). */
+/**
+ * Where the shadow repository of the work tree `root` lives: one per work tree, `<data>/snapshot/<projectID>.<key>`
+ * (clones and worktrees of one repository share the project id, and one shadow index serving two trees would mix
+ * their files). The shadow a project had before shadows were kept per tree, `<data>/snapshot/<projectID>`, stays
+ * the shadow of the tree it recorded (`lathe-root`), so that tree's stored snapshots keep working; another tree gets
+ * its own shadow, which reads the old one's objects too, so its sessions stored before keep their snapshots.
+ */
+export const shadowLocation = Effect.fn("SnapshotGit.shadowLocation")(function* (
+  data: string,
+  projectID: string,
+  root: string
+) {
+  const legacy = join(data, "snapshot", projectID)
+  const recorded = yield* Effect.promise(() => readFile(join(legacy, "lathe-root"), "utf8").catch(() => undefined))
+  if (recorded === root) return { gitDir: legacy, borrowed: [] as ReadonlyArray<string> }
+  const gitDir = join(data, "snapshot", `${projectID}.${sha1Hex(root).slice(0, 16)}`)
+  const objects = join(legacy, "objects")
+  return { gitDir, borrowed: (yield* exists(objects)) ? [objects] : [] }
+})
+
+/** Describes the shadow repository of a work tree (nothing is created yet). */
 export const describeShadow = (options: {
   readonly binary: string
   readonly root: string
   readonly data: string
-  readonly projectID: string
+  /** Where it lives and what it reads besides ({@link shadowLocation}). */
+  readonly location: { readonly gitDir: string; readonly borrowed: ReadonlyArray<string> }
   readonly user: UserRepo | undefined
 }): Shadow => {
-  const gitDir = join(options.data, "snapshot", options.projectID)
+  const gitDir = options.location.gitDir
   const inside = relative(options.root, options.data)
   const excluded = inside !== "" && !inside.startsWith(`..${sep}`) && inside !== ".." && !isAbsolute(inside)
   return {
     root: options.root,
     gitDir,
+    borrowed: options.location.borrowed,
     user: options.user,
     excluded: excluded ? [inside.split(sep).join("/")] : [],
     target: hardenedTarget(options.binary, options.root, [
@@ -143,7 +167,8 @@ const looksWhole = (shadow: Shadow) =>
 
 /**
  * Makes sure the shadow repository exists and is whole, (re)creating it when it is missing or broken, and
- * points its object store at the user's (alternates) so files already in their history are not stored twice.
+ * points its object store at the user's (alternates) so files already in their history are not stored twice, and at
+ * the project's shadow from before shadows were kept per tree (`borrowed`) so its snapshots stay readable.
  */
 export const ensureShadow = Effect.fn("SnapshotGit.ensureShadow")(function* (shadow: Shadow, recreate = false) {
   if (!recreate && (yield* looksWhole(shadow))) return
@@ -157,10 +182,10 @@ export const ensureShadow = Effect.fn("SnapshotGit.ensureShadow")(function* (sha
     const [key, value] = setting.split("=") as [string, string]
     yield* git(bare, "track", { args: ["--git-dir", shadow.gitDir, "config", key, value] })
   }
-  if (shadow.user) {
-    const objects = join(shadow.user.commonDir, "objects")
+  const alternates = [...(shadow.user ? [join(shadow.user.commonDir, "objects")] : []), ...shadow.borrowed]
+  if (alternates.length > 0) {
     yield* tryIO("track", "Cannot link the project's object store", () =>
-      writeFile(join(shadow.gitDir, "objects", "info", "alternates"), `${objects}\n`)
+      writeFile(join(shadow.gitDir, "objects", "info", "alternates"), `${alternates.join("\n")}\n`)
     )
   }
   yield* tryIO("track", "Cannot record the project root", () =>

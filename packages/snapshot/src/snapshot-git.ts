@@ -14,7 +14,8 @@ import {
   findUserRepo,
   hardenShadow,
   refreshExcludes,
-  seedIndex
+  seedIndex,
+  shadowLocation
 } from "./shadow-repo.js"
 import { defaultLimits, type Limits, writeTree } from "./track.js"
 
@@ -64,7 +65,8 @@ const make = (options: SnapshotGitOptions) =>
       maxSnapshotSize: (setting || undefined)?.max_snapshot_size ?? defaultLimits.maxSnapshotSize
     }
     const user = yield* Effect.orElseSucceed(findUserRepo(binary, paths.root), () => undefined)
-    const described = describeShadow({ binary, root: paths.root, data: paths.data, projectID: paths.projectID, user })
+    const location = yield* shadowLocation(paths.data, paths.projectID, paths.root)
+    const described = describeShadow({ binary, root: paths.root, data: paths.data, location, user })
     const semaphore = yield* Semaphore.make(1)
     const locked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       semaphore.withPermit(withLock(described.gitDir, effect, options.lock))
@@ -227,8 +229,8 @@ const lazy = (options: SnapshotGitOptions) =>
   })
 
 /**
- * The real `Snapshot` layer: a bare git repository per project at `<data>/snapshot/<projectID>` whose work
- * tree is the project root. It never writes, locks or refreshes the user's `.git`. When snapshots cannot run
+ * The real `Snapshot` layer: a bare git repository per work tree at `<data>/snapshot/<projectID>.<key>` (see
+ * `shadowLocation`) whose work tree is the project root. It never writes, locks or refreshes the user's `.git`. When snapshots cannot run
  * (`snapshot: false`, no git binary, a root that is `/` or the home directory, a data dir git cannot write)
  * it logs one warning and behaves as `Snapshot.disabled`.
  */

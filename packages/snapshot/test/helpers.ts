@@ -39,13 +39,15 @@ export const tempProject = (kind: "git" | "plain") => {
   return { base, root, data: join(base, "data"), home: join(base, "home") }
 }
 
-/** Where a project's shadow repository lives. */
-export const shadowDir = (project: { data: string; root: string }) =>
-  join(project.data, "snapshot", createHash("sha1").update(project.root).digest("hex"))
+const sha1 = (text: string) => createHash("sha1").update(text).digest("hex")
+
+/** Where a project's shadow repository lives: one per work tree (`Paths.layerTest`'s project id is the root's hash). */
+export const shadowDir = (project: { data: string; root: string; projectID?: string }) =>
+  join(project.data, "snapshot", `${project.projectID ?? sha1(project.root)}.${sha1(project.root).slice(0, 16)}`)
 
 /** The Snapshot layer for a temp project, plus the log lines it wrote. */
 export const snapshotLayer = (
-  project: { root: string; data: string; home: string },
+  project: { root: string; data: string; home: string; projectID?: string },
   config: ConfigTestInput = {},
   options: SnapshotGitOptions = {}
 ) => {
@@ -54,7 +56,12 @@ export const snapshotLayer = (
     logs.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
   })
   const deps = Layer.mergeAll(
-    Paths.layerTest(project.root, { data: project.data, home: project.home, config: join(project.home, ".config") }),
+    Paths.layerTest(project.root, {
+      data: project.data,
+      home: project.home,
+      config: join(project.home, ".config"),
+      ...(project.projectID ? { projectID: project.projectID } : {})
+    }),
     Config.layerTest(config)
   )
   const layer = SnapshotGit.layerWith(options).pipe(

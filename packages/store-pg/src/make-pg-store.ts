@@ -24,6 +24,9 @@ export interface PgStoreOptions {
 
 type Row = { readonly id: string; readonly data: string; readonly message_id?: string }
 
+/** A tree's path with one trailing slash: what a directory below it starts with. */
+const below = (tree: string): string => (tree.endsWith("/") ? tree : `${tree}/`)
+
 const decoders = {
   session: Schema.decodeUnknownSync(Session),
   message: Schema.decodeUnknownSync(Message),
@@ -119,6 +122,11 @@ export const makePgStore = (
         }
         const where = [
           filter.projectID === undefined ? undefined : sql`project_id = ${filter.projectID}`,
+          // The rule of `inTree`: the recorded tree, or (rows stored before trees were) the directory in the tree.
+          filter.tree === undefined
+            ? undefined
+            : sql`(tree = ${filter.tree} OR (tree IS NULL AND (directory = ${filter.tree}
+                OR left(directory, length(${below(filter.tree)})) = ${below(filter.tree)})))`,
           filter.parentID === null ? sql`parent_id IS NULL` : undefined,
           typeof filter.parentID === "string" ? sql`parent_id = ${filter.parentID}` : undefined
         ].filter((clause) => clause !== undefined)

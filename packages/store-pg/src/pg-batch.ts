@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 
-/** Rows per INSERT: 5 columns × 2,000 rows stays well under Postgres's 65,535 parameters per statement. */
+/** Rows per INSERT: 7 columns × 2,000 rows stays well under Postgres's 65,535 parameters per statement. */
 const CHUNK = 2_000
 
 const chunks = <A>(rows: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
@@ -60,9 +60,17 @@ export const writeBatch = (sql: SqlClient, batch: WriteBatch): Effect.Effect<Wri
 
     const sessions = sorted(batch.sessions).flatMap(([, s]) => {
       const data = json("session", s)
-      return data === undefined ? [] : [[s.id, s.projectID, s.parentID || null, s.time.updated, data] as const]
+      return data === undefined
+        ? []
+        : [[s.id, s.projectID, s.parentID || null, s.time.updated, data, s.tree ?? null, s.directory] as const]
     })
-    yield* upsert(sql, "lathe_session", ["id", "project_id", "parent_id", "time_updated", "data"], ["id"], sessions)
+    yield* upsert(
+      sql,
+      "lathe_session",
+      ["id", "project_id", "parent_id", "time_updated", "data", "tree", "directory"],
+      ["id"],
+      sessions
+    )
 
     const messages = sorted(batch.messages).flatMap(([k, m]) => {
       const data = json("message", m)

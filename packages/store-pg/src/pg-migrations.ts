@@ -48,6 +48,18 @@ export const pgMigrations: ReadonlyArray<PgMigration> = [
         FOREIGN KEY (session_id, message_id) REFERENCES lathe_message (session_id, id) ON DELETE CASCADE
       )`
     ]
+  },
+  {
+    version: 2,
+    // A row stored before keeps `tree` NULL (SQL cannot ask git for the root) and gets its directory copied out, so
+    // a listing per tree needs no git call: a NULL-tree row belongs to the tree its directory is in (`inTree`).
+    name: "each session's work tree and directory",
+    statements: [
+      "ALTER TABLE lathe_session ADD COLUMN tree text",
+      "ALTER TABLE lathe_session ADD COLUMN directory text",
+      "UPDATE lathe_session SET directory = data::json ->> 'directory', tree = data::json ->> 'tree'",
+      "CREATE INDEX lathe_session_by_tree ON lathe_session (project_id, tree, time_updated DESC)"
+    ]
   }
 ]
 

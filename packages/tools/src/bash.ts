@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises"
-import { launcherKeys, type SecretSources, secretValues } from "@lathe/core"
+import { configAdvice, launcherKeys, renderSnippet, type SecretSources, secretValues } from "@lathe/core"
 import { type ConfigInfo, PermissionDenied, PermissionRejected, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
@@ -77,7 +77,7 @@ export const bashOptionsFromConfig = (
   return {
     sandbox: {
       mode: sandbox.mode ?? "workspace-write",
-      network: sandbox.network === true,
+      network: Array.isArray(sandbox.network) ? sandbox.network : sandbox.network === true,
       required: sandbox.required === true
     },
     inherit: config.shell?.env?.inherit ?? [],
@@ -121,7 +121,7 @@ export const createBashTool = (options: BashOptions = {}) => {
         noticed = true
         options.notice?.(
           `No sandbox for bash on this machine: ${choice.reason}. Commands run under the permission rules alone; ` +
-            'set "sandbox": "required" in lathe.json to refuse them instead.'
+            `merge ${renderSnippet(configAdvice.sandboxRequired())} into lathe.json to refuse them instead.`
         )
       }
       await ctx.ask({
@@ -142,15 +142,16 @@ export const createBashTool = (options: BashOptions = {}) => {
         last = performance.now()
         ctx.metadata({ metadata: { output: preview, description: args.description } })
       }
-      const run = (sandboxed?: Pick<SandboxedRun, "wrap" | "extraInputs">) => {
+      const run = (sandboxed?: Pick<SandboxedRun, "wrap" | "extraInputs" | "env" | "onMessage">) => {
         preview = ""
         return runShell({
           command: args.command,
           cwd: real,
           timeoutMs,
           signal: ctx.abort,
-          env,
+          env: sandboxed ? { ...env, ...sandboxed.env } : env,
           ...(sandboxed ? { wrap: sandboxed.wrap, extraInputs: sandboxed.extraInputs } : {}),
+          ...(sandboxed?.onMessage ? { onMessage: sandboxed.onMessage } : {}),
           onOutput: (chunk) => {
             preview = (preview + chunk).slice(-PREVIEW_CHARS)
             if (pending) return
@@ -192,7 +193,7 @@ export const createBashTool = (options: BashOptions = {}) => {
           const block = result.aborted ? undefined : sandboxBlock(result, plan)
           if (block) {
             const why =
-              `The command failed inside ${describeSandbox(choice.kind, plan)}: ${blockText(block)}. ` +
+              `The command failed inside ${describeSandbox(choice.kind, plan)}: ${blockText(block, plan)}. ` +
               "Rerunning it outside the sandbox needs the user's approval (sandbox_escape)."
             try {
               await ctx.ask({

@@ -41,7 +41,9 @@ export const sandboxedCommandRunner = (
       const config = yield* Config
       const paths = yield* Paths
       const env = childEnv(config, options.baseEnv)
-      const settings = bashOptionsFromConfig(config.info).sandbox ?? { mode: "off" }
+      const configured = bashOptionsFromConfig(config.info).sandbox ?? { mode: "off" }
+      // Plugin programs (formatters) get no allow-list proxy: a list of hosts leaves their network closed.
+      const settings = Array.isArray(configured.network) ? { ...configured, network: false } : configured
       const detect = options.detect ?? (() => detectSandbox())
       return CommandRunner.of({
         run: Effect.fn("CommandRunner.run")(function* (file, args, runOptions = {}) {
@@ -66,7 +68,7 @@ export const sandboxedCommandRunner = (
                 file,
                 args,
                 cwd,
-                env,
+                env: prepared ? { ...env, ...prepared.env } : env,
                 timeoutMs: runOptions.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
                 input: runOptions.input,
                 wrap: prepared?.wrap,

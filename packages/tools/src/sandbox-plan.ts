@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, relative, sep } from "node:path"
-import { dataDir, truncationDir } from "@lathe/core"
+import { configAdvice, dataDir, renderSnippet, truncationDir } from "@lathe/core"
 
 /**
  * What the sandbox lets a command write: `workspace-write` the project root, the OS temp dir and Lathe's
@@ -13,8 +13,11 @@ export type SandboxMode = "workspace-write" | "read-only" | "off"
 export interface SandboxSettings {
   /** Default `workspace-write`. */
   readonly mode?: SandboxMode
-  /** Whether commands may use the network (default false). */
-  readonly network?: boolean
+  /**
+   * Whether commands may use the network (default false): `true` opens it whole; a list of hosts opens only those,
+   * through Lathe's proxy (`sandbox-proxy.ts`; bubblewrap only, elsewhere a list leaves the network closed).
+   */
+  readonly network?: boolean | ReadonlyArray<string>
   /** Refuse to run bash when no sandbox is available (default false: run it under the permission rules alone). */
   readonly required?: boolean
 }
@@ -38,7 +41,10 @@ export type SandboxDetector = () => Promise<SandboxAvailability>
 /** What one sandboxed run may touch. Paths are absolute and real (symlinks resolved). */
 export interface SandboxPlan {
   readonly mode: Exclude<SandboxMode, "off">
+  /** The whole network is open (`sandbox.network: true`); otherwise only loopback, plus `allowHosts` when given. */
   readonly network: boolean
+  /** With the network closed: hosts reached through Lathe's proxy (`sandbox.network` as a list; bubblewrap only). */
+  readonly allowHosts?: ReadonlyArray<string>
   /** Folders the command may write; each must exist. */
   readonly writable: ReadonlyArray<string>
   /** Folders kept read-only even inside a writable one (the project in `read-only` mode, when it lies in the temp dir). */
@@ -67,7 +73,7 @@ export interface SandboxPlan {
 }
 
 /** What the sandbox blocked, judged from a failed command's output. */
-export type SandboxBlock = "write" | "network" | "socket"
+export type SandboxBlock = "write" | "network" | "socket" | "proxy"
 
 /** The sandbox one bash call gets: none by choice, none on this machine, or one that is available. */
 export type SandboxChoice =
@@ -174,6 +180,7 @@ export const sandboxPlan = (
   return {
     mode,
     network: settings.network === true,
+    ...(Array.isArray(settings.network) && settings.network.length > 0 ? { allowHosts: settings.network } : {}),
     writable,
     readOnly,
     cwd: where.cwd,
@@ -192,12 +199,37 @@ export const narrowedText = (plan: SandboxPlan): string | undefined =>
 /** One line naming the sandbox and what it allows, for tool results. */
 export const describeSandbox = (kind: "bubblewrap" | "seatbelt", plan: SandboxPlan): string =>
   `the ${kind} sandbox (${plan.mode}: writes only to ${plan.writable.join(", ") || "nowhere"}` +
-  `${plan.readOnly.length > 0 ? ` except ${plan.readOnly.join(", ")}` : ""}; network ${plan.network ? "allowed" : "closed"})`
+  `${plan.readOnly.length > 0 ? ` except ${plan.readOnly.join(", ")}` : ""}; ${networkText(plan)})`
 
-/** Why the sandbox stopped a command, in words for the model and the person. */
-export const blockText = (block: SandboxBlock): string =>
+/** The network part of {@link describeSandbox}. */
+const networkText = (plan: Pick<SandboxPlan, "network" | "allowHosts">): string =>
+  plan.network
+    ? "network allowed"
+    : plan.allowHosts
+      ? `network closed except ${plan.allowHosts.join(", ")} through Lathe's proxy`
+      : "network closed"
+
+/** How a person opens the network, for the model to pass on. */
+const OPEN_NETWORK =
+  "To allow it, the user can approve the rerun outside the sandbox (sandbox_escape), or open the network in their " +
+  "own config (~/.config/lathe/lathe.json) or a trusted project's lathe.json: merge " +
+  `${renderSnippet(configAdvice.sandboxNetwork(true))} for all of it, or a list of hosts such as ` +
+  renderSnippet(configAdvice.sandboxNetwork(["registry.npmjs.org"]))
+
+/**
+ * Why the sandbox stopped a command, in words for the model and the person; for the network, with how the person
+ * opens it (and, with an allow-list, what it holds).
+ */
+export const blockText = (block: SandboxBlock, plan?: Pick<SandboxPlan, "network" | "allowHosts">): string =>
   block === "write"
     ? "it tried to write outside the folders the sandbox leaves writable (Read-only file system)"
     : block === "socket"
       ? "it tried to open a Unix socket (Permission denied), which the sandbox refuses while the network is closed"
-      : "it needs the network, which the sandbox keeps closed"
+      : block === "proxy"
+        ? "it tried to reach a host that sandbox.network does not list, and Lathe's proxy refused it (403). " +
+          `The sandbox reaches only ${plan?.allowHosts?.join(", ") ?? "the listed hosts"}. ${OPEN_NETWORK}`
+        : plan?.allowHosts
+          ? "it needs the network, which the sandbox keeps closed except for " +
+            `${plan.allowHosts.join(", ")}, reached only through Lathe's proxy by programs that use HTTP_PROXY/` +
+            `HTTPS_PROXY (there is no DNS inside the sandbox). ${OPEN_NETWORK}`
+          : `it needs the network, which the sandbox keeps closed (name lookups and connections fail at once). ${OPEN_NETWORK}`

@@ -1,9 +1,12 @@
 import { lstatSync, realpathSync } from "node:fs"
+import { Socket } from "node:net"
 import { homedir, tmpdir } from "node:os"
 import type { SandboxPlan, SandboxSettings } from "./sandbox.js"
 import { sandboxArgv } from "./sandbox.js"
 import { narrowedText, type SandboxChoice, sandboxPlan } from "./sandbox-plan.js"
 import { protectedLayout, restoreProtected } from "./sandbox-protect.js"
+import { noProxyFor, parseAllowList, serveProxyConnection } from "./sandbox-proxy.js"
+import { FORWARDER_SOURCE } from "./sandbox-proxy-forwarder.js"
 import { unixSocketFilter } from "./sandbox-seccomp.js"
 import { findSockets } from "./sandbox-sockets.js"
 
@@ -32,6 +35,16 @@ export interface SandboxedRun {
    * pass them to `runProcess`'s `extraInputs` with the wrapped argv, or the sandbox fails to start.
    */
   readonly extraInputs: ReadonlyArray<Uint8Array>
+  /**
+   * Variables to set over the command's environment: with the network closed, the retry and time-out settings of
+   * common clients, so a network call fails at once instead of retrying for minutes ({@link NETWORK_CLOSED_ENV}).
+   */
+  readonly env: Readonly<Record<string, string>>
+  /**
+   * With an allow-list (`sandbox.network` as a list of hosts, bubblewrap): the handler of the forwarder's IPC channel;
+   * pass it to `runProcess`'s `onMessage`, which opens the channel the forwarder inside needs.
+   */
+  readonly onMessage?: (message: unknown, handle: unknown) => void
   /** Turns the command's argv into the sandbox program's argv. */
   readonly wrap: (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
   /**
@@ -41,6 +54,25 @@ export interface SandboxedRun {
    */
   readonly after: () => Promise<ReadonlyArray<string>>
 }
+
+/**
+ * Set for sandboxed commands while the network is closed, so clients fail at once and say why instead of retrying
+ * (npm retried for 70 s before answering `npm view` from a stale cache; pip backs off five times): npm (and pnpm)
+ * without retries, pip with one immediate retry (with none it hides the connection error behind "No matching
+ * distribution"), cargo without retries.
+ */
+export const NETWORK_CLOSED_ENV: Readonly<Record<string, string>> = {
+  npm_config_fetch_retries: "0",
+  npm_config_fetch_timeout: "10000",
+  PIP_RETRIES: "1",
+  PIP_TIMEOUT: "5",
+  PIP_DEFAULT_TIMEOUT: "5",
+  CARGO_NET_RETRY: "0",
+  CARGO_HTTP_TIMEOUT: "5"
+}
+
+/** Whether Lathe runs as a Node single executable application (whose binary does not take `node -e`). */
+const isSea = (): boolean => process.getBuiltinModule("node:sea")?.isSea() === true
 
 const realOr = (path: string): string => {
   try {
@@ -78,8 +110,13 @@ export const prepareSandboxedRun = (
   })
   // The kernel refuses AF_UNIX sockets when the network is closed; bubblewrap reads the filter from fd 3.
   const filter = choice.kind === "bubblewrap" && !base.network ? unixSocketFilter() : undefined
+  // An allow-list needs the forwarder inside (bubblewrap only: Seatbelt keeps the network closed).
+  // A single executable cannot run the forwarder's source with `node -e`: there too the list leaves it closed.
+  const { allowHosts, ...closed } = base
+  const allow = choice.kind === "bubblewrap" && allowHosts && !isSea() ? parseAllowList(allowHosts) : undefined
   const plan: SandboxPlan = {
-    ...base,
+    ...closed,
+    ...(allow ? { allowHosts } : {}),
     readOnly: [...base.readOnly, ...(layout?.readOnly ?? [])],
     pinned: layout?.pinned ?? [],
     absent: layout?.absent ?? [],
@@ -88,9 +125,24 @@ export const prepareSandboxedRun = (
     ...(choice.disableUserns === false ? { disableUserns: false } : {}),
     ...(filter ? { seccompFd: 3 } : {})
   }
+  const viaForwarder = (argv: readonly [string, ReadonlyArray<string>]): readonly [string, ReadonlyArray<string>] =>
+    allow
+      ? [
+          process.execPath,
+          ["--input-type=commonjs", "-e", FORWARDER_SOURCE, JSON.stringify({ argv, noProxy: noProxyFor(allow) })]
+        ]
+      : argv
   return {
     plan,
     extraInputs: filter ? [filter] : [],
+    env: plan.network || allow ? {} : NETWORK_CLOSED_ENV,
+    ...(allow
+      ? {
+          onMessage: (_message: unknown, handle: unknown) => {
+            if (handle instanceof Socket) serveProxyConnection(handle, allow)
+          }
+        }
+      : {}),
     wrap: (argv) => {
       // A socket or folder that vanished since the scan would make bwrap fail to create its mount point.
       const still = (path: string) => lstatSync(path, { throwIfNoEntry: false }) !== undefined
@@ -99,7 +151,7 @@ export const prepareSandboxedRun = (
         hiddenSockets: sockets.sockets.filter(still),
         hiddenFolders: sockets.folders.filter(still)
       }
-      return sandboxArgv(choice.kind, choice.program, now, argv)
+      return sandboxArgv(choice.kind, choice.program, now, viaForwarder(argv))
     },
     after: async () => {
       const narrowed = narrowedText(plan)

@@ -3,6 +3,7 @@ import { accessSync, constants, readFileSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { bwrapArgs } from "./sandbox-bwrap.js"
 import type { SandboxAvailability, SandboxBlock, SandboxPlan } from "./sandbox-plan.js"
+import { matchAllowList, parseAllowList } from "./sandbox-proxy.js"
 import { seatbeltArgs } from "./sandbox-seatbelt.js"
 
 // The sandbox's types live in sandbox-plan.ts, below the argument builders of bwrap and seatbelt; this is their door.
@@ -138,8 +139,40 @@ export const sandboxArgv = (
   kind === "bubblewrap" ? [program, bwrapArgs(plan, argv)] : [program, seatbeltArgs(plan, argv)]
 
 const READ_ONLY = /read-only file system|EROFS|device or resource busy|EBUSY/i
-const NO_NETWORK =
-  /network is unreachable|ENETUNREACH|could not resolve host|temporary failure in name resolution|name or service not known|EAI_AGAIN|getaddrinfo|connection refused|ECONNREFUSED/i
+// A failed name lookup, a refused or unreachable connection, or a proxy that cannot be reached, as npm, pip, cargo,
+// go, git, curl, wget, Python, Node and Rust clients print them. Inside the sandbox there is no DNS and nothing
+// listens that the command did not start itself.
+const NO_NETWORK = new RegExp(
+  [
+    "network is unreachable",
+    "ENETUNREACH",
+    "could not resolve (?:host|hostname|proxy)",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "nodename nor servname",
+    "no address associated with hostname",
+    "unable to resolve host address",
+    "failed to lookup address information",
+    "EAI_AGAIN",
+    "ENOTFOUND",
+    "getaddrinfo",
+    String.raw`lookup \S+ on \S+: `,
+    "dial tcp: lookup",
+    "connection refused",
+    "ECONNREFUSED",
+    "failed to establish a new connection",
+    "couldn'?t connect to (?:server|host)",
+    "failed to connect to",
+    "unable to connect to proxy",
+    "Lathe's sandbox proxy could not",
+    "CONNECT tunnel failed, response 50[234]",
+    "ProxyError"
+  ].join("|"),
+  "i"
+)
+// Lathe's proxy refused a host the allow-list does not name (its 403, as curl, npm, pip and git report it).
+const PROXY_REFUSED =
+  /Lathe's sandbox proxy refused|CONNECT tunnel failed, response 403|Tunnel connection failed: 403|statusCode=403|403 Forbidden.*proxy|proxy.*403/i
 
 // A Unix socket refused (the seccomp filter's EACCES; seatbelt's EPERM): a denial and a socket word on one line, as
 // tmux, ssh-add, git's credential cache, psql, docker and Node print it, or Python's traceback through socket.py.
@@ -151,18 +184,39 @@ const NO_UNIX_SOCKET = new RegExp(
 )
 
 /**
+ * Whether the output reports a 403 for a URL whose host the allow-list does not hold (npm reports the proxy's refusal
+ * as `403 Forbidden - GET https://host/…`); a 403 from a listed host is the host's own answer.
+ */
+const forbiddenUnlisted = (output: string, allowHosts: ReadonlyArray<string>): boolean => {
+  const entries = parseAllowList(allowHosts)
+  for (const match of output.matchAll(/\b403\b[^\n]*?(https?):\/\/(\[[^\]]+\]|[^/\s:'"]+)(?::(\d+))?/gi)) {
+    const [, scheme, host, port] = match
+    if (host && !matchAllowList(entries, host, Number(port ?? (scheme === "http" ? 80 : 443)))) return true
+  }
+  return false
+}
+
+/**
  * Whether a command that ran in the sandbox failed because of it: a non-zero exit whose output shows a write to a
  * read-only file system (or a move or removal of a protected path, which the sandbox pins: busy), or (network closed)
- * an unreachable network, a failed name lookup or a refused connection (inside the sandbox nothing listens that the
- * command did not start itself), or a Unix socket the kernel refused to create (the seccomp filter of a
- * network-closed sandbox).
+ * a host Lathe's proxy refused (with an allow-list), an unreachable network, a failed name lookup or a refused
+ * connection, whatever the program (inside the sandbox nothing listens that the command did not start itself), or a
+ * Unix socket the kernel refused to create (the seccomp filter of a network-closed sandbox). A command that timed out
+ * counts only for the network, when its output already shows the failure (a client retrying until killed).
  */
 export const sandboxBlock = (
   result: { readonly exitCode: number | null; readonly output: string; readonly timedOut: boolean },
-  plan: Pick<SandboxPlan, "network">
+  plan: Pick<SandboxPlan, "network" | "allowHosts">
 ): SandboxBlock | undefined => {
-  if (result.exitCode === 0 || result.timedOut) return undefined
+  if (result.exitCode === 0) return undefined
+  if (result.timedOut) return !plan.network && NO_NETWORK.test(result.output) ? "network" : undefined
   if (READ_ONLY.test(result.output)) return "write"
+  if (
+    !plan.network &&
+    plan.allowHosts &&
+    (PROXY_REFUSED.test(result.output) || forbiddenUnlisted(result.output, plan.allowHosts))
+  )
+    return "proxy"
   if (!plan.network && NO_NETWORK.test(result.output)) return "network"
   if (!plan.network && NO_UNIX_SOCKET.test(result.output)) return "socket"
   return undefined

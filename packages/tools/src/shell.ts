@@ -63,6 +63,8 @@ export const runShell = async (options: {
   readonly wrap?: (argv: readonly [string, ReadonlyArray<string>]) => readonly [string, ReadonlyArray<string>]
   /** Bytes for the spawned program's file descriptors 3, 4, … (the sandbox's seccomp filter, see `SandboxedRun`). */
   readonly extraInputs?: ReadonlyArray<Uint8Array>
+  /** Messages of the program's IPC channel (the sandbox's allow-list forwarder, see `SandboxedRun`). */
+  readonly onMessage?: (message: unknown, handle: unknown) => void
 }): Promise<ShellResult> => {
   const started = performance.now()
   const shell = shellCommand(options.command)
@@ -82,6 +84,7 @@ export const runShell = async (options: {
     drainMs: DRAIN_MS,
     maxOutputBytes: 0,
     ...(options.extraInputs && options.extraInputs.length > 0 ? { extraInputs: options.extraInputs } : {}),
+    ...(options.onMessage ? { onMessage: options.onMessage } : {}),
     onOutput: (text) => {
       const size = Buffer.byteLength(text)
       if (bytes + size > MAX_CAPTURE_BYTES) {

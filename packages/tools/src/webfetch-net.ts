@@ -7,6 +7,7 @@
 import type { IncomingMessage } from "node:http"
 import { isIP } from "node:net"
 import type { Readable } from "node:stream"
+import { configAdvice, renderSnippet } from "@lathe/core"
 
 /** One address a host name resolves to. */
 export interface ResolvedAddress {
@@ -138,8 +139,8 @@ const refusal = (url: URL, subject: string, what: string): PrivateDestinationErr
   new PrivateDestinationError(
     `Refused to fetch ${url.href}: ${subject} ${what}. webfetch does not reach this machine, private networks or ` +
       "cloud metadata services, so that a web page or a prompt cannot turn it against local services. If the user " +
-      `wants this fetched, they can add "${url.host}" to "webfetch": { "allow_private_hosts": [...] } in their own ` +
-      "config (~/.config/lathe/lathe.json) or a trusted project's lathe.json."
+      `wants this fetched, they can merge ${renderSnippet(configAdvice.webfetchPrivateHost(url.host))} into their ` +
+      "own config (~/.config/lathe/lathe.json) or a trusted project's lathe.json."
   )
 
 /**

@@ -20,7 +20,7 @@ describe("bash without a sandbox on the machine", () => {
     expect(out.metadata).toMatchObject({ sandbox: "none", exitCode: 0 })
     expect(notices).toEqual([
       "No sandbox for bash on this machine: simulated: no bwrap here. Commands run under the permission rules " +
-        'alone; set "sandbox": "required" in lathe.json to refuse them instead.'
+        'alone; merge { "sandbox": "required" } into lathe.json to refuse them instead.'
     ])
   })
 

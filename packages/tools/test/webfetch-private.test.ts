@@ -157,6 +157,6 @@ describe("webfetch refuses private destinations", () => {
     const tool = createWebFetchTool({ allowPrivateHosts: [`localhost:${secretPort}`] })
     expect((await run(tool, { url: `http://localhost:${secretPort}/` }, harness().ctx())).output).toBe(SECRET)
     const error = await runError(tool, { url: `http://localhost:${hopPort}/` }, harness().ctx())
-    expect(error.message).toContain(`add "localhost:${hopPort}"`)
+    expect(error.message).toContain(`merge { "webfetch": { "allow_private_hosts": ["localhost:${hopPort}"] } }`)
   })
 })

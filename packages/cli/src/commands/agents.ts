@@ -1,19 +1,26 @@
 import { type AgentInfo, Config, Plugins, resolveAgents } from "@lathe/core"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 
 /** An agent's own model, or "inherits": it runs on the model of the turn that runs it. */
 const modelOf = (agent: AgentInfo): string => agent.model ?? "inherits"
 
+/** `lathe agents`, declared once for the command kit. */
+export const agentsSpec = defineCommand({
+  name: "agents",
+  usage: ["[--json]"],
+  description: `Lists the agents of this project: name, mode (primary, subagent or all), model ("inherits": the model of the
+turn that runs it, -m or its caller's), where it was defined, and its description. Run one with
+\`lathe run --agent <name>\`, or a subagent with \`lathe run "@<name> …"\`.`,
+  options: { json: { type: "boolean", description: "Print them as JSON" } }
+})
+
 /** `lathe agents`: every agent this project can use, its mode, its model and where it was defined. */
 export const agentsCommand: Command = async (args, io: CliIO) => {
-  if (args.includes("-h") || args.includes("--help")) {
-    io.stdout(
-      'Usage: lathe agents [--json]\n\nLists the agents of this project: name, mode (primary, subagent or all), model ("inherits": the model of the\nturn that runs it, -m or its caller\'s), where it was defined, and its description. Run one with\n`lathe run --agent <name>`, or a subagent with `lathe run "@<name> …"`.\n'
-    )
-    return 0
-  }
+  const parsed = parseCommand(agentsSpec, args, io)
+  if (typeof parsed === "number") return parsed
   const program = Effect.gen(function* () {
     const plugins = yield* Plugins
     const config = yield* Config
@@ -25,7 +32,7 @@ export const agentsCommand: Command = async (args, io: CliIO) => {
     return 1
   }
   const agents = result.value
-  if (args.includes("--json")) {
+  if (parsed.values.json) {
     io.stdout(
       `${JSON.stringify(
         agents.map((a) => ({

@@ -55,7 +55,7 @@ export const answerAsk = async (
   const input = io.stdinIsTTY ? io.stdin : undefined
   if (!input && isPersonOnly(event)) {
     io.stderr(
-      `lathe: rejected a ${event.permission} ask (${visibleText(event.patterns.join(", "))}): only a person may approve it ` +
+      `lathe: rejected ${/^[aeiou]/.test(event.permission) ? "an" : "a"} ${event.permission} ask (${visibleText(event.patterns.join(", "))}): only a person may approve it ` +
         "(--yes does not), and there is no terminal.\n"
     )
     const why = personOnlyMessage(ask, "no-terminal")
@@ -64,7 +64,7 @@ export const answerAsk = async (
   }
   if (!input) {
     io.stderr(
-      `lathe: rejected a ${event.permission} ask (${visibleText(event.patterns.join(", "))}): no terminal to ask you. ` +
+      `lathe: rejected ${/^[aeiou]/.test(event.permission) ? "an" : "a"} ${event.permission} ask (${visibleText(event.patterns.join(", "))}): no terminal to ask you. ` +
         "Re-run with --yes to allow asks (deny rules still apply), or allow it in lathe.json.\n"
     )
     await reply({ type: "reject" })

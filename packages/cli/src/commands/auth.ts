@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util"
 import {
   authFile,
   Config,
@@ -12,65 +11,75 @@ import {
   storeKey
 } from "@lathe/core"
 import { Effect, Layer } from "effect"
+import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { maskKey, providerNamesNear, providerStatus, resolveProvider, yourProviders } from "../provider-status.js"
 
-const usage = `Usage: lathe auth login <provider> [--force]   store a provider's API key (asked without echo, or read from stdin)
-       lathe auth list [--json]                 every provider with a key, and where it comes from (keys masked)
-       lathe auth logout <provider>             remove a stored key
-
-<provider> is a provider type (anthropic, openai, google, …), one of its aliases, or a provider id from lathe.json.
+const loginSpec = defineCommand({
+  name: "auth login",
+  summary: "Store a provider's API key (asked without echo, or read from stdin)",
+  usage: ["<provider> [--force]"],
+  description: `<provider> is a provider type (anthropic, openai, google, …), one of its aliases, or a provider id from lathe.json.
 Keys are stored in <data dir>/auth.json, readable by you only (mode 0600). A key in lathe.json (provider.<id>.apiKey)
 wins over the provider's environment variable, which wins over the stored key.
 
   echo "$KEY" | lathe auth login openai     from a pipe: the first line, trimmed
-  lathe auth login anthropic                 at a terminal: typed or pasted, never shown
-`
+  lathe auth login anthropic                 at a terminal: typed or pasted, never shown`,
+  options: { force: { type: "boolean", description: "Store a key even for a provider that needs none" } },
+  positionals: { name: "<provider>", min: 1, max: 1 }
+})
+
+const listSpec = defineCommand({
+  name: "auth list",
+  summary: "Every provider with a key, and where it comes from (keys masked)",
+  options: { json: { type: "boolean", description: "Print them as JSON" } }
+})
+
+const logoutSpec = defineCommand({
+  name: "auth logout",
+  summary: "Remove a stored key",
+  usage: ["<provider>"],
+  positionals: { name: "<provider>", min: 1, max: 1 }
+})
+
+/** `lathe auth`, declared once for the command kit. */
+export const authSpec = defineCommand({
+  name: "auth",
+  usage: ["login <provider> [--force]", "list [--json]", "logout <provider>"],
+  description: `<provider> is a provider type (anthropic, openai, google, …), one of its aliases, or a provider id from lathe.json.
+Keys are stored in <data dir>/auth.json, readable by you only (mode 0600). A key in lathe.json (provider.<id>.apiKey)
+wins over the provider's environment variable, which wins over the stored key.`,
+  subcommands: [loginSpec, listSpec, logoutSpec]
+})
 
 const ESC = "\u001b"
 
-/** Exit codes: 0 done, 1 failed, 2 the command line was wrong. */
-const USAGE = 2
-
 /** `lathe auth login|list|logout`: the API keys Lathe keeps for you. */
 export const authCommand: Command = async (args, io) => {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (error) {
-    io.stderr(`lathe auth: ${error instanceof Error ? error.message : String(error)}\n${usage}`)
-    return USAGE
+  const sub = pickSubcommand(authSpec, args, io)
+  if (typeof sub === "number") return sub
+  if (sub.name === "list") {
+    const parsed = parseCommand(listSpec, sub.rest, io)
+    if (typeof parsed === "number") return parsed
+    return list(io, await configInfo(io), parsed.values.json === true)
   }
-  const { values, positionals } = parsed
-  const [sub, name, ...extra] = positionals
-  if (values.help || sub === "help") {
-    io.stdout(usage)
-    return 0
+  if (sub.name === "logout") {
+    const parsed = parseCommand(logoutSpec, sub.rest, io)
+    if (typeof parsed === "number") return parsed
+    const info = await configInfo(io)
+    const [target = ""] = parsed.positionals
+    return logout(io, info, target, resolveProvider(target, info)?.id)
   }
-  if (sub === undefined) {
-    io.stderr(usage)
-    return USAGE
-  }
-  const expects = sub === "list" ? 0 : 1
-  if (!["login", "list", "logout"].includes(sub) || positionals.length - 1 !== expects) {
-    const why = !["login", "list", "logout"].includes(sub)
-      ? `unknown subcommand "${sub}"`
-      : name === undefined
-        ? `${sub} needs a provider`
-        : `unexpected argument "${extra[0] ?? name}"`
-    io.stderr(`lathe auth: ${why}.\n${usage}`)
-    return USAGE
-  }
+  const parsed = parseCommand(loginSpec, sub.rest, io)
+  if (typeof parsed === "number") return parsed
   const info = await configInfo(io)
-  if (sub === "list") return list(io, info, values.json === true)
-  const target = name as string
+  const [target = ""] = parsed.positionals
   const resolved = resolveProvider(target, info)
-  if (sub === "logout") return logout(io, info, target, resolved?.id)
   if (resolved === undefined) {
     io.stderr(`lathe auth: ${unknownProvider(target, info)}\n`)
     return 1
   }
-  return login(io, info, resolved.id, resolved.descriptor, values.force === true)
+  return login(io, info, resolved.id, resolved.descriptor, parsed.values.force === true)
 }
 
 /** "unknown provider", the likely meant ones, and every name `lathe auth` takes (close ones first). */
@@ -83,18 +92,6 @@ const unknownProvider = (name: string, info: ConfigInfo): string => {
     ` Known providers: ${names.join(", ")}.`
   )
 }
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    options: {
-      json: { type: "boolean" },
-      force: { type: "boolean" },
-      help: { type: "boolean", short: "h" }
-    },
-    allowPositionals: true,
-    strict: true
-  })
 
 /** The merged config; with a broken config, none (a key can still be stored for a shipped provider type). */
 const configInfo = async (io: CliIO): Promise<ConfigInfo> => {

@@ -1,53 +1,37 @@
-import { parseArgs } from "node:util"
+import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { redactUrl, storeUrl } from "./cluster-options.js"
 
-const usage = `Usage: lathe cluster status --store <postgres-url> [--json]
-
-Shows a Lathe cluster as its shared Postgres records it: each runner (address, health, last heartbeat), the
+const statusSpec = defineCommand({
+  name: "cluster status",
+  summary: "Runners (address, health, heartbeat), their shards and sessions, and the sessions waiting for one",
+  usage: ["--store <postgres-url> [--json]"],
+  description: `Shows a Lathe cluster as its shared Postgres records it: each runner (address, health, last heartbeat), the
 shards it holds, and the sessions with a turn in flight on it; and the sessions waiting for a runner (their
-shard has no owner: a runner just died, or none is up).
+shard has no owner: a runner just died, or none is up).`,
+  options: {
+    store: { type: "string", value: "<url>", description: "The shared Postgres (default: $LATHE_STORE)" },
+    json: { type: "boolean", description: "One JSON object instead of the table" }
+  },
+  footer: "Exit codes: 0 shown, 1 could not read the database, 2 bad usage."
+})
 
-Options:
-  --store <url>     The shared Postgres (default: $LATHE_STORE)
-  --json            One JSON object instead of the table
-  -h, --help        Show this help
-
-Exit codes: 0 shown, 1 could not read the database, 2 bad usage.
-`
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    options: {
-      store: { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" }
-    },
-    allowPositionals: true,
-    strict: true
-  })
+/** `lathe cluster`, declared once for the command kit. */
+export const clusterSpec = defineCommand({
+  name: "cluster",
+  usage: ["status --store <postgres-url> [--json]"],
+  subcommands: [statusSpec]
+})
 
 const ago = (ms: number) => (ms < 1_000 ? `${ms} ms ago` : `${(ms / 1_000).toFixed(1)} s ago`)
 
 /** `lathe cluster status`. */
 export const clusterCommand: Command = async (args, io: CliIO) => {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (error) {
-    io.stderr(`lathe cluster: ${error instanceof Error ? error.message : String(error)}\n`)
-    return 2
-  }
-  const { values, positionals } = parsed
-  if (values.help || positionals.length === 0) {
-    io.stdout(usage)
-    return values.help ? 0 : 2
-  }
-  if (positionals[0] !== "status" || positionals.length > 1) {
-    io.stderr(`lathe cluster: unknown subcommand "${positionals.join(" ")}"; the one there is: status.\n`)
-    return 2
-  }
+  const sub = pickSubcommand(clusterSpec, args, io)
+  if (typeof sub === "number") return sub
+  const parsed = parseCommand(statusSpec, sub.rest, io)
+  if (typeof parsed === "number") return parsed
+  const { values } = parsed
   const store = storeUrl("cluster status", values.store, io)
   if ("error" in store) {
     io.stderr(`${store.error}\n`)

@@ -1,5 +1,4 @@
 import { statSync } from "node:fs"
-import { parseArgs } from "node:util"
 import {
   Config,
   ConfigError,
@@ -14,21 +13,22 @@ import {
   storedKeys
 } from "@lathe/core"
 import { Effect, Layer } from "effect"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 
-const usage = `Usage: lathe config [--json]
-
-Shows the merged configuration of this directory's project: which files were read (global, project,
+/** `lathe config`, declared once for the command kit. */
+export const configSpec = defineCommand({
+  name: "config",
+  usage: ["[--json]"],
+  description: `Shows the merged configuration of this directory's project: which files were read (global, project,
 $LATHE_CONFIG, environment, Claude Code settings and OpenCode config read as sources, with each permission
 rule translated from them and the file and line it came from), whether the project is trusted, the rules files (AGENTS.md, CLAUDE.md, their
 .local.md siblings, instructions) sent from the start of a session, and any notice. Exits 1 with the file, line
 and column of the first problem when a config file is invalid. $LATHE_CONFIG is an absolute path or one
 relative to your home directory (never to the working directory). Secrets are masked: provider keys, header values
-and what {env:NAME} placeholders resolved to are shown as sk-…abcd (or ***), never whole.
-
-Options:
-  --json   Print the merged config and its sources as JSON
-`
+and what {env:NAME} placeholders resolved to are shown as sk-…abcd (or ***), never whole.`,
+  options: { json: { type: "boolean", description: "Print the merged config and its sources as JSON" } }
+})
 
 /** Why an untrusted project's rules file is skipped (its real path is outside the project), or "" when it is read. */
 const leadsOut = (root: string, file: string): string => {
@@ -60,15 +60,9 @@ const translatedRules = (config: Config["Service"]): Array<string> => {
 
 /** `lathe config`: load, validate and show the merged configuration. */
 export const configCommand: Command = async (args, io: CliIO) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    strict: true
-  })
-  if (values.help) {
-    io.stdout(usage)
-    return 0
-  }
+  const parsed = parseCommand(configSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  const { values } = parsed
   const layer = Config.layerWith(io.env).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
   const program = Effect.gen(function* () {
     const config = yield* Config

@@ -2,12 +2,14 @@ import {
   Config,
   type ConfigShape,
   type ConfiguredProvider,
+  configAdvice,
   configuredProviders,
   LLM,
   lookupModel,
   type ModelInfo,
   providerSetupHelp,
-  referencedProvider
+  referencedProvider,
+  renderSnippet
 } from "@lathe/core"
 import { Effect, Layer, Result } from "effect"
 import type { CliIO } from "../io.js"
@@ -54,8 +56,8 @@ const describe = (config: ConfigShape, info: ModelInfo, env: CliIO["env"]): stri
     return `${ref} (${info.name}, ${info.limit.context.toLocaleString("en")}-token context), ${key}`
   return (
     `${ref}, ${key}; not in Lathe's model catalogue: Lathe assumes a ${info.limit.context.toLocaleString("en")}-token ` +
-    `context and no price; set provider.${info.providerID}.models.${info.modelID} ("context", "output", "cost") in ` +
-    "lathe.json if that is wrong"
+    `context and no price; if that is wrong, merge this into lathe.json (prices in USD per million tokens): ` +
+    renderSnippet(configAdvice.modelLimits(info.providerID, info.modelID))
   )
 }
 

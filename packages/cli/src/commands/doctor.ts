@@ -1,29 +1,29 @@
 import { execFile } from "node:child_process"
-import { constants } from "node:fs"
+import { constants, realpathSync } from "node:fs"
 import { access } from "node:fs/promises"
-import { parseArgs } from "node:util"
-import { type ConfigShape, scrubEnv, secretValues } from "@lathe/core"
+import { type ConfigShape, configAdvice, renderSnippet, scrubEnv, secretValues } from "@lathe/core"
 import { launcherKeys } from "@lathe/core/launcher-keys"
 import { detectSandbox, findOnPath } from "@lathe/tools"
 import { loadConfig } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { storeCheck } from "../store.js"
 import { modelChecks } from "./doctor-model.js"
 
-const usage = `Usage: lathe doctor [--json]
-
-Checks what Lathe needs on this machine and how this project is set up: the Node version, git,
-ripgrep, the sandbox bash runs in (and why there is none), which secrets Lathe's environment
+/** `lathe doctor`, declared once for the command kit. */
+export const doctorSpec = defineCommand({
+  name: "doctor",
+  usage: ["[--json]"],
+  description: `Checks what Lathe needs on this machine and how this project is set up: the Node version, the Node the
+agent's commands run (the first node on your PATH), git, ripgrep, the sandbox bash runs in (and why there is none), which secrets Lathe's environment
 holds (commands outside a sandbox can read them from Lathe's process), the session store (and whether a
 Postgres store is reachable), the config files read and whether the project is trusted, and the model a
 run would use: whether one is configured, whether its provider has the API key it needs (named, never
 shown), whether its endpoint answers (one GET <baseURL>/models, 3 s at most; no completion is sent) and
 whether Lathe knows its limits. Exits 1 when something Lathe needs is missing (no model, no key, the
-endpoint unreachable) or a config file is invalid.
-
-Options:
-  --json   Print the checks as JSON
-`
+endpoint unreachable) or a config file is invalid.`,
+  options: { json: { type: "boolean", description: "Print the checks as JSON" } }
+})
 
 /** The oldest Node Lathe runs on (the packages' `engines`). */
 const MIN_NODE = [22, 13] as const
@@ -50,6 +50,36 @@ const nodeCheck = (): Check => {
     name: "node",
     ok,
     detail: `${process.version}${ok ? "" : ` (Lathe needs ${MIN_NODE.join(".")} or newer)`}`
+  }
+}
+
+/**
+ * The Node the agent's shell runs: the first `node` on the PATH commands get (the person's PATH, or `shell.env.set`'s
+ * PATH), which is not Lathe's own runtime when the launcher runs that by its full path.
+ */
+const shellNodeCheck = async (io: CliIO, config: ConfigShape | undefined): Promise<Check> => {
+  const path = config?.info.shell?.env?.set?.PATH ?? io.env.PATH
+  const node = findOnPath("node", path)
+  const version = node ? await firstLine(node, ["-v"], { ...io.env, PATH: path ?? "" }) : undefined
+  const lathe = `Lathe itself runs on ${process.version} (${process.execPath})`
+  if (node === undefined)
+    return { name: "shell", ok: true, detail: `no node on your PATH: commands the agent runs find none; ${lathe}` }
+  const same = version === process.version && realOrSelf(node) === realOrSelf(process.execPath)
+  return {
+    name: "shell",
+    ok: true,
+    detail: same
+      ? `the agent's commands run node ${version} (${node}), the same Node as Lathe`
+      : `the agent's commands run node ${version ?? "(no version printed)"} (${node}, first on your PATH); ${lathe}`
+  }
+}
+
+/** The real path of `file`, or `file` when it cannot be resolved. */
+const realOrSelf = (file: string): string => {
+  try {
+    return realpathSync(file)
+  } catch {
+    return file
   }
 }
 
@@ -83,11 +113,20 @@ const sandboxCheck = async (config: ConfigShape, io: CliIO): Promise<Check & { r
   return { ...check, unsandboxed: check.ok && (mode === "off" || check.detail.startsWith("none:")) }
 }
 
+/** What sandboxed commands may reach, and how to open the network when it is closed. */
+const networkText = (network: boolean | ReadonlyArray<string> | undefined): string =>
+  network === true
+    ? "network allowed"
+    : Array.isArray(network) && network.length > 0
+      ? `network closed except ${network.join(", ")} (through Lathe's proxy, for programs that use HTTP_PROXY)`
+      : `network closed (to open it, merge ${renderSnippet(configAdvice.sandboxNetwork(["registry.npmjs.org"]))} ` +
+        `for some hosts, or ${renderSnippet(configAdvice.sandboxNetwork(true))} for all, into your config)`
+
 const sandboxLine = async (config: ConfigShape, io: CliIO): Promise<Check> => {
   const settings = config.info.sandbox ?? {}
   const mode = settings.mode ?? "workspace-write"
   const required = settings.required === true
-  const what = `mode ${mode}, network ${settings.network ? "allowed" : "closed"}${required ? ", required" : ""}`
+  const what = `mode ${mode}, ${networkText(settings.network)}${required ? ", required" : ""}`
   if (mode === "off")
     return required
       ? { name: "sandbox", ok: false, detail: `off by config, but also "required": bash is refused (${what})` }
@@ -144,17 +183,15 @@ const secretsCheck = (config: ConfigShape, io: CliIO, unsandboxed: boolean): Che
 
 /** `lathe doctor`: checks the machine and the project's setup. */
 export const doctorCommand: Command = async (args, io: CliIO) => {
-  const { values } = parseArgs({
-    args: [...args],
-    options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    strict: true
-  })
-  if (values.help) {
-    io.stdout(usage)
-    return 0
-  }
+  const parsed = parseCommand(doctorSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  const { values } = parsed
   const loaded = await loadConfig(io)
-  const tools = await Promise.all([gitCheck(io), ripgrepCheck(io)])
+  const tools = await Promise.all([
+    shellNodeCheck(io, loaded.ok ? loaded.value.config : undefined),
+    gitCheck(io),
+    ripgrepCheck(io)
+  ])
   const checks: Array<Check> = [nodeCheck(), ...tools]
   let project: Record<string, unknown> = {}
   let help: string | undefined

@@ -1,61 +1,54 @@
 import { readFile, writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
-import { parseArgs } from "node:util"
-import { Config, Paths } from "@lathe/core"
+import { Config, inTree, Paths } from "@lathe/core"
 import { auditPath } from "@lathe/permission"
 import { Effect } from "effect"
 import { runOnStore } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { Command } from "../io.js"
 import { decodeDocument, importDocument } from "../session-document.js"
 import { renderMarkdown } from "../session-markdown.js"
 import { plainText } from "../terminal-text.js"
 import { documentJson, readDocument, targetOf } from "./session-show.js"
 
-const exportUsage = `Usage: lathe export <id> | --last [--format md|json] [-o <file>]
-
-Writes a whole stored session, its subagent sessions and the permission decisions made for its calls: as a
+/** `lathe export`, declared once for the command kit. */
+export const exportSpec = defineCommand({
+  name: "export",
+  usage: ["<id> | --last [--format md|json] [-o <file>]"],
+  description: `Writes a whole stored session, its subagent sessions and the permission decisions made for its calls: as a
 Markdown transcript (--format md, the default) or as a JSON document (--format json, the same as
 \`lathe session show --json\`) that \`lathe import\` reads back into a store. Without -o it prints to stdout; an -o
-file ending in .json picks JSON unless --format says otherwise. --last exports this project's latest session.
-`
+file ending in .json picks JSON unless --format says otherwise. --last exports this work tree's latest session.`,
+  options: {
+    last: { type: "boolean", description: "This project's latest session" },
+    format: {
+      type: "string",
+      short: "f",
+      value: "md|json",
+      choices: ["md", "json"],
+      description: "A Markdown transcript (default) or the JSON document lathe import reads"
+    },
+    output: { type: "string", short: "o", value: "<file>", description: "Write to this file (default: stdout)" }
+  },
+  positionals: { name: "<id>" }
+})
 
-const importUsage = `Usage: lathe import <file>
-
-Reads a session document written by \`lathe export --format json\` into the session store this project uses (with
+/** `lathe import`, declared once for the command kit. */
+export const importSpec = defineCommand({
+  name: "import",
+  usage: ["<file>"],
+  description: `Reads a session document written by \`lathe export --format json\` into the session store this project uses (with
 its subagent sessions, and its permission decisions into the audit trail), keeping its ids, so \`lathe session show
-<id>\` and \`lathe run --session <id>\` find it. A session the store already holds is never overwritten.
-`
-
-const parse = (args: ReadonlyArray<string>, options: NonNullable<Parameters<typeof parseArgs>[0]>["options"]) => {
-  try {
-    return parseArgs({ args: [...args], allowPositionals: true, options, strict: true })
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error))
-  }
-}
+<id>\` and \`lathe run --session <id>\` find it. A session the store already holds is never overwritten.`,
+  positionals: { name: "<file>", min: 1, max: 1 }
+})
 
 /** `lathe export`: a stored session as a Markdown transcript or a JSON document. */
 export const exportCommand: Command = async (args, io) => {
-  const parsed = parse(args, {
-    last: { type: "boolean" },
-    format: { type: "string", short: "f" },
-    output: { type: "string", short: "o" },
-    help: { type: "boolean", short: "h" }
-  })
-  if (parsed instanceof Error) {
-    io.stderr(`lathe export: ${parsed.message}\n\n${exportUsage}`)
-    return 2
-  }
-  const values = parsed.values as { last?: boolean; format?: string; output?: string; help?: boolean }
-  if (values.help) {
-    io.stdout(exportUsage)
-    return 0
-  }
+  const parsed = parseCommand(exportSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  const { values } = parsed
   const format = values.format ?? (values.output?.toLowerCase().endsWith(".json") ? "json" : "md")
-  if (format !== "md" && format !== "json") {
-    io.stderr(`lathe export: --format is md or json, not "${format}".\n`)
-    return 2
-  }
   const target = targetOf(parsed.positionals, values.last)
   if (typeof target === "string") {
     io.stderr(`lathe export: ${target}.\n`)
@@ -85,20 +78,9 @@ export const exportCommand: Command = async (args, io) => {
 
 /** `lathe import`: a JSON session document back into the store. */
 export const importCommand: Command = async (args, io) => {
-  const parsed = parse(args, { help: { type: "boolean", short: "h" } })
-  if (parsed instanceof Error) {
-    io.stderr(`lathe import: ${parsed.message}\n\n${importUsage}`)
-    return 2
-  }
-  if ((parsed.values as { help?: boolean }).help) {
-    io.stdout(importUsage)
-    return 0
-  }
-  const [name, ...extra] = parsed.positionals
-  if (name === undefined || extra.length > 0) {
-    io.stderr(`lathe import: expected one file, got ${parsed.positionals.length} arguments.\n\n${importUsage}`)
-    return 2
-  }
+  const parsed = parseCommand(importSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  const [name = ""] = parsed.positionals
   const file = resolve(io.cwd, name)
   let text: string
   try {
@@ -114,7 +96,9 @@ export const importCommand: Command = async (args, io) => {
       const paths = yield* Paths
       const doc = yield* decodeDocument(text, file)
       const counts = yield* importDocument(doc, auditPath(paths.data))
-      return { doc, counts, elsewhere: doc.session.projectID !== paths.projectID }
+      const elsewhere =
+        doc.session.projectID !== paths.projectID ? "project" : !inTree(doc.session, paths.root) ? "tree" : undefined
+      return { doc, counts, elsewhere }
     })
   )
   if (!result.ok) {
@@ -129,8 +113,9 @@ export const importCommand: Command = async (args, io) => {
   )
   if (elsewhere)
     io.stderr(
-      `It belongs to another project (${doc.session.directory}), so \`lathe session list\` here does not list it; ` +
-        "`lathe session show` and `lathe run --session` take its id anywhere.\n"
+      `It belongs to another ${elsewhere === "project" ? "project" : "work tree"} (${doc.session.tree ?? doc.session.directory}), ` +
+        "so `lathe session list` here does not list it (`--all-trees` lists another tree's); `lathe session show` and " +
+        "`lathe export` take its id anywhere, and `lathe run --session` continues it in its own tree.\n"
     )
   return 0
 }

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline"
-import { parseArgs } from "node:util"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer } from "../render.js"
 import { plainText, visibleText } from "../terminal-text.js"
@@ -7,50 +7,47 @@ import type { BackendFactory } from "../tui/backend.js"
 import type { ControllerOptions } from "../tui/controller.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
 
-const usage = `Usage: lathe [options] [prompt]
-
-Opens an interactive session on this directory's project: type a task, watch the agent work, answer its permission
+/** `lathe` itself (the interactive session), declared once for the command kit. */
+export const interactiveSpec = defineCommand({
+  name: "",
+  usage: ["[options] [prompt]"],
+  description: `Opens an interactive session on this directory's project: type a task, watch the agent work, answer its permission
 asks, interrupt with Esc, undo with /undo. Type / for the commands and /help for the keys. A prompt given here
 (lathe "fix the failing test") is sent as soon as the session opens. A single word within 2 letters of a command
-(lathe rn) is taken for a typo of it and refused; to send such a word, write lathe -- "word".
-
-Options:
-  -c, --continue       Resume the most recent session of this project
-  -s, --session <id>   Resume this session
-  --agent <name>       Start with this primary agent (Tab cycles them)
-  -m, --model <p/m>    Use this model, as provider/model
-  --attach <url>       Drive a running \`lathe serve\` at this address instead of an agent in this process;
-                       -c and -s then mean the server's sessions
-  --token <token>      The server's bearer token (default: $LATHE_SERVER_TOKEN, else, for a server on this
-                       machine, the one it saved in the data dir)
-  -h, --help           Show this help (lathe --help lists the other commands)
-
-Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
+(lathe rn) is taken for a typo of it and refused; to send such a word, write lathe -- "word".`,
+  options: {
+    continue: { type: "boolean", short: "c", description: "Resume the most recent session of this work tree" },
+    session: { type: "string", short: "s", value: "<id>", description: "Resume this session" },
+    agent: { type: "string", value: "<name>", description: "Start with this primary agent (Tab cycles them)" },
+    model: { type: "string", short: "m", value: "<p/m>", description: "Use this model, as provider/model" },
+    attach: {
+      type: "string",
+      value: "<url>",
+      description: `Drive a running \`lathe serve\` at this address instead of an agent in this process;
+-c and -s then mean the server's sessions`
+    },
+    token: {
+      type: "string",
+      value: "<token>",
+      description: `The server's bearer token (default: $LATHE_SERVER_TOKEN, else, for a server on this
+machine, the one it saved in the data dir)`
+    }
+  },
+  positionals: { name: "[prompt]" },
+  footer: `Without a terminal (a pipe, or TERM=dumb), Lathe runs in plain line mode: each input line is a prompt, a /command or
 an answer to the pending ask, and the output has no escape codes; a prompt given as an argument is the first line. It exits 1 if anything failed (a turn, a command,
-no model configured), else 0; \`lathe run\` is the command made for scripts.
-`
+no model configured), else 0; \`lathe run\` is the command made for scripts.`
+})
 
 /** Whether the full-screen UI can run: both ends are terminals and the terminal is not dumb. */
 export const canDrawScreen = (io: CliIO): boolean => io.isTTY && io.stdinIsTTY === true && io.env.TERM !== "dumb"
 
 /** `lathe` with no command: the interactive session (full screen, or plain lines without a terminal). */
 export const interactiveCommand: Command = async (args, io) => {
-  let values: ReturnType<typeof parse>["values"]
-  let prompt: string
-  try {
-    const parsed = parse(args)
-    values = parsed.values
-    prompt = parsed.positionals.join(" ").trim()
-  } catch (error) {
-    io.stderr(
-      `lathe: ${error instanceof Error ? error.message : String(error)}\nRun \`lathe --help\` for the commands.\n`
-    )
-    return 2
-  }
-  if (values.help) {
-    io.stdout(usage)
-    return 0
-  }
+  const parsed = parseCommand(interactiveSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  const { values } = parsed
+  const prompt = parsed.positionals.join(" ").trim()
   if (values.session && values.continue) {
     io.stderr("lathe: use either --session or --continue, not both.\n")
     return 2
@@ -93,22 +90,6 @@ const attach = async (io: CliIO, url: string, token: string | undefined): Promis
     throw error
   }
 }
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      agent: { type: "string" },
-      model: { type: "string", short: "m" },
-      session: { type: "string", short: "s" },
-      continue: { type: "boolean", short: "c" },
-      attach: { type: "string" },
-      token: { type: "string" },
-      help: { type: "boolean", short: "h" }
-    },
-    strict: true
-  })
 
 /** The full-screen Ink UI in the alternate screen. */
 const screenMode = async (

@@ -1,23 +1,56 @@
 /** `lathe mcp add|remove`: edits the `mcp` block of the person's own config file, keeping its comments. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { parseArgs } from "node:util"
 import { configDir, McpServerConfig } from "@lathe/core"
 import { applyEdits, type FormattingOptions, modify, type ParseError, parse, printParseErrorCode } from "jsonc-parser"
+import { defineCommand, type Parsed, parseCommand } from "../command-kit.js"
 import type { CliIO } from "../io.js"
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" }
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
-/** Usage of the two subcommands, for `lathe mcp --help`. */
-export const configUsage = `  add <name> [--env K=V]... [--timeout ms] [--wait] [--force] -- <command> [args...]
-                        Add a local server (started over stdio) to your own config (<config dir>/lathe.jsonc if it
-                        exists, else lathe.json), keeping its comments. --force replaces one of the same name.
-                        --wait: runs wait for it before their first model request (else its tools arrive once
-                        it has connected).
-  add <name> --url <url> [--header K=V]... [--timeout ms] [--wait] [--no-oauth] [--force]
-                        Add a remote server (Streamable HTTP, falling back to SSE).
-  remove <name>         Remove a server from your own config. A project's servers are edited in its own files.`
+/** `lathe mcp add`, declared once for the command kit. */
+export const addSpec = defineCommand({
+  name: "mcp add",
+  summary: "Add a local (-- <command>) or remote (--url) server to your own config",
+  usage: [
+    "<name> [--env K=V]... [--timeout ms] [--wait] [--force] -- <command> [args...]",
+    "<name> --url <url> [--header K=V]... [--timeout ms] [--wait] [--no-oauth] [--force]"
+  ],
+  description: `Adds a local server (started over stdio) or a remote one (Streamable HTTP, falling back to SSE) to your own
+config (<config dir>/lathe.jsonc if it exists, else lathe.json), keeping its comments.`,
+  options: {
+    url: { type: "string", value: "<url>", description: "The remote server's URL" },
+    header: {
+      type: "string",
+      multiple: true,
+      value: "K=V",
+      description: "A header sent to a remote server (repeatable)"
+    },
+    env: {
+      type: "string",
+      multiple: true,
+      value: "K=V",
+      description: "A variable set for a local server (repeatable)"
+    },
+    timeout: { type: "string", value: "<ms>", description: "How long it may take to connect (default 10000)" },
+    wait: {
+      type: "boolean",
+      description: "Runs wait for it before their first model request (else its tools arrive once it has connected)"
+    },
+    "no-oauth": { type: "boolean", description: "Never sign in to the remote server with OAuth" },
+    force: { type: "boolean", description: "Replace a server of the same name" }
+  },
+  positionals: { name: "<name>" }
+})
+
+/** `lathe mcp remove`, declared once for the command kit. */
+export const removeSpec = defineCommand({
+  name: "mcp remove",
+  summary: "Remove a server from your own config (a project's servers are edited in its own files)",
+  usage: ["<name>"],
+  positionals: { name: "<name>" }
+})
 
 /** The person's config file: `lathe.jsonc` when it exists, else `lathe.json` (which may not exist yet). */
 export const userConfigFile = (env: CliIO["env"]): string => {
@@ -66,21 +99,10 @@ interface Addition {
 }
 
 /** The server `add` writes, validated like config; or a message for the person. */
-const additionFrom = (args: ReadonlyArray<string>, command: ReadonlyArray<string>): Addition | string => {
-  const { positionals, values } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    strict: true,
-    options: {
-      url: { type: "string" },
-      header: { type: "string", multiple: true },
-      env: { type: "string", multiple: true },
-      timeout: { type: "string" },
-      wait: { type: "boolean" },
-      "no-oauth": { type: "boolean" },
-      force: { type: "boolean" }
-    }
-  })
+const additionFrom = (
+  { positionals, values }: Parsed<(typeof addSpec)["options"] & {}>,
+  command: ReadonlyArray<string>
+): Addition | string => {
   const [name, ...extra] = positionals
   if (!name) return "name the server: lathe mcp add <name> -- <command...>, or lathe mcp add <name> --url <url>."
   if (!NAME.test(name)) return `"${name}" is not a server name: use letters, digits, "_", "-" and ".".`
@@ -128,14 +150,11 @@ const write = (file: string, text: string, path: ReadonlyArray<string>, value: u
 
 /** `lathe mcp add …`: adds one server to the person's config. */
 export const addServer = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+  // The server's own command follows "--"; only what comes before it is lathe's.
   const dash = args.indexOf("--")
-  let parsed: Addition | string
-  try {
-    parsed = additionFrom(dash === -1 ? args : args.slice(0, dash), dash === -1 ? [] : args.slice(dash + 1))
-  } catch (error) {
-    // parseArgs throws on an unknown option or a missing value; its message names the option.
-    parsed = `${error instanceof Error ? error.message : String(error)}. See lathe mcp --help.`
-  }
+  const ours = parseCommand(addSpec, dash === -1 ? args : args.slice(0, dash), io)
+  if (typeof ours === "number") return ours
+  const parsed = additionFrom(ours, dash === -1 ? [] : args.slice(dash + 1))
   if (typeof parsed === "string") {
     io.stderr(`lathe mcp add: ${parsed}\n`)
     return 2
@@ -158,7 +177,9 @@ export const addServer = async (args: ReadonlyArray<string>, io: CliIO): Promise
 
 /** `lathe mcp remove <name>`: removes one server from the person's config (an emptied `mcp` goes too). */
 export const removeServer = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => {
-  const [name, ...extra] = args
+  const parsedArgs = parseCommand(removeSpec, args, io)
+  if (typeof parsedArgs === "number") return parsedArgs
+  const [name, ...extra] = parsedArgs.positionals
   if (!name || extra.length > 0) {
     io.stderr("lathe mcp remove: name one server, e.g. lathe mcp remove github (see lathe mcp list).\n")
     return 2

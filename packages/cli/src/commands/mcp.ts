@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util"
 import { dataDir } from "@lathe/core"
 import {
   authorize,
@@ -15,24 +14,51 @@ import {
   resolveServers
 } from "@lathe/mcp"
 import { loadConfig } from "../app.js"
+import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
-import { addServer, configUsage, removeServer } from "./mcp-config.js"
+import { addServer, addSpec, removeServer, removeSpec } from "./mcp-config.js"
 
-const usage = `Usage: lathe mcp <list | tools <name> | auth <name> | logout <name> | add <name> … | remove <name>>
+const listSpec = defineCommand({
+  name: "mcp list",
+  summary: "Every MCP server of this project: connected (tool count), failed (why), disabled, or needs auth",
+  description: `Every MCP server of this project (lathe.json "mcp", and .mcp.json when the project is trusted): connected
+with its tool count, failed with the reason, disabled, or needs auth.`,
+  options: { json: { type: "boolean", description: "Print them as JSON" } }
+})
 
-  list [--json]         Every MCP server of this project (lathe.json "mcp", and .mcp.json when the project is
-                        trusted): connected with its tool count, failed with the reason, disabled, or needs auth.
-  tools <name> [--json] The tools of one server as the model sees them (<server>_<tool>), and whether each is
-                        allowed by default (readOnlyHint) or asked.
+const toolsSpec = defineCommand({
+  name: "mcp tools",
+  summary: "The tools of one server as the model sees them, and whether each is allowed by default or asked",
+  usage: ["<name> [--json]"],
+  description: `The tools of one server as the model sees them (<server>_<tool>), and whether each is allowed by default
+(readOnlyHint) or asked.`,
+  options: { json: { type: "boolean", description: "Print them as JSON" } },
+  positionals: { name: "<name>", max: 1 }
+})
 
-  auth <name>           Sign in to a remote server behind OAuth (PKCE, dynamic client registration): opens the
-                        browser, waits for the redirect on 127.0.0.1, stores the tokens (mode 0600) in the data dir.
-  logout <name>         Forget the stored tokens of a remote server.
+const authSpec = defineCommand({
+  name: "mcp auth",
+  summary: "Sign in to a remote server behind OAuth (opens the browser; tokens stored mode 0600)",
+  usage: ["<name>"],
+  description: `Signs in to a remote server behind OAuth (PKCE, dynamic client registration): opens the browser, waits for
+the redirect on 127.0.0.1, stores the tokens (mode 0600) in the data dir.`,
+  positionals: { name: "<name>", max: 1 }
+})
 
-${configUsage}
+const logoutSpec = defineCommand({
+  name: "mcp logout",
+  summary: "Forget the stored tokens of a remote server",
+  usage: ["<name>"],
+  positionals: { name: "<name>", max: 1 }
+})
 
-Servers connect at once, each within its "timeout" (default 10000 ms). See docs/mcp.md.
-`
+/** `lathe mcp`: its subcommands. */
+export const mcpSpec = defineCommand({
+  name: "mcp",
+  usage: ["<list | tools <name> | auth <name> | logout <name> | add <name> … | remove <name>>"],
+  subcommands: [listSpec, toolsSpec, authSpec, logoutSpec, addSpec, removeSpec],
+  footer: 'Servers connect at once, each within its "timeout" (default 10000 ms). See docs/mcp.md.'
+})
 
 /** Loads config and paths only (no plugins, no model), resolves the servers and connects them. */
 const connect = async (io: CliIO, only?: string) => {
@@ -172,23 +198,19 @@ const auth = async (verb: "auth" | "logout", name: string | undefined, io: CliIO
 
 /** `lathe mcp list|tools|auth|logout|add|remove`. */
 export const mcpCommand: Command = async (args, io) => {
-  // add / remove parse their own options (a local server's command follows "--").
-  if (args[0] === "add") return addServer(args.slice(1), io)
-  if (args[0] === "remove") return removeServer(args.slice(1), io)
-  const { positionals, values } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    strict: true
-  })
-  const [sub, ...rest] = positionals
-  if (values.help || sub === undefined) {
-    io.stdout(usage)
-    return sub === undefined && !values.help ? 2 : 0
+  const sub = pickSubcommand(mcpSpec, args, io)
+  if (typeof sub === "number") return sub
+  if (sub.name === "add") return addServer(sub.rest, io)
+  if (sub.name === "remove") return removeServer(sub.rest, io)
+  if (sub.name === "list") {
+    const parsed = parseCommand(listSpec, sub.rest, io)
+    return typeof parsed === "number" ? parsed : list(parsed.values.json === true, io)
   }
-  if (sub === "list") return list(values.json === true, io)
-  if (sub === "tools") return tools(rest[0], values.json === true, io)
-  if (sub === "auth" || sub === "logout") return auth(sub, rest[0], io)
-  io.stderr(`lathe mcp: unknown subcommand "${sub}".\n${usage}`)
-  return 2
+  if (sub.name === "tools") {
+    const parsed = parseCommand(toolsSpec, sub.rest, io)
+    return typeof parsed === "number" ? parsed : tools(parsed.positionals[0], parsed.values.json === true, io)
+  }
+  const verb = sub.name === "auth" ? "auth" : "logout"
+  const parsed = parseCommand(verb === "auth" ? authSpec : logoutSpec, sub.rest, io)
+  return typeof parsed === "number" ? parsed : auth(verb, parsed.positionals[0], io)
 }

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util"
 import {
   type CatalogModel,
   type CatalogProvider,
@@ -15,26 +14,34 @@ import {
   storedKeys
 } from "@lathe/core"
 import { Effect, Layer } from "effect"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { catalogueIDOf, discoverModels, providerStatus, yourProviders } from "../provider-status.js"
 
 /** How long `lathe models <local provider>` waits for the server's list. */
 const DISCOVER_TIMEOUT_MS = 2_000
 
-const usage = `Usage: lathe models [provider] [--all] [--json] [--refresh]
-
-Lists the models Lathe knows (the models.dev catalogue, with your lathe.json model entries laid over it): id,
+/** `lathe models`, declared once for the command kit. */
+export const modelsSpec = defineCommand({
+  name: "models",
+  usage: ["[provider] [--all] [--json] [--refresh]"],
+  description: `Lists the models Lathe knows (the models.dev catalogue, with your lathe.json model entries laid over it): id,
 name, context and output limits, prices in USD per million tokens (input/output, cache read/write), abilities,
 and where the provider's key comes from (config, the variable's name and whether it is set, or lathe auth; never
 the key). Without a provider it lists the providers you have (configured, or with a key in the environment or
-stored by lathe auth); --all lists every provider of the catalogue, yours first. For a local server (ollama,
-lmstudio) it also asks the running server which models it has.
-
-Options:
-  --all       Every provider of the catalogue, not only yours
-  --json      Print an array of objects (see the CLI README for the shape)
-  --refresh   Download the catalogue now (LATHE_MODELS_URL, config models.url, else models.dev) before listing
-`
+stored by lathe auth); with none set up, it lists the providers Lathe ships and the variables their keys are read
+from. --all lists every provider of the catalogue, yours first. Named, a server (ollama, lmstudio,
+an openai-compatible provider of yours) is also asked which models it has.`,
+  options: {
+    all: { type: "boolean", description: "Every provider of the catalogue, not only yours" },
+    json: { type: "boolean", description: "Print an array of objects (see the CLI README for the shape)" },
+    refresh: {
+      type: "boolean",
+      description: "Download the catalogue now (LATHE_MODELS_URL, config models.url, else models.dev) before listing"
+    }
+  },
+  positionals: { name: "[provider]", max: 1 }
+})
 
 /** Where a provider's key comes from, by name only. */
 export interface KeySource {
@@ -173,20 +180,39 @@ const keyText = (key: KeySource, status: ConfiguredProvider | undefined) => {
   return key.from === null ? "no key variable" : `key ${key.from} (${key.set ? "set" : "not set"})`
 }
 
+/**
+ * What `lathe models` prints when no provider is set up: one line per provider Lathe ships, with the variables its key
+ * is read from and whether they are set, then how to set one up and the `--all` hint. Never the keys.
+ */
+const noProviderText = (io: CliIO, catalogued: number): string => {
+  const width = Math.max(...PROVIDERS.map((d) => d.type.length))
+  const lines = PROVIDERS.map((descriptor) => {
+    const names = descriptor.auth === "ambient" ? (descriptor.detectEnv ?? descriptor.keyEnv) : descriptor.keyEnv
+    const variables = names.map((name) => `${name} (${io.env[name] ? "set" : "not set"})`).join(", ")
+    const server = descriptor.baseURL?.required
+      ? `your server's URL in provider.<id>.baseURL (LATHE_BASE_URL for one run)`
+      : `server ${descriptor.baseURL?.default ?? "?"}`
+    const text =
+      descriptor.auth !== "optional"
+        ? variables || `provider.${descriptor.type}.apiKey in lathe.json`
+        : `${server}, key optional${variables ? `: ${variables}` : ""}`
+    return `  ${descriptor.type.padEnd(width)}  ${descriptor.name}: ${text}`
+  })
+  return [
+    "No provider is set up yet. The providers Lathe ships, with the variables their key is read from:",
+    ...lines,
+    "",
+    "Set one of those variables, run `lathe auth login <provider>`, or type /connect in the UI (`lathe`).",
+    `lathe models <provider> lists one provider's models; lathe models --all lists every model of the ${catalogued} providers in the catalogue.`,
+    ""
+  ].join("\n")
+}
+
 /** `lathe models [provider] [--json] [--refresh]`: the catalogue, as the person's config sees it. */
 export const modelsCommand: Command = async (args, io: CliIO) => {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (error) {
-    io.stderr(`lathe models: ${error instanceof Error ? error.message : String(error)}\n${usage}`)
-    return 2
-  }
+  const parsed = parseCommand(modelsSpec, args, io)
+  if (typeof parsed === "number") return parsed
   const { values, positionals } = parsed
-  if (values.help) {
-    io.stdout(usage)
-    return 0
-  }
   const wanted = positionals[0]
   const layer = ModelCatalog.layerWith(io.env).pipe(
     Layer.provideMerge(Config.layerWith(io.env)),
@@ -237,9 +263,15 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
     )
   else {
     for (const status of yours) add(status.id)
+    // With nothing set up, the catalogue's thousands of models would bury the one useful line: list what to set.
+    if (entries.length === 0 && !values.all && !values.json) {
+      if (refreshed?.status === "failed")
+        io.stderr(`lathe models: could not refresh the catalogue (${refreshed.reason}); listing the one in use\n`)
+      else if (refreshed !== undefined) io.stderr("lathe models: catalogue refreshed\n")
+      io.stdout(noProviderText(io, providers.size))
+      return refreshed?.status === "failed" ? 1 : 0
+    }
     if (values.all || entries.length === 0) {
-      if (!values.all && !values.json)
-        io.stderr("lathe models: no provider is set up yet (lathe auth login <provider>); listing every provider\n")
       const covered = new Set(entries.map((entry) => entry.catalogueID))
       for (const id of [...providers.keys()].sort()) {
         if (covered.has(id)) continue
@@ -316,16 +348,3 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
   io.stdout(`${lines.join("\n")}\n`)
   return code
 }
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    options: {
-      all: { type: "boolean" },
-      json: { type: "boolean" },
-      refresh: { type: "boolean" },
-      help: { type: "boolean", short: "h" }
-    },
-    allowPositionals: true,
-    strict: true
-  })

@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util"
-import { Config, type DroppedRule, Paths, runRuleset } from "@lathe/core"
+import { Config, type DroppedRule, Paths, type PermissionRequest, runRuleset } from "@lathe/core"
 import {
   approvalsPath,
   auditPath,
@@ -11,33 +10,118 @@ import {
   type Verdict,
   verdictOf
 } from "@lathe/permission"
+import { checkProtected, locate, resolvePath } from "@lathe/tools"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"
+import { defineCommand, helpText, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { forgetCommand, listCommand } from "./permissions-approvals.js"
 
-const usage = `Usage: lathe permissions explain <permission> <pattern> [--agent <name>] [--json]
-       lathe permissions audit [--session <id>] [--limit <n>] [--json]
-       lathe permissions approvals [--json]
-       lathe permissions forget <n>... | --all
+const explainSpec = defineCommand({
+  name: "permissions explain",
+  summary: "How this project's rules decide a request, and which rule (and which file) decided it",
+  usage: ["<permission> <pattern> [--agent <name>] [--json]"],
+  description: `Says how this project's rules decide a request, and which rule (and which file) decided it,
+from exactly the ruleset a run evaluates: the built-in and plugins' defaults, the agent's rules
+(--agent, default: the default agent), then your global and project config (last match wins),
+then the approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
+verdict per simple command, plus external_directory for writes outside the project. A file tool's
+path (write, edit, multiedit, apply_patch, read) gets a run's chain: external_directory when the
+path's real location (symlinks followed) is outside the project, the tool's permission (edit, read),
+then protected_path for a change to a protected file. An ask
+only a person may approve (sandbox_escape, protected_path, an unknown command under deny rules)
+says so: --yes, plugins, wildcard rules and the defaults do not approve it. The allow rules of
+an untrusted project's config that would have applied are listed as dropped.
+  lathe permissions explain bash "CI=true git push origin main"
+  lathe permissions explain read .env`,
+  options: {
+    agent: { type: "string", value: "<name>", description: "The agent whose rules apply (default: the default agent)" },
+    json: { type: "boolean", description: "Print the verdicts as JSON" }
+  },
+  positionals: { name: "<permission> <pattern>" }
+})
 
-explain  Says how this project's rules decide a request, and which rule (and which file) decided it,
-         from exactly the ruleset a run evaluates: the built-in and plugins' defaults, the agent's rules
-         (--agent, default: the default agent), then your global and project config (last match wins),
-         then the approvals remembered by "always" replies. A bash pattern is analysed as a command line, one
-         verdict per simple command, plus external_directory for writes outside the project. An ask
-         only a person may approve (sandbox_escape, protected_path, an unknown command under deny rules)
-         says so: --yes, plugins, wildcard rules and the defaults do not approve it. The allow rules of
-         an untrusted project's config that would have applied are listed as dropped.
-           lathe permissions explain bash "CI=true git push origin main"
-           lathe permissions explain read .env
-audit    Prints the recorded permission decisions (newest last).
-approvals  Lists what "always" replies remembered, in every project, oldest first and numbered: permission,
-         pattern, project and when. An "always" on the repeated-call guard (doom_loop) lasts for its session
-         and is not stored.
-forget   Removes remembered approvals by their number in that list, or --all of them; Lathe asks again,
-         also in sessions already running.
-`
+const auditSpec = defineCommand({
+  name: "permissions audit",
+  summary: "The recorded permission decisions (newest last)",
+  usage: ["[--session <id>] [--limit <n>] [--json]"],
+  description: `Prints the recorded permission decisions (newest last).`,
+  options: {
+    session: { type: "string", value: "<id>", description: "Only this session's decisions" },
+    limit: { type: "string", value: "<n>", description: "The last n decisions (default 50)" },
+    json: { type: "boolean", description: "Print them as JSON" }
+  }
+})
+
+const approvalsSpec = defineCommand({
+  name: "permissions approvals",
+  summary: 'What "always" replies remembered, numbered',
+  usage: ["[--json]"],
+  description: `Lists what "always" replies remembered, in every project, oldest first and numbered: permission,
+pattern, project and when. An "always" on the repeated-call guard (doom_loop) lasts for its session
+and is not stored.`,
+  options: { json: { type: "boolean", description: "Print them as JSON" } }
+})
+
+const forgetSpec = defineCommand({
+  name: "permissions forget",
+  summary: "Remove remembered approvals by their number, or --all of them",
+  usage: ["<n>... | --all"],
+  description: `Removes remembered approvals by their number in that list, or --all of them; Lathe asks again,
+also in sessions already running.`,
+  options: { all: { type: "boolean", description: "Forget every remembered approval" } },
+  positionals: { name: "<n>..." }
+})
+
+/** `lathe permissions`, declared once for the command kit. */
+export const permissionsSpec = defineCommand({
+  name: "permissions",
+  usage: [
+    "explain <permission> <pattern> [--agent <name>] [--json]",
+    "audit [--session <id>] [--limit <n>] [--json]",
+    "approvals [--json]",
+    "forget <n>... | --all"
+  ],
+  subcommands: [explainSpec, auditSpec, approvalsSpec, forgetSpec]
+})
+
+/**
+ * The file tools whose path argument `explain` takes, by tool name: the permission the tool asks with the path, and
+ * whether it changes the file (a change also asks `protected_path`). `edit` and `read` are permissions as well.
+ */
+const FILE_TOOLS: Readonly<Record<string, { readonly permission: string; readonly changes: boolean }>> = {
+  write: { permission: "edit", changes: true },
+  edit: { permission: "edit", changes: true },
+  multiedit: { permission: "edit", changes: true },
+  apply_patch: { permission: "edit", changes: true },
+  read: { permission: "read", changes: false }
+}
+
+/**
+ * The asks a run makes for `permission` on `pattern`, in its order. For a file tool (see `FILE_TOOLS`) that is the
+ * tools' own chain on the path taken from the working directory: `external_directory` when its real location (symlinks
+ * resolved) is outside the project root, the tool's permission with the patterns it uses, then `protected_path` for a
+ * change to a protected path. Any other permission is asked with the pattern as given (bash is analysed by `checksOf`).
+ */
+const asksOf = async (
+  permission: string,
+  pattern: string,
+  context: { readonly root: string; readonly directory: string; readonly home: string }
+): Promise<ReadonlyArray<PermissionRequest>> => {
+  const tool = FILE_TOOLS[permission]
+  if (tool === undefined || pattern.includes("*")) return [{ permission, patterns: [pattern] }]
+  const asks: Array<PermissionRequest> = []
+  const ctx = {
+    root: context.root,
+    ask: async (ask: PermissionRequest) => {
+      asks.push(ask)
+    }
+  }
+  const located = await locate(ctx, resolvePath(context, pattern, context.home), "file")
+  asks.push({ permission: tool.permission, patterns: [...located.patterns] })
+  if (tool.changes) await checkProtected(ctx, located.path, located.real)
+  return asks
+}
 
 const explain = async (
   permission: string,
@@ -56,7 +140,8 @@ const explain = async (
     const approvals = yield* readApprovals(approvalsPath(paths.data, paths.projectID))
     const parser = permission === "bash" ? yield* Effect.promise(() => loadBashParser()) : undefined
     const context = { root: paths.root, directory: paths.directory, home: paths.home }
-    const checks = checksOf({ sessionID: "explain", permission, patterns: [pattern], ruleset }, context, parser)
+    const asks = yield* Effect.promise(() => asksOf(permission, pattern, context))
+    const checks = asks.flatMap((ask) => checksOf({ sessionID: "explain", ruleset, ...ask }, context, parser))
     const verdicts = checks.map((check) => verdictOf(check, ruleset, approvals, paths.home))
     const asked = new Set(["*", ...checks.map((check) => check.permission)])
     const dropped = config.dropped.filter((rule) => asked.has(rule.permission))
@@ -89,7 +174,9 @@ const explain = async (
     `${permission} ${JSON.stringify(pattern)}: ${overall}${personOnly ? " (only a person may approve)" : ""}` +
       ` (agent ${agentName})`
   ]
-  for (const verdict of verdicts) lines.push(...describeVerdict(verdict, verdicts.length > 1))
+  // A tool's name (`write`) asks another permission (`edit`): the check then names the permission it asked.
+  const several = verdicts.length > 1 || verdicts.some((v) => v.check.permission !== permission)
+  for (const verdict of verdicts) lines.push(...describeVerdict(verdict, several))
   if (dropped.length > 0) lines.push(...describeDropped(dropped, root))
   io.stdout(`${lines.join("\n")}\n`)
   return 0
@@ -158,48 +245,29 @@ const audit = async (values: { session?: string; limit?: string; json?: boolean 
 
 /** `lathe permissions`: explain how the rules decide a request, show the audit trail, list or forget approvals. */
 export const permissionsCommand: Command = async (args, io) => {
-  const parsed = (() => {
-    try {
-      return parseArgs({
-        args: [...args],
-        allowPositionals: true,
-        options: {
-          json: { type: "boolean" },
-          session: { type: "string" },
-          limit: { type: "string" },
-          agent: { type: "string" },
-          all: { type: "boolean" },
-          help: { type: "boolean", short: "h" }
-        },
-        strict: true
-      })
-    } catch (error) {
-      return error instanceof Error ? error : new Error(String(error))
-    }
-  })()
-  if (parsed instanceof Error) {
-    io.stderr(`lathe permissions: ${parsed.message}\n\n${usage}`)
-    return 2
-  }
-  const { values, positionals } = parsed
-  const [sub, ...rest] = positionals
-  if (values.help || sub === undefined) {
-    io.stdout(usage)
-    return values.help ? 0 : 2
-  }
-  if (sub === "explain") {
-    const [permission, pattern, ...extra] = rest
+  const sub = pickSubcommand(permissionsSpec, args, io)
+  if (typeof sub === "number") return sub
+  if (sub.name === "explain") {
+    const parsed = parseCommand(explainSpec, sub.rest, io)
+    if (typeof parsed === "number") return parsed
+    const [permission, pattern, ...extra] = parsed.positionals
     if (!permission || pattern === undefined || extra.length > 0) {
       io.stderr(
-        `lathe permissions explain: expected a permission and one pattern (quote a command line), got ${rest.length} argument(s)\n\n${usage}`
+        `lathe permissions explain: expected a permission and one pattern (quote a command line), got ${parsed.positionals.length} argument(s)\n\n${helpText(explainSpec)}`
       )
       return 2
     }
-    return explain(permission, pattern, { json: values.json ?? false, agent: values.agent }, io)
+    return explain(permission, pattern, { json: parsed.values.json ?? false, agent: parsed.values.agent }, io)
   }
-  if (sub === "audit") return audit(values, io)
-  if (sub === "approvals") return listCommand(values.json ?? false, io)
-  if (sub === "forget") return forgetCommand(rest, values.all ?? false, io, usage)
-  io.stderr(`lathe permissions: unknown subcommand "${sub}"; use explain, audit, approvals or forget.\n\n${usage}`)
-  return 2
+  if (sub.name === "audit") {
+    const parsed = parseCommand(auditSpec, sub.rest, io)
+    return typeof parsed === "number" ? parsed : audit(parsed.values, io)
+  }
+  if (sub.name === "approvals") {
+    const parsed = parseCommand(approvalsSpec, sub.rest, io)
+    return typeof parsed === "number" ? parsed : listCommand(parsed.values.json ?? false, io)
+  }
+  const parsed = parseCommand(forgetSpec, sub.rest, io)
+  if (typeof parsed === "number") return parsed
+  return forgetCommand(parsed.positionals, parsed.values.all ?? false, io, helpText(forgetSpec))
 }

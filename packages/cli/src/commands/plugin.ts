@@ -1,29 +1,43 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import { Config, Paths, Plugins } from "@lathe/core"
 import { resolveServers } from "@lathe/mcp/host"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"
+import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 
-const usage = `Usage: lathe plugin <list | init <name>> [options]
+const listSpec = defineCommand({
+  name: "plugin list",
+  summary:
+    "Every plugin this project loads: where it came from, its hooks, tools, agents and commands, and why some failed",
+  description: `Every plugin this project loads: where it came from, its hooks, tools, agents and commands, and the plugins
+that failed to load with what to do about it.`,
+  options: { json: { type: "boolean", description: "Print them as JSON" } }
+})
 
-  list [--json]    Every plugin this project loads: where it came from, its hooks, tools, agents and commands, and the
-                   plugins that failed to load with what to do about it.
-  init <name>      Scaffold a publishable plugin package in ./<name> (package.json, src/index.ts with one
-                   hook and one tool on @lathe/plugin, a test that runs a real turn with its runPluginTurn,
-                   README). Run from a checkout of Lathe, it depends on that checkout's packages/plugin and
-                   packages/core (file:), so npm install works before they are on npm; installed from npm, on the
-                   same version as this CLI.
+const initSpec = defineCommand({
+  name: "plugin init",
+  summary: "Scaffold a publishable plugin package in ./<name>",
+  usage: ["<name>"],
+  description: `Scaffolds a publishable plugin package in ./<name> (package.json, src/index.ts with one hook and one tool on
+@lathe/plugin, a test that runs a real turn with its runPluginTurn, README). Run from a checkout of Lathe, it
+depends on that checkout's packages/plugin and packages/core (file:), so npm install works before they are on npm;
+installed from npm, on the same version as this CLI.`,
+  positionals: { name: "<name>", max: 1 }
+})
 
-Plugins load from the built-ins, then lathe.json "plugin" (package names, paths, ["name", { options }]), then
-.lathe/plugins/*.{ts,mts,js,mjs} (trusted projects only) and ~/.config/lathe/plugins/. See docs/plugins.md.
-`
+/** `lathe plugin`, declared once for the command kit. */
+export const pluginSpec = defineCommand({
+  name: "plugin",
+  usage: ["<list | init <name>> [options]"],
+  description: `Plugins load from the built-ins, then lathe.json "plugin" (package names, paths, ["name", { options }]), then
+.lathe/plugins/*.{ts,mts,js,mjs} (trusted projects only) and ~/.config/lathe/plugins/. See docs/plugins.md.`,
+  subcommands: [listSpec, initSpec]
+})
 
-const list = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => {
-  const json = args.includes("--json")
+const list = async (json: boolean, io: CliIO): Promise<number> => {
   const program = Effect.gen(function* () {
     const plugins = yield* Plugins
     const config = yield* Config
@@ -235,19 +249,10 @@ const init = (args: ReadonlyArray<string>, io: CliIO): number => {
 
 /** `lathe plugin list` / `lathe plugin init <name>`. */
 export const pluginCommand: Command = async (args, io) => {
-  const { positionals, values } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-    strict: true
-  })
-  const [sub, ...rest] = positionals
-  if (values.help || sub === undefined) {
-    io.stdout(usage)
-    return sub === undefined && !values.help ? 2 : 0
-  }
-  if (sub === "list") return list(values.json ? ["--json"] : [], io)
-  if (sub === "init") return init(rest, io)
-  io.stderr(`lathe plugin: unknown subcommand "${sub}".\n${usage}`)
-  return 2
+  const sub = pickSubcommand(pluginSpec, args, io)
+  if (typeof sub === "number") return sub
+  const parsed = parseCommand(sub.name === "list" ? listSpec : initSpec, sub.rest, io)
+  if (typeof parsed === "number") return parsed
+  if (sub.name === "list") return list(parsed.values.json === true, io)
+  return init(parsed.positionals, io)
 }

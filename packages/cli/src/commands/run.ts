@@ -1,6 +1,6 @@
-import { parseArgs } from "node:util"
-import { type LatheEvent, type PromptPart, ProviderNotConfigured, ReasoningLevel } from "@lathe/core"
+import { type LatheEvent, type PromptPart, ProviderNotConfigured } from "@lathe/core"
 import { cliLogger } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import { attachResources, expandCommand } from "../contributions.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
@@ -10,37 +10,72 @@ import { LocalBackend } from "../tui/local-backend.js"
 import { colorEnabled, createStyle } from "../tui/style.js"
 import { askAnswerer } from "./asks.js"
 
-const usage = `Usage: lathe run [options] <message...>
-       lathe run [options] --command <server>:<prompt> [key=value | value]...
-
-Runs one turn of the agent on this directory's project: the model answers, calls tools (asking you for
+/** `lathe run`, declared once: its parser, `--help` and usage errors come from the command kit. */
+export const runSpec = defineCommand({
+  name: "run",
+  usage: ["[options] <message...>", "[options] --command <server>:<prompt> [key=value | value]..."],
+  description: `Runs one turn of the agent on this directory's project: the model answers, calls tools (asking you for
 permission where the rules say so), and stops when the task is done. The message may also come on stdin.
 With --command, an MCP server's prompt is the message; the words after it are its arguments. In a message,
 @<server>:<uri> attaches that MCP resource. A message that starts with @<subagent> (lathe agents lists them) runs
 that subagent for this prompt only; the session keeps its own agent. A subagent with no model of its own runs on
-the model of the turn that calls it (-m, else its caller's).
+the model of the turn that calls it (-m, else its caller's).`,
+  options: {
+    agent: {
+      type: "string",
+      value: "<name>",
+      description: "The agent to run (default: the configured default_agent, else build)"
+    },
+    model: {
+      type: "string",
+      short: "m",
+      value: "<p/m>",
+      description: "The model, as provider/model (default: the agent's, else the configured model)"
+    },
+    variant: {
+      type: "string",
+      value: "<level>",
+      choices: ["low", "medium", "high"],
+      description: `How hard a reasoning model thinks for this run: low, medium or high (default: the
+agent's or the model's "reasoning" in lathe.json, else the provider's default)`
+    },
+    session: { type: "string", short: "s", value: "<id>", description: "Continue this session" },
+    continue: { type: "boolean", short: "c", description: "Continue the most recent session of this work tree" },
+    command: {
+      type: "string",
+      value: "<s>:<p>",
+      description: "Run the MCP prompt <p> of server <s> (arguments as key=value, or in the prompt's order)"
+    },
+    format: {
+      type: "string",
+      value: "<fmt>",
+      choices: ["text", "json"],
+      description: "text (default) or json: every event as one JSON object per line on stdout"
+    },
+    yes: {
+      type: "boolean",
+      short: "y",
+      description: `Allow every permission ask (deny rules still hold); without a terminal, asks are
+rejected unless --yes is given`
+    },
+    attach: {
+      type: "string",
+      value: "<url>",
+      description: `Drive a running server (lathe serve) instead of running the agent here; sessions run
+in the server's directory, asks are answered here over HTTP`
+    },
+    token: {
+      type: "string",
+      value: "<token>",
+      description: `The server's bearer token (default: LATHE_SERVER_TOKEN, else, for a server on this
+machine, the one it saved in the data dir)`
+    }
+  },
+  positionals: { name: "<message...>" },
+  footer: `A turn stops after max_steps model calls (default 200; lathe.json): lathe run -c "continue" goes on.
 
-Options:
-  --agent <name>       The agent to run (default: the configured default_agent, else build)
-  -m, --model <p/m>    The model, as provider/model (default: the agent's, else the configured model)
-  --variant <level>    How hard a reasoning model thinks for this run: low, medium or high (default: the
-                       agent's or the model's "reasoning" in lathe.json, else the provider's default)
-  -s, --session <id>   Continue this session
-  -c, --continue       Continue the most recent session of this project
-  --command <s>:<p>    Run the MCP prompt <p> of server <s> (arguments as key=value, or in the prompt's order)
-  --format <fmt>       text (default) or json: every event as one JSON object per line on stdout
-  -y, --yes            Allow every permission ask (deny rules still hold); without a terminal, asks are
-                       rejected unless --yes is given
-  --attach <url>       Drive a running server (lathe serve) instead of running the agent here; sessions run
-                       in the server's directory, asks are answered here over HTTP
-  --token <token>      The server's bearer token (default: LATHE_SERVER_TOKEN, else, for a server on this
-                       machine, the one it saved in the data dir)
-  -h, --help           Show this help
-
-A turn stops after max_steps model calls (default 200; lathe.json): lathe run -c "continue" goes on.
-
-Exit codes: 0 done, 1 failed or stopped short (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).
-`
+Exit codes: 0 done, 1 failed or stopped short (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).`
+})
 
 const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
   const chunks: Array<Buffer> = []
@@ -70,23 +105,10 @@ interface Message {
  * `lathe serve` server with `--attach` (the interactive session's two backends). Asks are answered by `./asks.ts`.
  */
 export const runCommand: Command = async (args, io: CliIO) => {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (error) {
-    io.stderr(`lathe run: ${errorText(error)}\nRun \`lathe run --help\` for the options.\n`)
-    return 2
-  }
+  const parsed = parseCommand(runSpec, args, io)
+  if (typeof parsed === "number") return parsed
   const { values, positionals } = parsed
-  if (values.help) {
-    io.stdout(usage)
-    return 0
-  }
   const format = values.format ?? "text"
-  if (format !== "text" && format !== "json") {
-    io.stderr(`lathe run: --format must be "text" or "json", not "${format}".\n`)
-    return 2
-  }
   let message = values.command ? "" : positionals.join(" ").trim()
   if (!message && !values.command && io.stdin && !io.stdinIsTTY) message = (await readAll(io.stdin)).trim()
   if (!message && !values.command) {
@@ -97,11 +119,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr("lathe run: use either --session or --continue, not both.\n")
     return 2
   }
-  const variant = values.variant === undefined ? undefined : ReasoningLevel.safeParse(values.variant)
-  if (variant?.success === false) {
-    io.stderr(`lathe run: --variant must be "low", "medium" or "high", not "${values.variant}".\n`)
-    return 2
-  }
+  const variant = values.variant
   if (variant !== undefined && values.attach !== undefined) {
     io.stderr("lathe run: --variant applies to a run on this machine; it cannot be used with --attach.\n")
     return 2
@@ -226,7 +244,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? prompt.text) : prompt.text }, ...prompt.attached],
     agent: subagent ?? values.agent ?? prompt.agent,
     model: values.model ?? prompt.model,
-    ...(variant?.success ? { variant: variant.data } : {}),
+    ...(variant === undefined ? {} : { variant }),
     allowSubagents: subagent !== undefined,
     ...(subagent && callerModel ? { inheritedModel: callerModel } : {}),
     title: false,
@@ -374,23 +392,3 @@ const textRendererFor = async (io: CliIO, totals: Totals): Promise<TextRenderer>
     columns: () => process.stdout.columns || 80
   })
 }
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      agent: { type: "string" },
-      model: { type: "string", short: "m" },
-      variant: { type: "string" },
-      session: { type: "string", short: "s" },
-      continue: { type: "boolean", short: "c" },
-      command: { type: "string" },
-      format: { type: "string" },
-      yes: { type: "boolean", short: "y" },
-      attach: { type: "string" },
-      token: { type: "string" },
-      help: { type: "boolean", short: "h" }
-    },
-    strict: true
-  })

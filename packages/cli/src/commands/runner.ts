@@ -1,57 +1,54 @@
-import { parseArgs } from "node:util"
 import { directoryApps, sharedStore } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { redactUrl, shardCount, storeUrl } from "./cluster-options.js"
 
-const usage = `Usage: lathe runner --store <postgres-url> [--port N] [--host H] [--listen H] [--shards N]
-
-Joins a Lathe cluster as a runner: a process that holds sessions and runs their turns. Runners share one
+/** `lathe runner`, declared once for the command kit. */
+export const runnerSpec = defineCommand({
+  name: "runner",
+  usage: ["--store <postgres-url> [--port N] [--host H] [--listen H] [--shards N]"],
+  description: `Joins a Lathe cluster as a runner: a process that holds sessions and runs their turns. Runners share one
 Postgres (sessions, messages and the cluster's own state); \`lathe serve --store <url> --cluster\` takes the HTTP
 traffic in front of them. A runner that dies loses no completed step: its sessions continue on another runner.
 Sessions run in their directory with that directory's config, as under \`lathe serve\`. The first line on stdout is
-\`runner HOST:PORT joined\`. SIGTERM or Ctrl-C hands its sessions to the other runners, then it exits.
-
-Options:
-  --store <url>     The shared Postgres (default: $LATHE_STORE)
-  --port <n>        The port other runners and servers reach this one on (default: $LATHE_RUNNER_PORT, else 34431)
-  --host <h>        The address they reach it at (default: $LATHE_RUNNER_HOST, else 127.0.0.1)
-  --listen <h>      The interface to listen on when it differs from --host (e.g. 0.0.0.0 in a container)
-  --shards <n>      Shards in the cluster (default: $LATHE_SHARDS, else 300); every member must use the same
-  --health-port <n> Serve GET /health here (200 while a member, 503 while leaving; default: $LATHE_RUNNER_HEALTH_PORT)
-  -h, --help        Show this help
-
-Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.
-`
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    options: {
-      store: { type: "string" },
-      port: { type: "string" },
-      host: { type: "string" },
-      listen: { type: "string" },
-      shards: { type: "string" },
-      "health-port": { type: "string" },
-      help: { type: "boolean", short: "h" }
+\`runner HOST:PORT joined\`. SIGTERM or Ctrl-C hands its sessions to the other runners, then it exits.`,
+  options: {
+    store: { type: "string", value: "<url>", description: "The shared Postgres (default: $LATHE_STORE)" },
+    port: {
+      type: "string",
+      value: "<n>",
+      description: "The port other runners and servers reach this one on (default: $LATHE_RUNNER_PORT, else 34431)"
     },
-    strict: true
-  })
+    host: {
+      type: "string",
+      value: "<h>",
+      description: "The address they reach it at (default: $LATHE_RUNNER_HOST, else 127.0.0.1)"
+    },
+    listen: {
+      type: "string",
+      value: "<h>",
+      description: "The interface to listen on when it differs from --host (e.g. 0.0.0.0 in a container)"
+    },
+    shards: {
+      type: "string",
+      value: "<n>",
+      description: "Shards in the cluster (default: $LATHE_SHARDS, else 300); every member must use the same"
+    },
+    "health-port": {
+      type: "string",
+      value: "<n>",
+      description: "Serve GET /health here (200 while a member, 503 while leaving; default: $LATHE_RUNNER_HEALTH_PORT)"
+    }
+  },
+  footer: `Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.`
+})
 
 /** `lathe runner`: a cluster runner, until SIGTERM or Ctrl-C. */
 export const runnerCommand: Command = async (args, io: CliIO) => {
-  let values: ReturnType<typeof parse>["values"]
-  try {
-    values = parse(args).values
-  } catch (error) {
-    io.stderr(`lathe runner: ${error instanceof Error ? error.message : String(error)}\n`)
-    return 2
-  }
-  if (values.help) {
-    io.stdout(usage)
-    return 0
-  }
+  const parsed = parseCommand(runnerSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  const { values } = parsed
   const store = storeUrl("runner", values.store, io)
   if ("error" in store) {
     io.stderr(`${store.error}\n`)

@@ -1,14 +1,17 @@
-import { parseArgs } from "node:util"
 import { directoryApps, sharedStore } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { removeServerToken, writeServerToken } from "../server-token.js"
 import { type CliWorkspaces, startWorkspaces } from "../workspaces.js"
 import { shardCount, storeUrl } from "./cluster-options.js"
 
-const usage = `Usage: lathe serve [--port N] [--hostname H] [--token T | --no-auth] [--cors ORIGIN] [--allow-host NAME]
-                   [--allow-directory DIR] [--store URL [--cluster] [--shards N]]
-
-Runs Lathe as a server: the HTTP + SSE API that editors, scripts and \`lathe run --attach\` drive (see
+/** `lathe serve`, declared once for the command kit. */
+export const serveSpec = defineCommand({
+  name: "serve",
+  usage: [
+    "[--port N] [--hostname H] [--token T | --no-auth] [--cors ORIGIN] [--allow-host NAME] [--allow-directory DIR] [--store URL [--cluster] [--shards N]]"
+  ],
+  description: `Runs Lathe as a server: the HTTP + SSE API that editors, scripts and \`lathe run --attach\` drive (see
 GET /openapi.json). Sessions run in this directory unless one names another: a folder below it, or one allowed with
 --allow-directory (any other is refused with 403; symlinks are followed to where they lead). Each directory's
 config, trust, permission and sandbox rules apply as in \`lathe\` there. Permission asks and questions wait for a client to
@@ -18,60 +21,63 @@ Every request needs \`Authorization: Bearer <token>\`; this machine's \`lathe --
 loopback address read it from the data dir (servers/<port>.token), so they need no --token. Requests must name this
 server in \`Host\` (localhost, 127.0.0.1, [::1], --hostname or --allow-host), web pages of other origins are refused
 unless allowed with --cors, and a request body must be \`Content-Type: application/json\` and at most 10 MB (413).
-SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.
-
-Options:
-  --port <n>        The port (default 4096; 0 picks a free one)
-  --hostname <h>    The address to listen on (default 127.0.0.1)
-  --token <t>       The token every request needs (default: $LATHE_SERVER_TOKEN, else a new random one, printed)
-  --no-auth         No token (loopback only): any program on this machine can then drive the agent
-  --cors <origin>   Let web pages of this origin (e.g. https://app.example) call the API; repeatable
-  --allow-host <n>  Also answer to this Host name (a reverse proxy's); repeatable
-  --allow-directory <dir>
-                    Also let sessions run in this directory and the folders below it; repeatable
-  --store <url>     Keep sessions in this Postgres (default: $LATHE_STORE, else the config's store, else SQLite)
-  --cluster         Run no session here: send them to the runners sharing --store (\`lathe runner\`)
-  --shards <n>      With --cluster: the cluster's shard count (default: $LATHE_SHARDS, else 300)
-  -h, --help        Show this help
-
-Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.
-`
-
-const parse = (args: ReadonlyArray<string>) =>
-  parseArgs({
-    args: [...args],
-    options: {
-      port: { type: "string" },
-      hostname: { type: "string" },
-      token: { type: "string" },
-      "no-auth": { type: "boolean" },
-      cors: { type: "string", multiple: true },
-      "allow-host": { type: "string", multiple: true },
-      "allow-directory": { type: "string", multiple: true },
-      store: { type: "string" },
-      cluster: { type: "boolean" },
-      shards: { type: "string" },
-      help: { type: "boolean", short: "h" }
+SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.`,
+  options: {
+    port: { type: "string", value: "<n>", description: "The port (default 4096; 0 picks a free one)" },
+    hostname: { type: "string", value: "<h>", description: "The address to listen on (default 127.0.0.1)" },
+    token: {
+      type: "string",
+      value: "<t>",
+      description: "The token every request needs (default: $LATHE_SERVER_TOKEN, else a new random one, printed)"
     },
-    strict: true
-  })
+    "no-auth": {
+      type: "boolean",
+      description: "No token (loopback only): any program on this machine can then drive the agent"
+    },
+    cors: {
+      type: "string",
+      multiple: true,
+      value: "<origin>",
+      description: "Let web pages of this origin (e.g. https://app.example) call the API; repeatable"
+    },
+    "allow-host": {
+      type: "string",
+      multiple: true,
+      value: "<n>",
+      description: "Also answer to this Host name (a reverse proxy's); repeatable"
+    },
+    "allow-directory": {
+      type: "string",
+      multiple: true,
+      value: "<dir>",
+      description: "Also let sessions run in this directory and the folders below it; repeatable"
+    },
+    store: {
+      type: "string",
+      value: "<url>",
+      description: "Keep sessions in this Postgres (default: $LATHE_STORE, else the config's store, else SQLite)"
+    },
+    cluster: {
+      type: "boolean",
+      description: "Run no session here: send them to the runners sharing --store (`lathe runner`)"
+    },
+    shards: {
+      type: "string",
+      value: "<n>",
+      description: "With --cluster: the cluster's shard count (default: $LATHE_SHARDS, else 300)"
+    }
+  },
+  footer: `Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.`
+})
 
 /** `lathe serve`: the headless server, until SIGTERM or Ctrl-C. */
 export const serveCommand =
   (version: string): Command =>
   async (args, given: CliIO) => {
     let io = given
-    let values: ReturnType<typeof parse>["values"]
-    try {
-      values = parse(args).values
-    } catch (error) {
-      io.stderr(`lathe serve: ${error instanceof Error ? error.message : String(error)}\n`)
-      return 2
-    }
-    if (values.help) {
-      io.stdout(usage)
-      return 0
-    }
+    const parsed = parseCommand(serveSpec, args, io)
+    if (typeof parsed === "number") return parsed
+    const { values } = parsed
     const port = values.port === undefined ? 4096 : Number(values.port)
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       io.stderr(`lathe serve: --port must be a whole number from 0 to 65535, not "${values.port}".\n`)

@@ -1,24 +1,34 @@
-import { parseArgs } from "node:util"
 import { Config, Paths, SessionNotFound, SessionStore, StoreError } from "@lathe/core"
 import { auditPath, readAudit } from "@lathe/permission"
 import { Effect } from "effect"
 import { runOnStore } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO } from "../io.js"
 import { loadDocument, type SessionDocument } from "../session-document.js"
 import { renderSession } from "../session-text.js"
 import { plainText } from "../terminal-text.js"
 
-export const showUsage = `Usage: lathe session show <id> | --last [--json] [--reasoning] [--full]
-
-Prints a stored session, every message and part in order: your prompts, the model's text, each tool call with its
+/** `lathe session show`, declared once for the command kit. */
+export const showSpec = defineCommand({
+  name: "session show",
+  summary: "Print one session: messages, tool calls, permission decisions, tokens and cost",
+  usage: ["<id> | --last [--json] [--reasoning] [--full]"],
+  description: `Prints a stored session, every message and part in order: your prompts, the model's text, each tool call with its
 input, output, status, duration and the permission decisions made for it (the rule, hook or reply that decided),
 retries, each step's tokens and cost, compaction points, and the subagent sessions a task call started, nested
-under it. --last shows this project's latest session. Reasoning is folded to one line unless --reasoning; long tool
+under it. --last shows this work tree's latest session. Reasoning is folded to one line unless --reasoning; long tool
 inputs and outputs are cut unless --full. --json prints the whole session as the document \`lathe export --format
-json\` writes and \`lathe import\` reads (nothing cut).
-`
+json\` writes and \`lathe import\` reads (nothing cut).`,
+  options: {
+    last: { type: "boolean", description: "This work tree's latest session" },
+    json: { type: "boolean", description: "The whole session as its JSON document" },
+    reasoning: { type: "boolean", description: "Reasoning in full (folded to one line otherwise)" },
+    full: { type: "boolean", description: "Long tool inputs and outputs in full (cut otherwise)" }
+  },
+  positionals: { name: "<id>", max: 1 }
+})
 
-/** Which session a command names: an id, or `--last` (this project's latest top-level session). */
+/** Which session a command names: an id, or `--last` (this work tree's latest top-level session). */
 export type SessionTarget = { readonly id: string } | { readonly last: true }
 
 /**
@@ -36,7 +46,8 @@ export const readDocument = (io: CliIO, target: SessionTarget) =>
       const id =
         "id" in target
           ? target.id
-          : (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]?.id
+          : (yield* store.listSessions({ projectID: paths.projectID, tree: paths.root, parentID: null, limit: 1 }))[0]
+              ?.id
       if (id === undefined)
         return yield* new SessionNotFound({
           sessionID: "",
@@ -67,29 +78,9 @@ export const targetOf = (positionals: ReadonlyArray<string>, last: boolean | und
 
 /** `lathe session show`: a stored session, as text or as its JSON document. */
 export const showCommand = async (args: ReadonlyArray<string>, io: CliIO): Promise<number> => {
-  let parsed: { values: Record<string, boolean | undefined>; positionals: Array<string> }
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: {
-        last: { type: "boolean" },
-        json: { type: "boolean" },
-        reasoning: { type: "boolean" },
-        full: { type: "boolean" },
-        help: { type: "boolean", short: "h" }
-      },
-      strict: true
-    })
-  } catch (error) {
-    io.stderr(`lathe session show: ${error instanceof Error ? error.message : String(error)}\n\n${showUsage}`)
-    return 2
-  }
+  const parsed = parseCommand(showSpec, args, io)
+  if (typeof parsed === "number") return parsed
   const { values, positionals } = parsed
-  if (values.help) {
-    io.stdout(showUsage)
-    return 0
-  }
   const target = targetOf(positionals, values.last)
   if (typeof target === "string") {
     io.stderr(`lathe session show: ${target}.\n`)

@@ -1,14 +1,15 @@
 import { statSync } from "node:fs"
 import { resolve } from "node:path"
-import { parseArgs } from "node:util"
 import { isTrusted, Paths, type PathsShape, trustedFolders, trustProject, untrustProject } from "@lathe/core"
 import { Effect } from "effect"
+import { defineCommand, helpText, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 
-const trustUsage = `Usage: lathe trust [dir] [--check]
-       lathe trust --list
-
-Marks a project as trusted, so its lathe.json and .lathe/ may widen what Lathe does (allow rules,
+/** `lathe trust`, declared once for the command kit. */
+export const trustSpec = defineCommand({
+  name: "trust",
+  usage: ["[dir] [--check]", "--list"],
+  description: `Marks a project as trusted, so its lathe.json and .lathe/ may widen what Lathe does (allow rules,
 plugins, agents, provider URLs, headers and keys, {env:} and {file:} values). Until then a project's
 config can only narrow it: deny and ask rules apply, the rest is ignored with a notice.
 
@@ -16,37 +17,23 @@ The project is the git work tree holding [dir] (default: the current directory),
 Trust is kept per real path (symlinks resolved) in the data dir (trust.json); trusting a folder
 trusts every project inside it. Undo it with \`lathe untrust [dir]\`. A "no" answered to the
 interactive UI's trust prompt is kept there too (the UI then does not ask again in that folder);
-\`lathe trust\` forgets it.
+\`lathe trust\` forgets it.`,
+  options: {
+    check: { type: "boolean", description: "Only say whether the project is trusted (exit 0 if trusted, 1 if not)" },
+    list: { type: "boolean", description: "List the trusted folders" }
+  },
+  positionals: { name: "[dir]" }
+})
 
-Options:
-  --check  Only say whether the project is trusted (exit 0 if trusted, 1 if not)
-  --list   List the trusted folders
-`
-
-const untrustUsage = `Usage: lathe untrust [dir]
-
-Removes a project (the git work tree holding [dir], default the current directory) from the trusted
+/** `lathe untrust`, declared once for the command kit. */
+export const untrustSpec = defineCommand({
+  name: "untrust",
+  usage: ["[dir]"],
+  description: `Removes a project (the git work tree holding [dir], default the current directory) from the trusted
 folders: from the next start its config may again only narrow what Lathe does. A folder trusted above
-it keeps it trusted; the command names that folder.
-`
-
-/** Parses `[dir]` and the flags; a usage error is a message (exit 2). */
-const parse = (args: ReadonlyArray<string>, options: { check?: boolean; list?: boolean }) => {
-  try {
-    return parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        ...(options.check ? { check: { type: "boolean" } } : {}),
-        ...(options.list ? { list: { type: "boolean" } } : {})
-      },
-      strict: true
-    })
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error))
-  }
-}
+it keeps it trusted; the command names that folder.`,
+  positionals: { name: "[dir]" }
+})
 
 /** The folder a `[dir]` argument names, checked to exist (a message for the person when it does not). */
 const folderOf = (io: CliIO, dir: string | undefined): string | Error => {
@@ -77,18 +64,11 @@ const withPaths = async <A>(
 
 /** `lathe trust [dir] [--check] | --list`: trust a project's config, say whether it is trusted, or list trust. */
 export const trustCommand: Command = async (args, io: CliIO) => {
-  const parsed = parse(args, { check: true, list: true })
-  if (parsed instanceof Error) {
-    io.stderr(`lathe trust: ${parsed.message}\n\n${trustUsage}`)
-    return 2
-  }
+  const parsed = parseCommand(trustSpec, args, io)
+  if (typeof parsed === "number") return parsed
   const { values, positionals } = parsed
-  if (values.help) {
-    io.stdout(trustUsage)
-    return 0
-  }
   if (positionals.length > 1 || (values.list && (positionals.length > 0 || values.check))) {
-    io.stderr(`lathe trust: expected at most one folder, or --list alone\n\n${trustUsage}`)
+    io.stderr(`lathe trust: expected at most one folder, or --list alone\n\n${helpText(trustSpec)}`)
     return 2
   }
   const folder = folderOf(io, positionals[0])
@@ -121,17 +101,10 @@ export const trustCommand: Command = async (args, io: CliIO) => {
 
 /** `lathe untrust [dir]`: take a project's trust back, so its config may only narrow again. */
 export const untrustCommand: Command = async (args, io: CliIO) => {
-  const parsed = parse(args, {})
-  if (parsed instanceof Error) {
-    io.stderr(`lathe untrust: ${parsed.message}\n\n${untrustUsage}`)
-    return 2
-  }
-  if (parsed.values.help) {
-    io.stdout(untrustUsage)
-    return 0
-  }
+  const parsed = parseCommand(untrustSpec, args, io)
+  if (typeof parsed === "number") return parsed
   if (parsed.positionals.length > 1) {
-    io.stderr(`lathe untrust: expected at most one folder\n\n${untrustUsage}`)
+    io.stderr(`lathe untrust: expected at most one folder\n\n${helpText(untrustSpec)}`)
     return 2
   }
   const folder = folderOf(io, parsed.positionals[0])

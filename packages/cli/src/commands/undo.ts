@@ -1,5 +1,4 @@
 import { createInterface } from "node:readline/promises"
-import { parseArgs } from "node:util"
 import {
   listTurns,
   Paths,
@@ -15,32 +14,49 @@ import {
 } from "@lathe/core"
 import { Effect } from "effect"
 import { runOnApp, runOnStore } from "../app.js"
+import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 
-const usage = (verb: "undo" | "redo") =>
-  verb === "undo"
-    ? `Usage: lathe undo [<n>] [--step] [--list] [--force] [--session <id>]
+const SESSION = {
+  type: "string",
+  short: "s",
+  value: "<id>",
+  description: "The session (default: this work tree's latest)"
+} as const
+const FORCE = {
+  type: "boolean",
+  short: "f",
+  description: "Put files back even if they were changed since (by hand or another program)"
+} as const
 
-Puts back every file the last turn of a session changed (all its steps, its subagents' too) and hides the turn,
-prompt included, from the model; the latest session of this project unless --session is given. Run it again to
+/** `lathe undo`, declared once for the command kit. */
+export const undoSpec = defineCommand({
+  name: "undo",
+  usage: ["[<n>] [--step] [--list] [--force] [--session <id>]"],
+  description: `Puts back every file the last turn of a session changed (all its steps, its subagents' too) and hides the turn,
+prompt included, from the model; the latest session of this work tree unless --session is given. Run it again to
 go one more turn back. The next prompt in the session makes the undo final; \`lathe redo\` brings everything
-back before that.
+back before that. <n> goes back to before turn n (it and every later turn are undone).`,
+  options: {
+    step: { type: "boolean", description: "Undo only the last step that changed files, not the whole turn" },
+    list: { type: "boolean", description: "Show the session's turns: number, time, prompt, files changed" },
+    force: FORCE,
+    session: SESSION
+  },
+  positionals: { name: "<n>" },
+  footer: `Files changed since the turn are never overwritten silently: undo names them and asks (with no terminal it stops,
+and --force goes ahead; \`lathe redo\` then brings those changes back).`
+})
 
-  <n>           go back to before turn n (it and every later turn are undone)
-  --step        undo only the last step that changed files, not the whole turn
-  --list        show the session's turns: number, time, prompt, files changed
-  --force       put files back even if they were changed since the turn (by hand or another program)
-  -s, --session the session to undo in
-
-Files changed since the turn are never overwritten silently: undo names them and asks (with no terminal it stops,
-and --force goes ahead; \`lathe redo\` then brings those changes back).
-`
-    : `Usage: lathe redo [--force] [--session <id>]
-
-Brings back what \`lathe undo\` took away in a session (the latest of this project, unless --session is given):
+/** `lathe redo`, declared once for the command kit. */
+export const redoSpec = defineCommand({
+  name: "redo",
+  usage: ["[--force] [--session <id>]"],
+  description: `Brings back what \`lathe undo\` took away in a session (the latest of this work tree, unless --session is given):
 every undone file as it was before the first undo, and the hidden turns. Files changed since the undo are named
-and asked about (with no terminal redo stops; --force overwrites them).
-`
+and asked about (with no terminal redo stops; --force overwrites them).`,
+  options: { force: FORCE, session: SESSION }
+})
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
@@ -107,7 +123,8 @@ const latestSession = (requested: string | undefined) =>
     if (requested !== undefined) return requested
     const store = yield* SessionStore
     const paths = yield* Paths
-    return (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]?.id
+    return (yield* store.listSessions({ projectID: paths.projectID, tree: paths.root, parentID: null, limit: 1 }))[0]
+      ?.id
   })
 
 /** Runs the undo or redo once; a conflict comes back as a value so the command can ask and run it again. */
@@ -135,35 +152,10 @@ const attempt = (io: CliIO, verb: "undo" | "redo", options: Options, turn: numbe
 export const revertCommand =
   (verb: "undo" | "redo"): Command =>
   async (args, io: CliIO) => {
-    let values: Options
-    let positionals: Array<string>
-    try {
-      const parsed = parseArgs({
-        args: [...args],
-        options: {
-          session: { type: "string", short: "s" },
-          force: { type: "boolean", short: "f" },
-          help: { type: "boolean", short: "h" },
-          step: { type: "boolean" },
-          list: { type: "boolean" }
-        },
-        allowPositionals: verb === "undo",
-        strict: true
-      })
-      values = parsed.values
-      positionals = parsed.positionals
-    } catch (error) {
-      io.stderr(`lathe ${verb}: ${error instanceof Error ? error.message : String(error)}\n`)
-      return 2
-    }
-    if (values.help) {
-      io.stdout(usage(verb))
-      return 0
-    }
-    if (verb === "redo" && (values.step || values.list)) {
-      io.stderr(`lathe redo: --step and --list belong to \`lathe undo\`; redo brings back everything undone.\n`)
-      return 2
-    }
+    const parsed = verb === "undo" ? parseCommand(undoSpec, args, io) : parseCommand(redoSpec, args, io)
+    if (typeof parsed === "number") return parsed
+    const values: Options = parsed.values
+    const positionals = parsed.positionals
     const [which, ...extra] = positionals
     const turn = which === undefined ? undefined : Number(which)
     if (extra.length > 0 || (turn !== undefined && !(Number.isInteger(turn) && turn >= 1)) || (turn && values.step)) {
@@ -179,7 +171,11 @@ export const revertCommand =
         })
       )
       if (!listed.ok) return failed(io, `lathe undo: ${listed.message}\n`)
-      if (!listed.value) return failed(io, "lathe undo: this project has no session yet.\n")
+      if (!listed.value)
+        return failed(
+          io,
+          "lathe undo: this work tree has no session yet (`lathe session list --all-trees` lists the others').\n"
+        )
       io.stdout(`${turnLines(listed.value.sessionID, listed.value.turns).join("\n")}\n`)
       return 0
     }
@@ -196,7 +192,11 @@ export const revertCommand =
       outcome = await attempt(io, verb, values, turn, true)
     }
     if (!outcome.ok) return failed(io, `lathe ${verb}: ${outcome.message}\n`)
-    if (!outcome.value) return failed(io, `lathe ${verb}: this project has no session yet.\n`)
+    if (!outcome.value)
+      return failed(
+        io,
+        `lathe ${verb}: this work tree has no session yet (\`lathe session list --all-trees\` lists the others').\n`
+      )
     if (outcome.value._tag === "Conflict") return failed(io, `lathe ${verb}: ${outcome.value.message}\n`)
     const result = outcome.value.result
     const done = verb === "undo" ? "Restored" : "Re-applied"

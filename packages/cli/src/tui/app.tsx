@@ -5,7 +5,14 @@ import { localTime } from "../session-text.js"
 import { armExpired } from "./arming.js"
 import { askKeyAction } from "./ask-keys.js"
 import { TranscriptView } from "./blocks.js"
-import { type ConnectFlow, type ConnectKeyFlags, connectKey, connectPanel, startConnect } from "./connect.js"
+import {
+  type ConnectFlow,
+  type ConnectKeyFlags,
+  connectKey,
+  connectPanel,
+  serverAnswered,
+  startConnect
+} from "./connect.js"
 import type { Controller } from "./controller.js"
 import * as ed from "./editor.js"
 import { fuzzyFiles, mentionAt } from "./mentions.js"
@@ -333,7 +340,15 @@ export const App = ({
     if (!ui.connect) return
     const next = connectKey(ui.connect, input, key)
     if (next === undefined) return
-    if ("flow" in next) return update({ connect: next.flow })
+    if ("flow" in next) {
+      const pending = next.flow.pending
+      if (pending !== undefined && pending !== ui.connect.pending)
+        void controller.serverModels(pending).then((found) => {
+          // Only the question still waiting for this server takes its answer (not after Esc or a new /connect).
+          if (ui.connect?.pending === pending) update({ connect: serverAnswered(ui.connect, found) })
+        })
+      return update({ connect: next.flow })
+    }
     update({ connect: undefined })
     if ("done" in next) void controller.connect(next.done)
   }

@@ -3,8 +3,16 @@
  * (choose the provider, then its key or URL, then the model). Pure steps: the app draws the current one and feeds it
  * keys; the last answer gives the `ProviderSetup` the controller writes to the person's own config.
  */
-import { catalogModelsOf, descriptorOf, PROVIDERS, type ProviderDescriptor } from "@lathe/core"
+import {
+  catalogModelsOf,
+  configuredProviders,
+  type DiscoveredModel,
+  descriptorOf,
+  PROVIDERS,
+  type ProviderDescriptor
+} from "@lathe/core"
 import { keySetting, type ProviderSetup } from "../connect-config.js"
+import { discoverModels } from "../provider-status.js"
 import { listPanel, rule } from "./panels.js"
 import type { Style } from "./style.js"
 
@@ -42,7 +50,16 @@ export interface ConnectFlow {
   /** Which answer the step on screen asks for. */
   readonly field: "provider" | "key" | "keep" | "url" | "model"
   readonly step: ConnectStep
+  /**
+   * Set while the model question waits for the server's own list (`GET <baseURL>/models` for an OpenAI-compatible
+   * server, the local server's listing for Ollama and LM Studio): the caller runs `askServer` and hands the outcome
+   * to `serverAnswered`. Meanwhile a model id can be typed.
+   */
+  readonly pending?: { readonly provider: string; readonly baseURL: string }
 }
+
+/** How long `/connect` waits for a server's list of models before asking for the id instead. */
+const DISCOVER_TIMEOUT_MS = 5_000
 
 /** The providers `/connect` offers: every provider Lathe ships, in the registry's order (its type, then its name). */
 export const connectProviders = (): ReadonlyArray<ConnectItem> =>
@@ -145,7 +162,17 @@ export const answerConnect = (
             step: { ...input(flow.step.title, defaultURL), problem: `"${answer}" is not an http(s) URL.` }
           }
         }
-      return next("model", descriptor ? modelStep(descriptor) : input("Model id the server serves", "qwen3-coder"))
+      // The server is asked which models it has; its answer replaces this step (see `serverAnswered`).
+      if ((descriptor ?? descriptorOf("openai-compatible"))?.discover !== undefined)
+        return {
+          flow: {
+            answers,
+            field: "model",
+            step: input(`Asking ${answer.replace(/\/+$/, "")}/models which models it has… (or type a model id)`, ""),
+            pending: { provider, baseURL: answer }
+          }
+        }
+      return next("model", descriptor ? modelStep(descriptor) : input("Model id the server serves", ""))
     case "model":
       if (answer.trim() === "")
         return { flow: { ...flow, step: { ...flow.step, problem: "Type the id of the model to use." } as ConnectStep } }
@@ -175,6 +202,67 @@ export const answerConnect = (
       ...(key ? { key } : {})
     }
   }
+}
+
+/**
+ * Asks the server of `pending` (see `ConnectFlow.pending`) which models it has, with no key (the key is asked after
+ * the model), waiting at most `timeoutMs`. Never rejects: a failure is the reason, in words.
+ */
+export const askServer = async (
+  pending: NonNullable<ConnectFlow["pending"]>,
+  env: Readonly<Record<string, string | undefined>>,
+  timeoutMs: number = DISCOVER_TIMEOUT_MS
+): Promise<{ readonly models: ReadonlyArray<DiscoveredModel> } | { readonly problem: string }> => {
+  const type = pending.provider === "openai-compatible" ? "openai-compatible" : pending.provider
+  // The provider as the config `/connect` writes would set it up, with no key: its SDK settings and discovery.
+  const [status] = configuredProviders({ provider: { connect: { type, baseURL: pending.baseURL } } }, env, {
+    stored: {}
+  })
+  if (status?.descriptor.discover === undefined) return { models: [] }
+  return discoverModels({ ...status.settings, apiKey: undefined }, status.descriptor, timeoutMs)
+}
+
+/**
+ * The model question once the server answered: its models to choose from (a typed id stays, when one was typed
+ * meanwhile), else the catalogue's (Ollama, LM Studio) or a model id to type, with why the server did not list any.
+ * `flow` unchanged when it is no longer waiting.
+ */
+export const serverAnswered = (
+  flow: ConnectFlow,
+  found: { readonly models: ReadonlyArray<DiscoveredModel> } | { readonly problem: string }
+): ConnectFlow => {
+  const { pending, ...rest } = flow
+  if (pending === undefined || flow.field !== "model") return flow
+  const typed = flow.step.kind === "input" && flow.step.value !== ""
+  const where = `${pending.baseURL.replace(/\/+$/, "")}/models`
+  if ("models" in found && found.models.length > 0) {
+    if (typed) return rest
+    const title = `Which model? (${found.models.length} listed by ${where}; ↑↓, type to filter, Enter)`
+    return {
+      ...rest,
+      step: choose(
+        title,
+        found.models.map((model) => ({ label: model.id, value: model.id }))
+      )
+    }
+  }
+  // fetchJSON's reasons name the URL ("The server answered <url> with HTTP 401."); the key is asked after the model.
+  const why =
+    "problem" in found
+      ? `${found.problem.replace(/\.$/, "")}${/HTTP 40[13]\b/.test(found.problem) ? " (the key is asked next)" : ""}`
+      : `${where} lists no models`
+  const descriptor = descriptorOf(pending.provider)
+  if (
+    descriptor !== undefined &&
+    pending.provider !== "openai-compatible" &&
+    catalogModelsOf(descriptor.catalogID).length > 0
+  ) {
+    if (typed) return rest
+    const step = modelStep(descriptor)
+    return { ...rest, step: step.kind === "choose" ? { ...step, title: `${why}. Which model?` } : step }
+  }
+  const step = flow.step.kind === "input" ? flow.step : input("Model id the server serves", "")
+  return { ...rest, step: { ...step, title: "Model id the server serves", problem: `${why}. Type the model id.` } }
 }
 
 /** What a key does to the dialog: a new flow, the finished setup, `cancel` (Esc), or nothing. */

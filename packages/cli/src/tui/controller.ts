@@ -16,6 +16,7 @@ import { type ProviderSetup, writeProviderSetup } from "../connect-config.js"
 import { type Contributions, pluginContributions } from "../contributions.js"
 import type { CliIO } from "../io.js"
 import { renderMarkdown } from "../session-markdown.js"
+import { suggest } from "../suggest.js"
 import { attachFiles } from "./attachments.js"
 import {
   type Backend,
@@ -25,6 +26,7 @@ import {
   type LocalFeature,
   notAvailableWhenAttached
 } from "./backend.js"
+import { askServer, type ConnectFlow } from "./connect.js"
 import { commandFileContributions } from "./custom-commands.js"
 import { PromptHistory } from "./history.js"
 import { LocalBackend } from "./local-backend.js"
@@ -568,7 +570,12 @@ export class Controller {
     if (!command) {
       // Attached to a server, an MCP prompt (`/<server>:<prompt>`) would run there, which its API does not offer.
       if (name.includes(":") && this.unavailable("mcp", `/${name}`, "An MCP prompt")) return
-      return void this.note("warn", `/${name}`, [`No command /${name}. Type / to see the commands, or /help.`])
+      const near = suggest(
+        name,
+        this.commands().map((c) => c.name)
+      )
+      const hint = near === undefined ? "" : ` Did you mean /${near}?`
+      return void this.note("warn", `/${name}`, [`No command /${name}.${hint} Type / to see the commands, or /help.`])
     }
     this.pendingParts.push(...command.parts)
     await this.submitPrompt(command.text, {
@@ -724,6 +731,11 @@ export class Controller {
     await this.resolveModel()
     this.changed()
     this.sendWaiting()
+  }
+
+  /** The models the server `/connect` was given lists (see `askServer`), asked with this session's environment. */
+  serverModels(pending: NonNullable<ConnectFlow["pending"]>): ReturnType<typeof askServer> {
+    return askServer(pending, this.io.env)
   }
 
   /**

@@ -7,6 +7,7 @@ import {
   LLM,
   listTurns,
   type MessageWithParts,
+  OtherWorkTree,
   Paths,
   PermissionNext,
   Plugins,
@@ -19,6 +20,7 @@ import {
   SessionPrompt,
   SessionStore,
   StoreError,
+  sessionTree,
   trustDeclined,
   trustProject,
   undoSession
@@ -246,7 +248,12 @@ export class LocalBackend implements Backend {
     const result = await this.run(
       Effect.gen(function* () {
         const paths = yield* Paths
-        return yield* (yield* SessionStore).listSessions({ projectID: paths.projectID, parentID: null, limit: 200 })
+        return yield* (yield* SessionStore).listSessions({
+          projectID: paths.projectID,
+          tree: paths.root,
+          parentID: null,
+          limit: 200
+        })
       })
     )
     return result.ok ? result.value : []
@@ -259,8 +266,19 @@ export class LocalBackend implements Backend {
         const paths = yield* Paths
         const session = id
           ? yield* store.getSession(id)
-          : (yield* store.listSessions({ projectID: paths.projectID, parentID: null, limit: 1 }))[0]
+          : (yield* store.listSessions({ projectID: paths.projectID, tree: paths.root, parentID: null, limit: 1 }))[0]
         if (!session) return undefined
+        // Its history describes the tree it ran in: continued here, the model would act on files it never saw.
+        const tree = session.workspace === undefined ? yield* Effect.promise(() => sessionTree(session)) : paths.root
+        if (tree !== paths.root)
+          return yield* new OtherWorkTree({
+            sessionID: session.id,
+            tree,
+            message:
+              `Session ${session.id} ran in ${tree}, another work tree than this one (${paths.root}), and its history ` +
+              `describes that tree. Continue it there (\`lathe --session ${session.id}\` in ${tree}), or start a new ` +
+              "session here."
+          })
         // A step left open by a process that died is closed first, so it does not show as still running.
         yield* recoverSession(session.id)
         const messages = yield* store.messages(session.id)

@@ -43,8 +43,10 @@ export const availableModelsWithLocal = async (
 ): Promise<ReadonlyArray<string>> => {
   const stored = storedKeys(env)
   const out = new Set(availableModels(info, env, agents, stored))
+  // An OpenAI-compatible provider may be a remote gateway: it is asked only when named (`/connect`, `lathe models`).
   const local = yourProviders(info, env, stored).filter(
-    (status) => status.configured && status.descriptor.discover !== undefined
+    (status) =>
+      status.configured && status.descriptor.discover !== undefined && status.descriptor.type !== "openai-compatible"
   )
   const found = await Promise.all(
     local.map(async (status) => {

@@ -1,5 +1,8 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { Clock, Context, Effect, Layer } from "effect"
 import { Config, type ConfigInfo } from "../config/config.js"
+import { configAdvice, renderSnippet } from "../config/config-advice.js"
 import type { ModelConfig } from "../config/config-schema.js"
 import { dataDir, type PathEnv } from "../config/paths.js"
 import { closeMatches } from "../provider/close-match.js"
@@ -102,25 +105,75 @@ const infoFrom = (
   return info
 }
 
+/** Where the notice is remembered and whether it is wanted (see {@link assumedModelNotice}). */
+export interface AssumedNoticeOptions {
+  /** The data directory: the models already told about are kept in `notices.json` there, across runs. */
+  readonly dataDir?: string
+  /** The person's config folder, named in the advice. */
+  readonly configDir?: string
+  /** Config `models.notice: false`: never shown. */
+  readonly silenced?: boolean
+}
+
+/** The file of notices already shown, in the data directory: `{ "unknownModels": ["env/fake", …] }`. */
+export const noticesFile = (dir: string): string => join(dir, "notices.json")
+
+/** Per notices file, the models told about in earlier runs (read once per process, only when a notice is due). */
+const toldBefore = new Map<string, Set<string>>()
+const readTold = (file: string): Set<string> => {
+  try {
+    const data: unknown = JSON.parse(readFileSync(file, "utf8"))
+    const list = typeof data === "object" && data !== null ? (data as { unknownModels?: unknown }).unknownModels : []
+    return new Set(Array.isArray(list) ? list.filter((item): item is string => typeof item === "string") : [])
+  } catch {
+    return new Set()
+  }
+}
+/** Adds `ref` to the file; a file that cannot be written only means the notice may come again. */
+const remember = (file: string, told: Set<string>, ref: string): void => {
+  told.add(ref)
+  try {
+    mkdirSync(dirname(file), { recursive: true })
+    const temp = `${file}.${process.pid}.tmp`
+    writeFileSync(temp, `${JSON.stringify({ unknownModels: [...readTold(file), ref].filter(unique) }, null, 2)}\n`)
+    renameSync(temp, file)
+  } catch {
+    // not remembered: shown again next run
+  }
+}
+const unique = (item: string, index: number, all: ReadonlyArray<string>) => all.indexOf(item) === index
+
 /**
  * The notice for a model whose limits Lathe had to assume (unknown to the catalogue, and no config entry for it: a
- * person who wrote one is already where limits are set): which limits, and how to set them. Returned once per model
- * per process, `undefined` after that, for known models and for configured ones.
+ * person who wrote one is already where limits are set): which limits, and the config block that sets them
+ * (`configAdvice.modelLimits`, loadable as printed). Returned once per model: once per process, and with `dataDir`
+ * once across runs (remembered in {@link noticesFile}); never with `silenced`; `undefined` for known and configured
+ * models.
  */
-export const assumedModelNotice = (info: ModelInfo): string | undefined => {
+export const assumedModelNotice = (info: ModelInfo, options: AssumedNoticeOptions = {}): string | undefined => {
   const ref = `${info.providerID}/${info.modelID}`
   if (!assumed.has(ref) || noticed.has(ref)) return undefined
   noticed.add(ref)
+  if (options.silenced) return undefined
+  if (options.dataDir !== undefined) {
+    const file = noticesFile(options.dataDir)
+    const told = toldBefore.get(file) ?? readTold(file)
+    toldBefore.set(file, told)
+    if (told.has(ref)) return undefined
+    remember(file, told, ref)
+  }
   const n = (value: number) => value.toLocaleString("en")
   // The `env` provider is LATHE_BASE_URL's server: the person knows the model as LATHE_MODEL, not as "env/…".
   const named = info.providerID === "env" ? `The model "${info.modelID}" (LATHE_MODEL)` : ref
   const close = closeMatches(info.modelID, catalogCandidates(info.providerID))
   const didYouMean = close.length > 0 ? ` — did you mean ${close.join(", ")}?` : ""
+  const file = options.configDir === undefined ? "your lathe.json" : join(options.configDir, "lathe.json")
   return (
-    `${named} is not in Lathe's model catalogue${didYouMean} (lathe models lists it): Lathe assumes a ${n(info.limit.context)}-token ` +
-    `context, ${n(info.limit.output)} output tokens and no price. If that is wrong, set them in lathe.json: ` +
-    `"provider": { "${info.providerID}": { "models": { "${info.modelID}": { "context": 128000, "output": 8192, ` +
-    `"cost": { "input": 1, "output": 4 } } } } } (prices in USD per million tokens).`
+    `${named} is not in Lathe's model catalogue${didYouMean} (lathe models lists it): Lathe assumes a ` +
+    `${n(info.limit.context)}-token context, ${n(info.limit.output)} output tokens and no price. If that is wrong, ` +
+    `merge this into ${file} (prices in USD per million tokens): ` +
+    `${renderSnippet(configAdvice.modelLimits(info.providerID, info.modelID))}. This notice is shown once per ` +
+    `model; ${renderSnippet(configAdvice.modelNoticeOff())} turns it off.`
   )
 }
 

@@ -135,11 +135,35 @@ export const PluginSpec = z.union(
 /** A plugin to load. */
 export type PluginSpec = z.infer<typeof PluginSpec>
 
+/** One host of `sandbox.network`'s list: `host`, `*.domain` or an address, with an optional `:port`. */
+const SANDBOX_HOST =
+  /^(?:\*\.[a-zA-Z0-9_-][a-zA-Z0-9_.-]*|\[[0-9a-fA-F:.]+\]|[a-zA-Z0-9_-][a-zA-Z0-9_.-]*)(?::\d{1,5})?$/
+
 const SandboxObject = z.strictObject({
   /** `workspace-write`: the project, the OS temp dir and Lathe's truncation dir; `read-only`: the temp dir only. */
   mode: z.enum(["workspace-write", "read-only", "off"], says('"workspace-write", "read-only" or "off"')).optional(),
-  /** Whether commands may reach the network (default false). */
-  network: z.boolean().optional(),
+  /**
+   * Whether commands may reach the network (default false): `true` opens it whole; a list of hosts
+   * (`"registry.npmjs.org"`, `"*.github.com"`, `"127.0.0.1:8080"`, `"[::1]:8080"`; no port means 80 and 443) opens
+   * only those, through a proxy Lathe runs for each command (bubblewrap only; elsewhere a list keeps it closed).
+   */
+  network: z
+    .union(
+      [
+        z.boolean(),
+        z.array(
+          z
+            .string()
+            .regex(
+              SANDBOX_HOST,
+              says('a host like "registry.npmjs.org", "*.github.com", "127.0.0.1:8080" or "[::1]:8080"')
+            ),
+          says("an array of hosts")
+        )
+      ],
+      says('true, false, or an array of hosts like ["registry.npmjs.org", "*.github.com"]')
+    )
+    .optional(),
   /** Refuse bash when no sandbox is available (default false: rely on the permission rules). */
   required: z.boolean().optional()
 })
@@ -292,6 +316,12 @@ export const ConfigFile = z.strictObject({
       says("a number from 0 to 1, or false")
     )
     .optional(),
+  /**
+   * How long after the MCP servers start a turn's first request may wait for those still starting, in ms (default
+   * 10000 for `lathe run`, 2000 in the interactive UI; 0 never waits). A server the prompt or the agent names, or
+   * marked `wait: true`, is waited for up to its own start timeout; a server that fails holds nothing up.
+   */
+  mcp_startup_wait: nonNegativeInt().optional(),
   /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
   disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
   /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
@@ -341,11 +371,13 @@ export const ConfigFile = z.strictObject({
   store: StoreConfig.optional(),
   /**
    * The model catalogue: `refresh: false` stops the daily background download (default true); `url` is where it is
-   * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both).
+   * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both); `notice: false`
+   * silences the notice about a model the catalogue does not know (shown once per model otherwise).
    */
   models: z
     .strictObject({
       refresh: z.boolean().optional(),
+      notice: z.boolean().optional(),
       url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional()
     })
     .optional(),

@@ -147,6 +147,7 @@ export const untrustedConfig: UntrustedTable = {
     isObject(value) ? `${label} servers (${Object.keys(value).join(", ")})` : label
   ),
   mcp_tool_search: drop("tunes how your MCP servers' tools are offered"),
+  mcp_startup_wait: drop("a long wait holds up every run; how long your runs wait for servers is yours to choose"),
   disabled_plugins: drop("could switch off a guard or redaction plugin"),
   plugin_timeout_ms: drop("a tiny timeout silently skips your plugins' hooks (redaction, guards)"),
   hooks: drop("runs the project's shell commands at every prompt and tool call", (value, label) =>
@@ -177,7 +178,8 @@ export const untrustedConfig: UntrustedTable = {
     shorthand: (value) => (value === "required" ? { required: true } : { mode: value }),
     fields: {
       mode: only('only "read-only" narrows ("workspace-write" is wider than your read-only)', (v) => v === "read-only"),
-      network: only("only false narrows", (value) => value === false),
+      // A list of hosts is dropped too: the file alone cannot tell whether it is narrower than the person's own setting.
+      network: only("only false narrows (true or a list of hosts opens the network)", (value) => value === false),
       required: only("only true narrows", (value) => value === true)
     }
   },
@@ -192,6 +194,7 @@ export const untrustedConfig: UntrustedTable = {
     why: "where the model catalogue is downloaded from",
     fields: {
       refresh: only("only false narrows (no download)", (value) => value === false),
+      notice: only("only false narrows (no notice)", (value) => value === false),
       url: drop("downloads your model limits and prices from a server the project chose")
     }
   },

@@ -102,6 +102,18 @@ export interface ConfigShape {
    * those settings (no model, no key) names them instead of asking for them again.
    */
   readonly untrusted?: UntrustedPlaces
+  /**
+   * For each provider whose `apiKey` a file sets: the file that won (the last to set it) and, when the value is a
+   * `{env:NAME}` placeholder, the variable's name. A rejected key's message names where it came from (never the key).
+   */
+  readonly apiKeyFiles?: Readonly<Record<string, ApiKeyFile>>
+}
+
+/** Where a provider's `apiKey` was set (see `ConfigShape.apiKeyFiles`). */
+export interface ApiKeyFile {
+  readonly file: string
+  /** The variable a `{env:NAME}` value reads. */
+  readonly env?: string
 }
 
 /** Where an untrusted project's ignored settings can take effect (see `ConfigShape.untrusted`). */
@@ -139,7 +151,8 @@ const pluginName = (spec: PluginSpec): string => (typeof spec === "string" ? spe
 /**
  * Merges sources, lowest precedence first: objects deep-merge (later wins per key), `plugin` (one entry per
  * name; a later entry replaces an earlier one in place) and `instructions` concatenate without duplicates,
- * and permissions concatenate as rules. A provider without `type` takes its id when that is a provider type.
+ * and permissions concatenate as rules. A provider without `type` takes its id when that is a provider type; `env`
+ * without `type` and `baseURL` (model limits for LATHE_BASE_URL's server) is dropped when LATHE_BASE_URL is not set.
  */
 const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigError> => {
   let merged: Record<string, unknown> = {}
@@ -169,6 +182,12 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
   const providers = isObject(merged.provider) ? merged.provider : {}
   for (const [id, provider] of Object.entries(providers)) {
     if (!isObject(provider) || provider.type !== undefined) continue
+    // `provider.env` without a type or baseURL only adds to LATHE_BASE_URL's server (its models' limits): it applies
+    // when LATHE_BASE_URL is set, and without it there is no such server to add to.
+    if (id === "env" && provider.baseURL === undefined) {
+      delete providers[id]
+      continue
+    }
     const inferred = descriptorOf(id)?.type
     if (inferred !== undefined && inferred !== "openai-compatible") {
       providers[id] = { ...provider, type: inferred }
@@ -417,6 +436,14 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
   const userConfig =
     loaded.find((l) => l.source.scope === "global" && l.source.format === undefined)?.source.file ??
     join(paths.config, "lathe.json")
+  const apiKeyFiles: Record<string, ApiKeyFile> = {}
+  for (const { source, data, parsed } of loaded)
+    for (const [id, provider] of Object.entries(data.provider ?? {})) {
+      if (!provider?.apiKey || source.file === "env") continue
+      const raw = (parsed?.value as { provider?: Record<string, { apiKey?: unknown }> } | undefined)?.provider?.[id]
+      const placeholder = typeof raw?.apiKey === "string" ? /^\{env:([^}]+)\}$/.exec(raw.apiKey.trim())?.[1] : undefined
+      apiKeyFiles[id] = placeholder === undefined ? { file: source.file } : { file: source.file, env: placeholder }
+    }
   return {
     info,
     sources: loaded.map((l) => l.source),
@@ -426,6 +453,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     trusted,
     envResolved,
     untrustedInstructions,
+    apiKeyFiles,
     ...(ignored.length > 0 ? { untrusted: { root: paths.root, userConfig } } : {})
   } satisfies ConfigShape
 })

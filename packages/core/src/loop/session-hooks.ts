@@ -65,7 +65,11 @@ export const makeTurnHooks = ({ plugins, writer, bus, storeUser }: TurnHookServi
       }
     }
     if (plugins.has("prompt.submit")) {
-      const output = yield* plugins.trigger("prompt.submit", { ...turnInput(session, agent), text }, { context: [] })
+      const output = yield* plugins.trigger(
+        "prompt.submit",
+        { ...turnInput(session, agent), text, agentTools: agent.tools, agentPermission: agent.permission },
+        { context: [] }
+      )
       if (output.block !== undefined) {
         yield* writer.removeMessage(session.id, messageID)
         yield* bus.publish({ type: "notice", level: "warn", message: `A plugin withdrew the prompt: ${output.block}` })

@@ -248,7 +248,12 @@ const makeSessionPrompt = Effect.gen(function* () {
     // model the session's own agent would have used.
     const inherited = input.allowSubagents ? (input.inheritedModel ?? agents.get(sessionAgent)?.model) : undefined
     const resolved = yield* llm.resolve(input.model ?? agent.model ?? inherited)
-    const assumed = assumedModelNotice(resolved) // once per model: the limits Lathe guessed, and how to set them
+    // Once per model, remembered across runs: the limits Lathe guessed, and how to set them.
+    const assumed = assumedModelNotice(resolved, {
+      dataDir: paths.data,
+      configDir: paths.config,
+      silenced: config.info.models?.notice === false
+    })
     if (assumed !== undefined) yield* bus.publish({ type: "notice", level: "warn", message: assumed })
     const reasoning = input.variant ?? config.info.agent?.[agent.name]?.reasoning ?? resolved.reasoning
     const model: ModelInfo = reasoning === undefined ? resolved : { ...resolved, reasoning }

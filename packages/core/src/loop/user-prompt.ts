@@ -75,15 +75,16 @@ export const assistantMessage = (
 export const storedPromptParts = (message: MessageWithParts): ReadonlyArray<PromptPart> =>
   message.parts.flatMap((part) => (part.type === "text" ? [{ type: "text" as const, text: part.text }] : []))
 
-/** A new child session for a subagent, in the parent's project and directory. */
+/** A new child session for a subagent, in the parent's project, directory and work tree. */
 export const childSession = (
   request: SubagentRequest,
-  place: { readonly projectID: string; readonly directory: string },
+  place: { readonly projectID: string; readonly directory: string; readonly root: string },
   now: number
 ): Session => ({
   id: ascendingId("session"),
   projectID: place.projectID,
   directory: place.directory,
+  tree: place.root,
   parentID: request.parentSessionID,
   title: `${request.description} (@${request.agent} subagent)`,
   agent: request.agent,

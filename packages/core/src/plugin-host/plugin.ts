@@ -214,7 +214,13 @@ export interface Hooks {
    * the turn ends without a model call, and the person sees the reason (a `notice`).
    */
   readonly "prompt.submit"?: (
-    input: TurnInput & { readonly text: string },
+    input: TurnInput & {
+      readonly text: string
+      /** The agent's tool switches (its definition's `tools`, e.g. `"github_*": true`). */
+      readonly agentTools?: Readonly<Record<string, boolean>>
+      /** The agent's own permission rules (its definition's, before the config's). */
+      readonly agentPermission?: Ruleset
+    },
     output: { context: string[]; block?: string }
   ) => void | Promise<void>
   /**

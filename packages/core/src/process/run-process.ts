@@ -33,6 +33,11 @@ export interface RunProcessOptions {
    * seccomp filter bubblewrap reads from `--seccomp 3`). Nothing is written to a disk.
    */
   readonly extraInputs?: ReadonlyArray<Uint8Array>
+  /**
+   * Opens a Node IPC channel to the program (the descriptor after `extraInputs`, named in its `NODE_CHANNEL_FD`, which
+   * a sandbox passes on to a Node program inside) and hands each message, with the socket it carries if any, here.
+   */
+  readonly onMessage?: (message: unknown, handle: unknown) => void
   /** Bytes kept per stream; the rest is dropped and `truncated` set (default {@link DEFAULT_MAX_OUTPUT_BYTES}). */
   readonly maxOutputBytes?: number
   /** Between SIGTERM and SIGKILL when stopping the group (default 200 ms; 0 sends SIGKILL at once). */
@@ -100,7 +105,8 @@ export const runProcess = (options: RunProcessOptions): Promise<ProcessResult> =
         options.input === undefined ? "ignore" : "pipe",
         "pipe",
         "pipe",
-        ...(options.extraInputs ?? []).map(() => "pipe" as const)
+        ...(options.extraInputs ?? []).map(() => "pipe" as const),
+        ...(options.onMessage ? ["ipc" as const] : [])
       ],
       windowsHide: true
     })
@@ -125,6 +131,7 @@ export const runProcess = (options: RunProcessOptions): Promise<ProcessResult> =
     }
     child.stdout?.on("data", collect("stdout"))
     child.stderr?.on("data", collect("stderr"))
+    if (options.onMessage) child.on("message", options.onMessage)
     child.stdin?.on("error", () => undefined) // a program that exits without reading its input
     child.stdin?.end(options.input)
     for (const [index, bytes] of (options.extraInputs ?? []).entries()) {

@@ -1,6 +1,6 @@
-import type { ConfigInfo } from "../config/config.js"
+import type { ApiKeyFile, ConfigInfo } from "../config/config.js"
 import type { ModelConfig, ProviderConfig } from "../config/config-schema.js"
-import { storedKeys } from "./auth-store.js"
+import { authFile, storedKeys } from "./auth-store.js"
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "./descriptor.js"
 import { nodeFetch } from "./http-fetch.js"
 import { keyHintFor, keyVariables } from "./key-hint.js"
@@ -31,6 +31,28 @@ export interface ConfiguredProvider {
   readonly keyHint: string
   /** From a `provider` block in config (else set up by the environment, a stored key, or a model reference). */
   readonly configured: boolean
+}
+
+/**
+ * Which key `provider` sends, in words, never the key: "the key from OPENAI_API_KEY", "the key stored by `lathe auth
+ * login openai` (<data>/auth.json)", "the apiKey in <file>" (or "the key from MY_KEY, which provider.x.apiKey in
+ * <file> reads"); `undefined` when it sends none of those (ambient credentials, no key). `apiKeyFiles` is the config's
+ * (see `ConfigShape.apiKeyFiles`).
+ */
+export const keyFromOf = (
+  provider: Pick<ConfiguredProvider, "id" | "keySource">,
+  apiKeyFiles: Readonly<Record<string, ApiKeyFile>> | undefined,
+  env: ProviderEnv
+): string | undefined => {
+  const { id, keySource } = provider
+  if (keySource.startsWith("env:")) return `the key from ${keySource.slice(4)}`
+  if (keySource === "auth") return `the key stored by \`lathe auth login ${id}\` (${authFile(env)})`
+  if (keySource !== "config") return undefined
+  const set = apiKeyFiles?.[id]
+  if (set === undefined) return `the key in provider.${id}.apiKey`
+  return set.env === undefined
+    ? `the apiKey in ${set.file} (provider.${id}.apiKey)`
+    : `the key from ${set.env}, which provider.${id}.apiKey in ${set.file} reads`
 }
 
 /** What `configuredProviders` reads besides config and env; the stored keys default to `lathe auth`'s file. */

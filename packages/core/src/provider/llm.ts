@@ -14,12 +14,14 @@ import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
 import { catalogCandidates, catalogOptions, ModelCatalog } from "../catalog/model-catalog.js"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config, type ConfigInfo, type ConfigShape } from "../config/config.js"
+import { configAdvice, renderSnippet } from "../config/config-advice.js"
 import { secretValues } from "../process/secret-values.js"
 import {
   type ConfiguredProvider,
   configuredProviders,
   defaultCandidates,
   defaultModelOf,
+  keyFromOf,
   referencedProvider,
   unconfiguredProblem
 } from "./configured.js"
@@ -134,7 +136,8 @@ export class LLM extends Context.Service<
             return Stream.fail(
               toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID, { secrets })
             )
-          const options = { ...streamOptionsOf(provider, modelID), secrets }
+          const keyFrom = keyFromOf(provider, config.apiKeyFiles, env)
+          const options = { ...streamOptionsOf(provider, modelID), ...(keyFrom ? { keyFrom } : {}), secrets }
           return Stream.unwrap(
             Effect.map(
               Effect.tryPromise({
@@ -157,6 +160,8 @@ export class LLM extends Context.Service<
 export interface StreamOptions {
   /** How a person fixes a rejected key. */
   readonly keyHint?: string
+  /** Which key was sent, in words (see `ClassifyOptions.keyFrom`). */
+  readonly keyFrom?: string
   /** The provider's endpoint, for connection failures. */
   readonly url?: string
   /**
@@ -421,8 +426,7 @@ export const providerSetupHelp = [
   '     LATHE_BASE_URL=http://127.0.0.1:11434/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
   "     (LATHE_API_KEY is sent as the bearer token if the server wants one)",
   "  3. Your own config file, ~/.config/lathe/lathe.json (it applies in every folder), with a provider block:",
-  '     { "model": "local/qwen3-coder", "provider": { "local": { "type": "openai-compatible",',
-  '       "baseURL": "http://127.0.0.1:11434/v1" } } }',
+  `     ${renderSnippet(configAdvice.localProvider())}`,
   "     A project's lathe.json may only narrow what Lathe does until you trust the folder (lathe trust), so",
   "     provider settings there are ignored until then.",
   "In the interactive session (lathe), /connect writes option 3 for you."

@@ -1,6 +1,27 @@
-import type { ProviderDescriptor } from "./descriptor.js"
+import { Schema } from "effect"
+import type { DiscoveredModel, ProviderDescriptor, ProviderSettings } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { fetchJSON } from "./local-server.js"
 import { sdkSettings } from "./sdk-settings.js"
+
+/** `GET <baseURL>/models`: OpenAI's list shape, which vLLM, llama.cpp, LM Studio, Ollama and gateways answer. */
+const decodeModels = Schema.decodeUnknownSync(
+  Schema.Struct({ data: Schema.Array(Schema.Struct({ id: Schema.String })) })
+)
+
+/** The models the server at `settings.baseURL` lists (`GET <baseURL>/models`, with the key as bearer token if any). */
+const discover = async (settings: ProviderSettings): Promise<ReadonlyArray<DiscoveredModel>> => {
+  const url = `${(settings.baseURL ?? "").replace(/\/+$/, "")}/models`
+  const notAList = () => new Error(`The server answered ${url} with something other than a list of models.`)
+  const body = await fetchJSON(settings, url, "The server").catch((error: unknown) => {
+    throw error instanceof SyntaxError ? notAList() : error
+  })
+  try {
+    return decodeModels(body).data.map((model) => ({ id: model.id }))
+  } catch {
+    throw notAList()
+  }
+}
 
 /**
  * Any server that speaks OpenAI's Chat Completions (vLLM, llama.cpp, a company gateway, Ollama or LM Studio when
@@ -26,5 +47,6 @@ export const openaiCompatible: ProviderDescriptor = {
       includeUsage: true
     } as Parameters<typeof createOpenAICompatible>[0])(modelID)
   },
+  discover,
   hints: { connect: "check that the server is running and that baseURL ends where its /chat/completions lives" }
 }

@@ -45,6 +45,12 @@ export interface ClassifyOptions {
   readonly now?: number
   /** How a person fixes a rejected key, e.g. `set ANTHROPIC_API_KEY`. Defaults to a hint derived from the provider id. */
   readonly keyHint?: string
+  /**
+   * Which key was sent, in words and never the key itself ("the key from OPENAI_API_KEY", "the key stored by `lathe
+   * auth login openai` (…/auth.json)", "the apiKey in /home/me/.config/lathe/lathe.json"): a rejected key's message
+   * names it, so the person fixes that one.
+   */
+  readonly keyFrom?: string
   /** The endpoint, for failures that do not carry their own URL. */
   readonly url?: string
   /** The request's abort signal fired: whatever the error, the reason is `Aborted`. */
@@ -204,7 +210,8 @@ const fromStatus = (f: HttpFailure, ref: string, providerID: string, modelID: st
       `${ref} failed (${http})${where}: ${sentence(detail.text)} The fault is on the provider's side.`
     )
   if (f.status === 401 || f.status === 403 || /authentication|permission_error/i.test(type)) {
-    const what = f.status === 403 ? "refused access with this API key" : "rejected the API key"
+    const key = options.keyFrom ?? "the API key"
+    const what = f.status === 403 ? `refused access with ${key}` : `rejected ${key}`
     const hint = options.keyHint ?? keyHintFor(providerID)
     return make(
       { _tag: "Auth" },

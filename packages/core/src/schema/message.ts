@@ -44,6 +44,12 @@ export const Session = Schema.Struct({
   projectID: Schema.String,
   /** The working directory of the session (absolute). */
   directory: Schema.String,
+  /**
+   * The work tree the session ran in: the real path of its project root (see `Paths.root`). Clones and worktrees of
+   * one repository share `projectID` but not `tree`; undo and redo only ever write into this tree. Absent on
+   * sessions stored before trees were recorded: their tree is the one holding `directory` (see `sessionTree`).
+   */
+  tree: Schema.optionalKey(Schema.String),
   parentID: Schema.optionalKey(Schema.String),
   title: Schema.String,
   /** The agent the session last ran with. */

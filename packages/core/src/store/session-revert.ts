@@ -1,6 +1,8 @@
 import { Effect, Schema } from "effect"
+import { Paths } from "../config/paths.js"
 import { Snapshot, type SnapshotError } from "../contracts/snapshot.js"
 import type { MessageWithParts, Session } from "../schema/message.js"
+import { sessionTree } from "./session.js"
 import { SessionStore } from "./session-store.js"
 import { type StepChange, sessionTurns, stepChanges } from "./session-turns.js"
 import { SessionWriter } from "./session-writer.js"
@@ -21,6 +23,34 @@ export class RevertConflict extends Schema.TaggedError<RevertConflict>()("Revert
   files: Schema.Array(Schema.String),
   message: Schema.String
 }) {}
+
+/**
+ * The session ran in another work tree (another clone or worktree of the repository) than the one Lathe runs in:
+ * undo and redo write only into a session's own tree, so nothing was changed. `tree` is where it ran.
+ */
+export class OtherWorkTree extends Schema.TaggedError<OtherWorkTree>()("OtherWorkTree", {
+  sessionID: Schema.String,
+  tree: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * Fails with {@link OtherWorkTree} unless `session` ran in the work tree Lathe runs in. A session in a server's own
+ * clone (`workspace`) is exempt: the runner holding it works in a clone rebuilt from the session, wherever it lives.
+ */
+const inOwnTree = Effect.fnUntraced(function* (session: Session, verb: "undo" | "redo") {
+  if (session.workspace !== undefined) return
+  const paths = yield* Paths
+  const tree = yield* Effect.promise(() => sessionTree(session))
+  if (tree === paths.root) return
+  return yield* new OtherWorkTree({
+    sessionID: session.id,
+    tree,
+    message:
+      `This session (${session.id}) ran in ${tree}, another work tree than this one (${paths.root}); ${verb} writes ` +
+      `only into a session's own tree, so nothing was changed. Run \`lathe ${verb} --session ${session.id}\` in ${tree}.`
+  })
+})
 
 /** What an undo or redo did. */
 export interface RevertResult {
@@ -79,7 +109,8 @@ const conflict = (sessionID: string, verb: "undo" | "redo", files: ReadonlyArray
  * step's patch; for a file several steps changed, the content before the first of them), and hides those messages:
  * the session's `revert` marks the point, and the next prompt drops the hidden messages for good. Before the first
  * undo the work tree is snapshotted, so {@link redoSession} can bring everything back. A file
- * changed since the agent's last change to it is a {@link RevertConflict} unless `force`.
+ * changed since the agent's last change to it is a {@link RevertConflict} unless `force`; a session of another work
+ * tree is an {@link OtherWorkTree}.
  */
 export const revertSession = Effect.fn("Session.revert")(function* (
   sessionID: string,
@@ -90,6 +121,7 @@ export const revertSession = Effect.fn("Session.revert")(function* (
   const snapshot = yield* Snapshot
   const writer = yield* SessionWriter
   const session = yield* store.getSession(sessionID)
+  yield* inOwnTree(session, "undo")
   const messages = yield* store.messages(sessionID)
   const until = session.revert?.messageID
   const inRange = messages.filter((m) => m.info.id >= messageID && (until === undefined || m.info.id < until))
@@ -130,6 +162,7 @@ export const lastChangingStep = (session: Session, messages: ReadonlyArray<Messa
 export const undoSession = Effect.fn("Session.undo")(function* (sessionID: string, options: UndoOptions = {}) {
   const store = yield* SessionStore
   const session = yield* store.getSession(sessionID)
+  yield* inOwnTree(session, "undo")
   const messages = yield* store.messages(sessionID)
   const nothing = (message: string) => new NothingToRevert({ sessionID, message })
   if (options.step === true) {
@@ -177,6 +210,7 @@ export const redoSession = Effect.fn("Session.redo")(function* (sessionID: strin
   const snapshot = yield* Snapshot
   const writer = yield* SessionWriter
   const session = yield* store.getSession(sessionID)
+  yield* inOwnTree(session, "redo")
   const revert = session.revert
   if (!revert)
     return yield* new NothingToRevert({
@@ -222,4 +256,4 @@ export const commitRevert = Effect.fn("Session.commitRevert")(function* (session
 })
 
 /** Every way an undo or redo can fail. */
-export type RevertError = NothingToRevert | RevertConflict | SnapshotError
+export type RevertError = NothingToRevert | RevertConflict | OtherWorkTree | SnapshotError

@@ -42,9 +42,9 @@ const transaction = <A>(db: DatabaseSync, mode: "DEFERRED" | "IMMEDIATE", body: 
 
 const statements = (db: DatabaseSync) => ({
   putSession: db.prepare(
-    `INSERT INTO session (id, project_id, parent_id, time_updated, data) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO session (id, project_id, parent_id, time_updated, data, tree, directory) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, parent_id = excluded.parent_id,
-       time_updated = excluded.time_updated, data = excluded.data`
+       time_updated = excluded.time_updated, data = excluded.data, tree = excluded.tree, directory = excluded.directory`
   ),
   putMessage: db.prepare(
     `INSERT INTO message (session_id, id, data) VALUES (?, ?, ?)
@@ -83,6 +83,12 @@ const listQuery = (filter: SessionFilter): { sql: string; params: Array<SQLInput
   if (filter.projectID !== undefined) {
     where.push("project_id = ?")
     params.push(filter.projectID)
+  }
+  if (filter.tree !== undefined) {
+    // The rule of `inTree`: the recorded tree, or (rows stored before trees were) the directory in the tree.
+    const below = filter.tree.endsWith("/") ? filter.tree : `${filter.tree}/`
+    where.push("(tree = ? OR (tree IS NULL AND (directory = ? OR substr(directory, 1, length(?)) = ?)))")
+    params.push(filter.tree, filter.tree, below, below)
   }
   if (filter.parentID === null) where.push("parent_id IS NULL")
   else if (filter.parentID !== undefined) {
@@ -352,7 +358,16 @@ export const makeSqliteStore = (
         () => {
           for (const s of batch.sessions.values()) {
             const data = json("session", s)
-            if (data !== undefined) sql.putSession.run(s.id, s.projectID, s.parentID || null, s.time.updated, data)
+            if (data !== undefined)
+              sql.putSession.run(
+                s.id,
+                s.projectID,
+                s.parentID || null,
+                s.time.updated,
+                data,
+                s.tree ?? null,
+                s.directory
+              )
           }
           for (const m of batch.messages.values()) {
             const data = json("message", m)

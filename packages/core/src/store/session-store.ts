@@ -24,11 +24,26 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
 /** Which sessions to list. */
 export interface SessionFilter {
   readonly projectID?: string
+  /**
+   * Only sessions of this work tree (a real root path): those that recorded it, and those stored before trees were
+   * recorded whose directory is it or below it (see `inTree`).
+   */
+  readonly tree?: string
   /** Only the children of this session; `null` for top-level sessions only. */
   readonly parentID?: string | null
   /** Newest first; at most this many. */
   readonly limit?: number
 }
+
+/**
+ * Whether a session belongs to the work tree `tree` (a real root path), without asking git: its recorded tree, or, for
+ * a session stored before trees were recorded, its directory being `tree` or below it. The stores' `tree` filter
+ * applies the same rule, so a listing costs no git call per session.
+ */
+export const inTree = (session: Pick<Session, "tree" | "directory">, tree: string): boolean =>
+  session.tree !== undefined
+    ? session.tree === tree
+    : session.directory === tree || session.directory.startsWith(tree.endsWith("/") ? tree : `${tree}/`)
 
 export const sessionNotFound = (sessionID: string) =>
   new SessionNotFound({
@@ -113,6 +128,7 @@ export const makeMemoryStore = () => {
       Effect.sync(() => {
         const list = [...sessions.values()]
           .filter((s) => filter.projectID === undefined || s.projectID === filter.projectID)
+          .filter((s) => filter.tree === undefined || inTree(s, filter.tree))
           .filter((s) =>
             filter.parentID === undefined
               ? true

@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import { Paths } from "../config/paths.js"
+import { locateProject, Paths } from "../config/paths.js"
 import { ascendingId } from "../schema/id.js"
 import type { Session } from "../schema/message.js"
 import { SessionStore } from "./session-store.js"
@@ -25,6 +25,7 @@ export const createSession = Effect.fn("Session.create")(function* (options: New
     id: ascendingId("session"),
     projectID: paths.projectID,
     directory: paths.directory,
+    tree: paths.root,
     title: options.title ?? DEFAULT_SESSION_TITLE,
     time: { created: now, updated: now },
     ...(options.parentID ? { parentID: options.parentID } : {}),
@@ -33,6 +34,14 @@ export const createSession = Effect.fn("Session.create")(function* (options: New
   yield* writer.createSession(session)
   return session
 })
+
+/**
+ * The work tree a session ran in: its recorded tree, else (a session stored before trees were recorded) the project
+ * root holding its stored directory, found with git once; the directory itself when git finds no repository there.
+ * For a check before writing files (undo, redo), where a nested worktree must not pass for its parent.
+ */
+export const sessionTree = async (session: Pick<Session, "tree" | "directory">): Promise<string> =>
+  session.tree ?? (await locateProject(session.directory)).root
 
 /**
  * Deletes a session nothing is stored in yet: one made for a prompt that failed before the prompt was stored (an

@@ -33,7 +33,14 @@ export const sqliteMigrations: ReadonlyArray<string> = [
      data TEXT NOT NULL,
      PRIMARY KEY (session_id, message_id, id),
      FOREIGN KEY (session_id, message_id) REFERENCES message (session_id, id) ON DELETE CASCADE
-   ) WITHOUT ROWID;`
+   ) WITHOUT ROWID;`,
+  // Sessions record their work tree. A row stored before keeps `tree` NULL (its data names no tree and SQL cannot
+  // ask git) and gets its directory copied out, so a listing per tree needs no git call: a NULL-tree row belongs to
+  // the tree its directory is in (`inTree`), and `sessionTree` asks git once before undo writes anything.
+  `ALTER TABLE session ADD COLUMN tree TEXT;
+   ALTER TABLE session ADD COLUMN directory TEXT;
+   UPDATE session SET directory = json_extract(data, '$.directory'), tree = json_extract(data, '$.tree');
+   CREATE INDEX session_tree ON session (project_id, tree, time_updated);`
 ]
 
 /** How long a connection waits for another process's write lock before failing with "database is locked". */

@@ -248,6 +248,36 @@ export const sessionStoreContract = (
       )
     )
 
+    it.effect("filters by work tree: the recorded tree, or for a session without one its directory in the tree", () =>
+      run((store) =>
+        Effect.gen(function* () {
+          yield* store.putSession(session("ses_a", 1, { directory: "/w/a", tree: "/w/a" }))
+          yield* store.putSession(session("ses_a_sub", 2, { directory: "/w/a/src", tree: "/w/a" }))
+          yield* store.putSession(session("ses_b", 3, { directory: "/w/b", tree: "/w/b" }))
+          // Stored before trees were recorded: no tree, matched by directory.
+          yield* store.putSession(session("ses_old_a", 4, { directory: "/w/a/lib" }))
+          yield* store.putSession(session("ses_old_ab", 5, { directory: "/w/ab" }))
+          // A worktree nested in a: its sessions record their own tree, so they are not a's.
+          yield* store.putSession(session("ses_nested", 6, { directory: "/w/a/wt", tree: "/w/a/wt" }))
+          assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", tree: "/w/a" })), [
+            "ses_old_a",
+            "ses_a_sub",
+            "ses_a"
+          ])
+          assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/b" })), ["ses_b"])
+          assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/ab" })), ["ses_old_ab"])
+          assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/a", limit: 1 })), ["ses_old_a"])
+          assert.strictEqual((yield* store.getSession("ses_b")).tree, "/w/b", "the tree reads back")
+          yield* store.putSession(session("ses_old_a", 7, { directory: "/w/a/lib", tree: "/w/other" }))
+          assert.deepStrictEqual(
+            ids(yield* store.listSessions({ tree: "/w/a" })),
+            ["ses_a_sub", "ses_a"],
+            "a session given a tree later leaves the tree its directory is in"
+          )
+        })
+      )
+    )
+
     it.effect("deletes a session with its messages, parts and descendants, and nothing else", () =>
       run((store) =>
         Effect.gen(function* () {
