@@ -1,16 +1,17 @@
 // Bundles the CLI into dist/bundle/ (one ESM entry, lazily loaded chunks): a cold start then reads a handful of
 // files instead of resolving and linking hundreds of modules. Workspace packages are taken from source (the
 // `@lathe/source` condition). Kept external: what finds files next to its own module at run time (web-tree-sitter's
-// runtime wasm, the ripgrep binary); they are the published CLI's only dependencies. The bash grammar's wasm is
-// copied beside the bundle. Tool descriptions, read from `.txt` files at load time, are inlined. The CLI's version
-// and the commit it was built from are written in (`__LATHE_VERSION__`, `__LATHE_COMMIT__`: `lathe --version` runs
-// no git), and chunks no code imports are deleted, so the package ships only what loads.
+// runtime wasm, the ripgrep binary); they are the published CLI's only dependencies. The bash grammar's wasm and the
+// models catalogue (as `models-catalog.dat`, read on first use) are written beside the bundle. Tool descriptions,
+// read from `.txt` files at load time, are inlined. The CLI's version and the commit it was built from are written
+// in (`__LATHE_VERSION__`, `__LATHE_COMMIT__`: `lathe --version` runs no git), and chunks no code imports are deleted,
+// so the package ships only what loads.
 // The interactive UI (Ink 8 + React 19 + yoga-layout, whose wasm ships inlined as base64 behind a top-level await)
 // is imported lazily, so it lands in chunks of its own: React in its production build, Ink's DevTools hook stubbed.
 // The AI Gateway provider `ai` imports at load (Lathe never uses it) is replaced by a stand-in.
 // Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
 import { execFileSync } from "node:child_process"
-import { copyFileSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
+import { copyFileSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -51,6 +52,62 @@ const grammarBesideBundle = (fromChunk) => ({
       if (contents.split(from).length !== 2)
         throw new Error(`${args.path}: expected one \`${from}\`; update the grammar-beside-bundle plugin`)
       const to = `require("node:url").fileURLToPath(new URL(${JSON.stringify(fromChunk)}, import.meta.url))`
+      return { contents: contents.replace(from, to), loader: "ts" }
+    })
+  }
+})
+
+/** Where the models catalogue shipped with the CLI goes: beside the main build's chunks (`dist/bundle/`). */
+const CATALOG = "models-catalog.dat"
+
+/**
+ * @lathe/core's catalogue (`catalog/snapshot.json`: per provider its details and its models as one JSON string) as
+ * the bundle ships it (`CATALOG`): a first line of JSON with the providers' details, where each provider's `models` is
+ * `[offset, length]` in bytes, then every provider's models as raw JSON text at those offsets (counted from the byte
+ * after the first line). Read as it is (`catalogReader`), only the small first line is parsed: the models stay text
+ * until the catalogue looks at a provider, as with the snapshot itself, and are never unescaped from a JSON string.
+ */
+const catalogFile = (snapshot) => {
+  const data = JSON.parse(readFileSync(snapshot, "utf8"))
+  const parts = []
+  let offset = 0
+  const providers = Object.fromEntries(
+    Object.entries(data.providers).map(([id, provider]) => {
+      const models = Buffer.from(provider.models, "utf8")
+      parts.push(models)
+      offset += models.length
+      return [id, { ...provider, models: [offset - models.length, models.length] }]
+    })
+  )
+  return Buffer.concat([Buffer.from(`${JSON.stringify({ ...data, providers })}\n`, "utf8"), ...parts])
+}
+
+/** The expression that reads `catalogFile`'s format back into the snapshot's shape, from `file` (a URL). */
+const catalogReader = (file) =>
+  "((bytes) => {\n" +
+  "  const start = bytes.indexOf(10) + 1\n" +
+  '  const data = JSON.parse(bytes.toString("utf8", 0, start))\n' +
+  "  for (const provider of Object.values(data.providers)) {\n" +
+  "    const [offset, length] = provider.models\n" +
+  '    provider.models = bytes.toString("utf8", start + offset, start + offset + length)\n' +
+  "  }\n" +
+  "  return data\n" +
+  `})(require("node:fs").readFileSync(${file}))`
+
+/**
+ * Makes @lathe/core read its shipped models catalogue from the bundle's copy (`catalogFile`; `fromChunk`: its path
+ * from the built file's folder) on first use, instead of inlining ~550 KiB of JSON as JavaScript that every start
+ * reads, hashes and deserialises. The build fails if the loader changed.
+ */
+const catalogBesideBundle = (fromChunk) => ({
+  name: "catalog-beside-bundle",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]core[\\/]src[\\/]catalog[\\/]models-dev\.ts$/ }, (args) => {
+      const from = '(await import("./snapshot.json", { with: { type: "json" } })).default'
+      const contents = readFileSync(args.path, "utf8")
+      if (contents.split(from).length !== 2)
+        throw new Error(`${args.path}: expected one \`${from}\`; update the catalog-beside-bundle plugin`)
+      const to = catalogReader(`new URL(${JSON.stringify(fromChunk)}, import.meta.url)`)
       return { contents: contents.replace(from, to), loader: "ts" }
     })
   }
@@ -310,6 +367,25 @@ export const runBuildOptions = (outdir) => {
 }
 
 /**
+ * The options of the main build (`lathe.js` from `src/bin.ts`, its chunks in `outdir`): lazy SDKs from `providers/`,
+ * `lathe run` from the run build, the bash grammar beside the bundle. Exported so tests can look at exactly what
+ * `lathe` loads (bundle-closure.test.ts: nothing from effect before a command is chosen).
+ */
+export const mainBuildOptions = (outdir) => {
+  const options = bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir })
+  return {
+    ...options,
+    plugins: [
+      sdksFromProvidersBuild("./"),
+      ...options.plugins,
+      runCommandFromRunBuild,
+      grammarBesideBundle(`./${GRAMMAR}`),
+      catalogBesideBundle(`./${CATALOG}`)
+    ]
+  }
+}
+
+/**
  * The esbuild options of the CLI bundle for the given entry points and output directory (ESM, code splitting,
  * workspace packages from source). Exported so tests can bundle other entries exactly as the CLI is bundled.
  */
@@ -371,18 +447,14 @@ if (isMain()) {
   const runOptions = runBuildOptions(join(outdir, "run"))
   const run = await build({
     ...runOptions,
-    plugins: [sdksFromProvidersBuild("../"), ...runOptions.plugins, grammarBesideBundle(`../${GRAMMAR}`)]
-  })
-  const mainOptions = bundleOptions({ entryPoints: { lathe: join(cli, "src/bin.ts") }, outdir })
-  const main = await build({
-    ...mainOptions,
     plugins: [
-      sdksFromProvidersBuild("./"),
-      ...mainOptions.plugins,
-      runCommandFromRunBuild,
-      grammarBesideBundle(`./${GRAMMAR}`)
+      sdksFromProvidersBuild("../"),
+      ...runOptions.plugins,
+      grammarBesideBundle(`../${GRAMMAR}`),
+      catalogBesideBundle(`../${CATALOG}`)
     ]
   })
+  const main = await build(mainBuildOptions(outdir))
   const pruned = [
     ...pruneUnreached(run.metafile, [join(cli, "src/commands/run.ts")]),
     ...pruneUnreached(main.metafile, [join(cli, "src/bin.ts")])
@@ -391,6 +463,7 @@ if (isMain()) {
   const grammar = createRequire(join(cli, "package.json")).resolve(`tree-sitter-bash/${GRAMMAR}`)
   copyFileSync(grammar, join(outdir, GRAMMAR))
   copyFileSync(join(dirname(grammar), "LICENSE"), join(outdir, `${GRAMMAR}.LICENSE.txt`))
+  writeFileSync(join(outdir, CATALOG), catalogFile(join(cli, "..", "core", "src", "catalog", "snapshot.json")))
   if (pruned.length > 0)
     process.stderr.write(
       `bundle: left out ${pruned.length} chunk(s) nothing imports: ${pruned.map((file) => relative(outdir, resolve(file))).join(", ")}\n`

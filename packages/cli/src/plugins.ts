@@ -2,7 +2,7 @@
 import agents from "@lathe/agents/plugin"
 import { dataDir, type PluginEntry } from "@lathe/core"
 import hooks from "@lathe/hooks"
-import { createMcpPlugin, createOAuthProvider } from "@lathe/mcp/host"
+import { createMcpPlugin, loadOAuthProvider } from "@lathe/mcp/host"
 import skills from "@lathe/skills/plugin"
 import tools from "@lathe/tools"
 import { commandFilesPlugin } from "./command-files.js"
@@ -31,7 +31,7 @@ export const builtinPlugins = (
             wait: options.mcpWait !== false,
             dataDir: dataDir(env),
             authProvider: (server) =>
-              createOAuthProvider({
+              loadOAuthProvider({
                 serverName: server.name,
                 serverUrl: server.url,
                 dataDir: dataDir(env),

@@ -1,5 +1,5 @@
-import type { LatheEvent, Tokens, ToolState } from "@lathe/core"
-import { type LiveLine, liveLine } from "./live-line.js"
+import { groupDigits, type LatheEvent, type Tokens, type ToolState } from "@lathe/core"
+import type { LiveLine, LiveLineOptions } from "./live-line.js"
 import { plainText } from "./terminal-text.js"
 import { createStyle, type Style } from "./tui/style.js"
 
@@ -17,8 +17,6 @@ export const emptyTotals = (): Totals => ({
   tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
 })
 
-const number = (n: number) => n.toLocaleString("en-US")
-
 /** `12 ms`, `3.4 s`. */
 export const duration = (ms: number): string => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`)
 
@@ -29,10 +27,10 @@ export const duration = (ms: number): string => (ms < 1000 ? `${Math.round(ms)} 
 export const totalsLine = (totals: Totals): string => {
   const { input, output, reasoning, cache } = totals.tokens
   const tokens = [
-    ...(input > 0 || output > 0 ? [`in ${number(input)}`, `out ${number(output)}`] : []),
-    ...(reasoning > 0 ? [`reasoning ${number(reasoning)}`] : []),
-    ...(cache.read > 0 ? [`cache read ${number(cache.read)}`] : []),
-    ...(cache.write > 0 ? [`cache write ${number(cache.write)}`] : [])
+    ...(input > 0 || output > 0 ? [`in ${groupDigits(input)}`, `out ${groupDigits(output)}`] : []),
+    ...(reasoning > 0 ? [`reasoning ${groupDigits(reasoning)}`] : []),
+    ...(cache.read > 0 ? [`cache read ${groupDigits(cache.read)}`] : []),
+    ...(cache.write > 0 ? [`cache write ${groupDigits(cache.write)}`] : [])
   ]
   return [
     `${totals.steps} step${totals.steps === 1 ? "" : "s"}`,
@@ -74,8 +72,12 @@ export interface TextRendererOptions {
   readonly style?: Style
   /** Render the model's text as terminal Markdown, a block at a time as each completes (stdout is a terminal). */
   readonly markdown?: MarkdownBlocks
-  /** Show a live line (spinner, tool, elapsed seconds) while a tool runs, redrawn in place (stdout is a terminal). */
-  readonly live?: boolean
+  /**
+   * Show a live line (spinner, tool, elapsed seconds) while a tool runs, redrawn in place (stdout is a terminal):
+   * `liveLine` from `live-line.ts`, which the caller imports only then, since it loads the text measuring (Intl
+   * segmenters, the emoji tables) that a piped run never needs.
+   */
+  readonly live?: (write: (text: string) => void, options: LiveLineOptions) => LiveLine
   /** The terminal's width in columns; default 80. */
   readonly columns?: () => number
 }
@@ -144,7 +146,7 @@ export const textRenderer = (
     write(`${text}\n`)
   }
   if (options.live)
-    live = liveLine(out, {
+    live = options.live(out, {
       columns,
       atLineStart: () => atLineStart && asking === 0,
       text: (spinner) => {

@@ -177,6 +177,55 @@ describe("the bundled CLI", () => {
     }
   })
 
+  it("keeps the catalogue and unused AI SDK code out of the run build; Markdown at a terminal as before", async () => {
+    const dir = dirname(bundle)
+    const runBuild = readFileSync(join(dir, "run", "run.cjs"), "utf8")
+    // The shipped catalogue: a line of JSON with each provider's models as [offset, length] of the JSON text after it.
+    const catalogue = readFileSync(join(dir, "models-catalog.dat"))
+    const start = catalogue.indexOf(10) + 1
+    const providers = JSON.parse(catalogue.toString("utf8", 0, start)).providers as Record<
+      string,
+      { models: [number, number] }
+    >
+    const [offset, length] = providers.anthropic?.models ?? [0, 0]
+    const anthropic = JSON.parse(catalogue.toString("utf8", start + offset, start + offset + length))
+    const [modelID, row] = Object.entries(anthropic as Record<string, [string]>)[0] ?? ["", [""]]
+    assert.isNotEmpty(modelID, "the shipped catalogue has Anthropic's models")
+    // Each would be read and deserialised by every run: the catalogue (~550 KiB); the parts of `ai` Lathe does not
+    // use (~330 KiB), whose module bodies every run evaluated too.
+    assert.notInclude(runBuild, row[0], "the run build reads the catalogue from models-catalog.dat")
+    assert.notInclude(runBuild, "x-vercel-ai-ui-message-stream", "the run build keeps only what it uses of ai")
+
+    const box = sandbox()
+    // The main build reads the catalogue beside it too.
+    const models = await run(["models", "anthropic"], box.project, box.env)
+    assert.strictEqual(models.code, 0, models.stderr)
+    assert.include(models.stdout, `${modelID} `)
+    assert.include(models.stdout, row[0])
+    const server = await startScriptedServer(() => ({ steps: [{ text: "# Title\n\nSome **bold** text.\n" }] }))
+    try {
+      // A catalogued model: the run finds it (no unknown-model notice), and at a terminal the answer is Markdown.
+      const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: modelID, TERM: "xterm" }
+      const cli = [process.execPath, bundle, "run", "--yes", "hi"].map((arg) => `'${arg}'`).join(" ")
+      const terminal = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+        const child = spawn("script", ["-qec", cli, "/dev/null"], { cwd: box.project, env, stdio: "pipe" })
+        let output = ""
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString("utf8")
+        })
+        child.on("error", reject)
+        child.on("close", (code) => resolve({ code, output }))
+      })
+      assert.strictEqual(terminal.code, 0, terminal.output)
+      assert.notInclude(terminal.output, "not in Lathe's model catalogue")
+      assert.include(terminal.output, "\x1b[1m\x1b[4m\x1b[35mTitle")
+      assert.notInclude(terminal.output, "# Title")
+      assert.include(terminal.output, "Some \x1b[1mbold\x1b[22m text.")
+    } finally {
+      await server.close()
+    }
+  })
+
   it("loads a TypeScript plugin natively (no tsx), sharing its own @lathe/core and zod with it", async () => {
     const box = sandbox()
     const plugins = join(box.dir, "config", "lathe", "plugins")

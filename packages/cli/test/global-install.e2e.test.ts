@@ -212,14 +212,16 @@ describe("lathe installed with npm install -g from its tarball", () => {
     const megabytes = bytesUnder(nodeModules) / 1024 / 1024
     assert.isBelow(megabytes, 40, `a global install takes ${megabytes.toFixed(1)} MB`)
     console.log(`global install: ${installed.length} packages (${installed.join(", ")}), ${megabytes.toFixed(1)} MB`)
-    // Shipped: the launcher, the start guard and the bundle with the bash grammar; not shipped: sources, tsc output,
-    // tests. The command on PATH is the launcher (it hands the provider keys over on a descriptor), executable.
+    // Shipped: the launcher, the start guard and the bundle with the bash grammar and the models catalogue; not
+    // shipped: sources, tsc output, tests. The command on PATH is the launcher (it hands the provider keys over on a
+    // descriptor), executable.
     assert.includeMembers(
       [...(cli?.files ?? [])],
       [
         "bin/lathe",
         "bin/lathe.js",
         "dist/bundle/lathe.js",
+        "dist/bundle/models-catalog.dat",
         "dist/bundle/run/run.cjs",
         "dist/bundle/tree-sitter-bash.wasm",
         "LICENSE",

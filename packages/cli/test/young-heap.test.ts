@@ -49,9 +49,11 @@ const largestYoungHeap = (env: Record<string, string>, nodeArgs: ReadonlyArray<s
   })
 
 describe("the young generation's cap in the bundled launcher", () => {
-  it("holds the young generation at 16 MiB once started, with LATHE_NODE_HEAP=small", async () => {
+  it("holds the young generation at or under 16 MiB once started, with LATHE_NODE_HEAP=small", async () => {
     assert.isTrue(existsSync(bundle), `${bundle} is missing: run npx nx run @lathe/cli:bundle`)
-    assert.strictEqual(await largestYoungHeap({ LATHE_NODE_HEAP: "small" }), 16 * MIB)
+    // `--version` loads so little that start-up may never grow it to the cap; the survivors the probe keeps would
+    // (the next test), so staying at or under the cap is the cap holding.
+    assert.isAtMost(await largestYoungHeap({ LATHE_NODE_HEAP: "small" }), 16 * MIB)
   })
 
   it("is off by default: the same load grows V8's default young generation past the cap", async () => {

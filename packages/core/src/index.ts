@@ -10,6 +10,7 @@
 
 // catalog/: the models.dev catalogue: limits, prices and abilities per model (ModelCatalog).
 export type { CatalogModel, CatalogProvider } from "./catalog/catalog-index.js"
+export { groupDigits } from "./catalog/group-digits.js"
 export {
   type AssumedNoticeOptions,
   assumedModelNotice,

@@ -388,6 +388,9 @@ describe("hardened git: what cannot be overridden is refused", () => {
       (error: unknown) => error
     )
     assert.instanceOf(refused, GitConfigRefused)
+    assert.instanceOf(refused, Error)
+    assert.strictEqual((refused as GitConfigRefused)._tag, "GitConfigRefused")
+    assert.strictEqual((refused as GitConfigRefused).key, "filter.a=b.clean")
     assert.include((refused as GitConfigRefused).message, "filter.a=b.clean")
     touchLater(dir)
     prefetchStartupGit(dir)

@@ -5,7 +5,7 @@
  * Each test runs a tool call, sends its result back in the provider's own shape, streams the answer, and prices the
  * reported usage at the catalogue's prices.
  */
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { LanguageModelV4 } from "@ai-sdk/provider"
@@ -323,6 +323,33 @@ describe("google-vertex: Gemini on Vertex AI", () => {
       const body = server.requests[0]?.body as GeminiBody
       assert.deepStrictEqual(body.generationConfig?.thinkingConfig, { thinkingBudget: 4_000, includeThoughts: true })
     })
+  )
+
+  it.effect(
+    "GOOGLE_APPLICATION_CREDENTIALS naming a file that is not credentials is refused, with the file named",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        // Not JSON, a JSON array, an object without a `type`, a `type` that is not a string: none is a credentials file.
+        for (const [name, text] of [
+          ["text.json", "not json"],
+          ["array.json", '[{"type":"service_account"}]'],
+          ["untyped.json", '{"project_id":"lathe-test"}'],
+          ["numbered.json", '{"type":1}']
+        ] as const) {
+          const file = join(dir, name)
+          yield* Effect.promise(() => writeFile(file, text))
+          const env = { GOOGLE_VERTEX_PROJECT: "lathe-test", GOOGLE_APPLICATION_CREDENTIALS: file }
+          const failed = yield* Effect.flip(
+            Effect.tryPromise(() => googleVertex.load(settingsOf("google-vertex", { env }), "gemini-2.5-flash"))
+          )
+          assert.include(
+            String(failed.cause),
+            `GOOGLE_APPLICATION_CREDENTIALS is ${file}, which is not a Google credentials`
+          )
+          assert.include(String(failed.cause), "gcloud auth application-default login")
+        }
+      })
   )
 })
 

@@ -190,7 +190,7 @@ export class McpConnection {
   private async connect(): Promise<void> {
     const server = this.server
     const authProvider =
-      server.type === "remote" && server.oauth !== false ? this.options.authProvider?.(server) : undefined
+      server.type === "remote" && server.oauth !== false ? await this.options.authProvider?.(server) : undefined
     const attempt = async (protocol?: "streamable-http" | "sse") => {
       const transport = createTransport(server, {
         ...(authProvider ? { authProvider } : {}),

@@ -9,10 +9,13 @@ import type { McpServer, RemoteServer } from "./servers.js"
 import { ProcessGroupTransport } from "./stdio-transport.js"
 
 /**
- * Supplies the OAuth provider for a remote server (the package's OAuth module does), or `undefined` for none. Called
- * only for remote servers whose `oauth` is not `false`.
+ * Supplies the OAuth provider for a remote server (the package's OAuth module does), or `undefined` for none, at once
+ * or as a promise (a host that loads the OAuth module on first use). Called only for remote servers whose `oauth` is
+ * not `false`, when they connect; a rejection fails the connection like a thrown error.
  */
-export type AuthProviderFactory = (server: RemoteServer) => OAuthClientProvider | undefined
+export type AuthProviderFactory = (
+  server: RemoteServer
+) => OAuthClientProvider | undefined | Promise<OAuthClientProvider | undefined>
 
 /** How {@link createTransport} builds a transport. */
 export interface TransportOptions {

@@ -388,7 +388,7 @@ const textRendererFor = async (io: CliIO, totals: Totals): Promise<TextRenderer>
   return textRenderer(io.stdout, io.stderr, totals, {
     style,
     ...(color ? { markdown: (await import("../answer-markdown.js")).answerMarkdown(style) } : {}),
-    live: io.isTTY && io.env.TERM !== "dumb",
+    ...(io.isTTY && io.env.TERM !== "dumb" ? { live: (await import("../live-line.js")).liveLine } : {}),
     columns: () => process.stdout.columns || 80
   })
 }

@@ -34,7 +34,8 @@ export const displayWidth = (s: string): number => {
   return width
 }
 
-const segmenter = new Intl.Segmenter()
+// Made on first use: the first Intl object of a process builds ICU's locale set, which only non-ASCII text needs.
+let segmenter: Intl.Segmenter | undefined
 
 /** A piece of a line: an escape (width 0) or one grapheme. */
 interface Unit {
@@ -48,6 +49,7 @@ const pushText = (units: Array<Unit>, text: string): void => {
     for (const ch of text) units.push({ text: ch, width: 1, escape: false })
     return
   }
+  segmenter ??= new Intl.Segmenter()
   for (const { segment } of segmenter.segment(text)) {
     units.push({ text: segment, width: segment === "\t" ? 4 : runWidth(segment), escape: false })
   }

@@ -8,6 +8,7 @@ import { dataDir, type PathEnv } from "../config/paths.js"
 import { closeMatches } from "../provider/close-match.js"
 import { descriptorFor } from "../provider/registry.js"
 import { CatalogIndex, type CatalogModel, type CatalogProvider } from "./catalog-index.js"
+import { groupDigits } from "./group-digits.js"
 import type { CatalogEntry, ModelInfo } from "./model-info.js"
 import { loadShippedCatalog } from "./models-dev.js"
 import { DEFAULT_MODELS_URL, type RefreshOutcome, readCachedCatalog, refreshCatalog } from "./refresh.js"
@@ -162,7 +163,6 @@ export const assumedModelNotice = (info: ModelInfo, options: AssumedNoticeOption
     if (told.has(ref)) return undefined
     remember(file, told, ref)
   }
-  const n = (value: number) => value.toLocaleString("en")
   // The `env` provider is LATHE_BASE_URL's server: the person knows the model as LATHE_MODEL, not as "env/…".
   const named = info.providerID === "env" ? `The model "${info.modelID}" (LATHE_MODEL)` : ref
   const close = closeMatches(info.modelID, catalogCandidates(info.providerID))
@@ -170,8 +170,8 @@ export const assumedModelNotice = (info: ModelInfo, options: AssumedNoticeOption
   const file = options.configDir === undefined ? "your lathe.json" : join(options.configDir, "lathe.json")
   return (
     `${named} is not in Lathe's model catalogue${didYouMean} (lathe models lists it): Lathe assumes a ` +
-    `${n(info.limit.context)}-token context, ${n(info.limit.output)} output tokens and no price. If that is wrong, ` +
-    `merge this into ${file} (prices in USD per million tokens): ` +
+    `${groupDigits(info.limit.context)}-token context, ${groupDigits(info.limit.output)} output tokens and no price. ` +
+    `If that is wrong, merge this into ${file} (prices in USD per million tokens): ` +
     `${renderSnippet(configAdvice.modelLimits(info.providerID, info.modelID))}. This notice is shown once per ` +
     `model; ${renderSnippet(configAdvice.modelNoticeOff())} turns it off.`
   )

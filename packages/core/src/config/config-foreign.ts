@@ -14,7 +14,6 @@ import {
   type ParsedConfig,
   parseJsonc,
   type ResolvedEnv,
-  readText,
   substitute,
   validate
 } from "./config-load.js"
@@ -41,20 +40,20 @@ export interface ForeignLoaded {
 }
 
 /**
- * Reads `file` as `format`; `undefined` when it does not exist. Fails only when the file is not JSON(C) or cannot be
- * read (like a `lathe.json`): everything else is kept or named in `problems`.
+ * Takes `text`, the contents of `file`, as `format`. Fails only when it is not JSON(C) (like a `lathe.json`):
+ * everything else is kept or named in `problems`. The config loader reads the file itself and loads this module only
+ * when the file exists, so a run without Claude Code or OpenCode files evaluates none of the translators.
  */
 export const loadForeign = Effect.fnUntraced(function* (
   file: string,
+  text: string,
   format: ForeignFormat,
   options: {
     readonly trusted: boolean
     readonly places: ClaudePlaces
     readonly env: Readonly<Record<string, string | undefined>>
   }
-): Effect.fn.Return<ForeignLoaded | undefined, ConfigError> {
-  const text = yield* readText(file)
-  if (text === undefined) return undefined
+): Effect.fn.Return<ForeignLoaded, ConfigError> {
   const parsed = yield* parseJsonc(file, text)
   const problems: Array<string> = []
   const items: Array<UntrustedItem> = []

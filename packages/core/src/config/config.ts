@@ -4,7 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
 import type { Rule } from "../contracts/permission-next.js"
 import { descriptorOf } from "../provider/registry.js"
-import { type ForeignFormat, loadForeign } from "./config-foreign.js"
+import type { ForeignFormat } from "./config-foreign.js"
 import {
   ConfigError,
   envReferences,
@@ -383,9 +383,12 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     trustedFile: boolean,
     base: string
   ) {
+    const text = yield* readText(file)
+    if (text === undefined) return
+    // The translators are loaded only for a file that exists: most runs have none.
+    const { loadForeign } = yield* Effect.promise(() => import("./config-foreign.js"))
     const places = { root: paths.root, base, home: paths.home }
-    const read = yield* loadForeign(file, format, { trusted: trustedFile, places, env })
-    if (read === undefined) return
+    const read = yield* loadForeign(file, text, format, { trusted: trustedFile, places, env })
     if (read.items.length > 0) ignored.push({ file, items: read.items })
     dropped.push(...read.dropped)
     envResolved.push(...read.envResolved)

@@ -17,7 +17,6 @@
  * config is not read here, and `.gitmodules` can override the `diff.ignoreSubmodules` set below); commands that reach
  * a remote pass {@link GIT_SAFE_TRANSPORT} (`remote.<name>.uploadpack` is first-wins, so `-c` cannot replace it).
  */
-import { Schema } from "effect"
 import { runProcess } from "./run-process.js"
 
 /** Fixed options before the subcommand of every Lathe git call. */
@@ -71,11 +70,23 @@ export const GIT_SAFE_QUERY: ReadonlyArray<string> = [
   whole(PROGRAM_KEYS, REMOTE_KEYS)
 ]
 
-/** A repository's config names a program in a way Lathe cannot switch off, so Lathe runs no git there. */
-export class GitConfigRefused extends Schema.TaggedError<GitConfigRefused>()("GitConfigRefused", {
-  key: Schema.String,
-  message: Schema.String
-}) {}
+/**
+ * A repository's config names a program in a way Lathe cannot switch off, so Lathe runs no git there. A plain `Error`
+ * with a `_tag` (Effect's `catchTag` matches it), not an effect `Schema` class: this module is part of what every
+ * `lathe` start loads before it reads its arguments (`config/git-prefetch.ts`), and must not load effect. Effect code
+ * that calls {@link prepareSafeGit} wraps the rejection in its own tagged error.
+ */
+export class GitConfigRefused extends Error {
+  readonly _tag = "GitConfigRefused"
+  /** The config key that cannot be overridden. */
+  readonly key: string
+
+  constructor(fields: { readonly key: string; readonly message: string }) {
+    super(fields.message)
+    this.name = "GitConfigRefused"
+    this.key = fields.key
+  }
+}
 
 const refuse = (key: string) =>
   new GitConfigRefused({

@@ -1,5 +1,4 @@
 import { readFile } from "node:fs/promises"
-import { z } from "zod"
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "./descriptor.js"
 import { ANTHROPIC_CACHE_MARK, anthropicThinking, promptFamilyOf } from "./families.js"
 import { geminiThinking } from "./google.js"
@@ -17,8 +16,15 @@ const projectOf = (settings: ProviderSettings): string | undefined => {
  */
 const locationOf = (env: ProviderEnv): string => env.GOOGLE_VERTEX_LOCATION || env.GOOGLE_CLOUD_LOCATION || "global"
 
-/** A credentials file: a JSON object with a `type` (`service_account`, `authorized_user`, `external_account`, …). */
-const CredentialsFile = z.looseObject({ type: z.string() })
+/**
+ * Whether `value` is a credentials file: a JSON object with a `type` (`service_account`, `authorized_user`,
+ * `external_account`, …). A plain check, not a schema: the descriptor is evaluated on every run, whichever provider.
+ */
+const isCredentials = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" &&
+  value !== null &&
+  !Array.isArray(value) &&
+  typeof (value as { readonly type?: unknown }).type === "string"
 
 /**
  * The credentials `GOOGLE_APPLICATION_CREDENTIALS` names in the provider's `env`, when that is not the file of
@@ -41,10 +47,9 @@ const credentialsOf = async (env: ProviderEnv): Promise<Record<string, unknown> 
   try {
     parsed = JSON.parse(text)
   } catch {}
-  const credentials = CredentialsFile.safeParse(parsed)
-  if (!credentials.success)
+  if (!isCredentials(parsed))
     throw new Error(`GOOGLE_APPLICATION_CREDENTIALS is ${file}, which is not a Google credentials JSON file: ${fix}`)
-  return credentials.data
+  return parsed
 }
 
 /** What every Vertex SDK factory takes: Lathe's fetch, project, region, base URL, headers and credentials. */

@@ -1,33 +1,8 @@
-import type { LanguageModelV4StreamPart } from "@ai-sdk/provider"
-import type { LanguageModelMiddleware } from "ai"
 import type { ProviderDescriptor, ProviderOptions } from "./descriptor.js"
 import { budgetOf, promptFamilyOf, reasoningLevelOf } from "./families.js"
-import { sdkSettings } from "./sdk-settings.js"
 
 /** OpenRouter's cache breakpoint: its SDK turns it into `cache_control` on the marked message, part or tool. */
 const OPENROUTER_CACHE_MARK: ProviderOptions = { openrouter: { cacheControl: { type: "ephemeral" } } }
-
-/**
- * OpenRouter's `prompt_tokens` counts cache writes as well as reads, and its SDK takes only the reads out of the
- * uncached input, so written tokens would be billed twice (as input and as cache writes). This takes them out too.
- */
-const cacheWritesOutOfInput: LanguageModelMiddleware = {
-  wrapStream: async ({ doStream }) => {
-    const result = await doStream()
-    const stream = result.stream.pipeThrough(
-      new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-        transform(part, controller) {
-          const input = part.type === "finish" ? part.usage.inputTokens : undefined
-          if (part.type !== "finish" || !input?.cacheWrite || input.noCache === undefined)
-            return controller.enqueue(part)
-          const noCache = Math.max(0, input.noCache - input.cacheWrite)
-          controller.enqueue({ ...part, usage: { ...part.usage, inputTokens: { ...input, noCache } } })
-        }
-      })
-    )
-    return { ...result, stream }
-  }
-}
 
 /**
  * OpenRouter, one key for many vendors' models (`anthropic/claude-sonnet-4.6`, `openai/gpt-5`, …), through its own
@@ -54,14 +29,6 @@ export const openrouter: ProviderDescriptor = {
           : { max_tokens: budgetOf(model, reasoning) }
     }
   }),
-  load: async (settings, modelID) => {
-    const [{ createOpenRouter }, { wrapLanguageModel }] = await Promise.all([
-      import("@openrouter/ai-sdk-provider"),
-      import("ai")
-    ])
-    const settingsForSDK = { compatibility: "strict", ...sdkSettings(settings) }
-    const model = createOpenRouter(settingsForSDK as Parameters<typeof createOpenRouter>[0]).chat(modelID)
-    return wrapLanguageModel({ model, middleware: cacheWritesOutOfInput })
-  },
+  load: async (settings, modelID) => (await import("./openrouter-model.js")).openrouterModel(settings, modelID),
   hints: { key: "create a key at https://openrouter.ai/settings/keys" }
 }
