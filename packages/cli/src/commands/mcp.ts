@@ -4,12 +4,14 @@ import {
   connectAll,
   createOAuthProvider,
   describeStatus,
+  firstStartTimeout,
   isReadOnly,
   lathesCredentials,
   logout,
   type McpConnection,
   type McpServer,
   mcpTools,
+  openStartMemory,
   openSystemBrowser,
   resolveServers
 } from "@lathe/mcp"
@@ -66,11 +68,25 @@ const connect = async (io: CliIO, only?: string) => {
   if (!loaded.ok) return loaded
   const { config, paths } = loaded.value
   const resolved = await resolveServers({ config: config.info, root: paths.root, trusted: config.trusted, env: io.env })
-  const servers: Array<McpServer> = resolved.servers.filter((server) => only === undefined || server.name === only)
+  // A package runner's (npx -y, uvx, …) first start on this machine gets the longer first timeout, as in a run.
+  const memory = await openStartMemory(dataDir(io.env))
+  const servers: Array<McpServer> = resolved.servers
+    .filter((server) => only === undefined || server.name === only)
+    .map((server) => {
+      const first = firstStartTimeout(server, memory)
+      return first > server.timeout ? { ...server, firstTimeout: first } : server
+    })
   const notices = [...config.notices.filter((n) => n.includes("mcp servers")), ...resolved.notices]
   // Started as a run starts them: the person's environment less Lathe's provider credentials.
   const options = { restartDelays: [], env: io.env, credentials: lathesCredentials(config.info, io.env) }
-  return { ok: true as const, servers, notices, connections: await connectAll(servers, options) }
+  const connections = await connectAll(servers, options)
+  for (const connection of connections)
+    if (connection.status.state === "connected")
+      await memory.remember(
+        connection.server,
+        connection.tools.map((tool) => tool.name)
+      )
+  return { ok: true as const, servers, notices, connections }
 }
 
 const where = (server: McpServer): string =>
