@@ -130,12 +130,14 @@ export const sessionsApi = (ctx: ServerContext) =>
                 ctx.scope.check(directory, `The directory ${JSON.stringify(payload.directory)}`)
               const app = directory === ctx.home.directory ? ctx.home : await ctx.directories.get(directory)
               await checkAgentAndModel(app, payload.agent, payload.model)
+              // Written out before the answer: a client may prompt the new session through another front of a
+              // shared store at once (the store batches writes; an unflushed session is not there yet).
               const created = await runIn(
                 app,
                 createSession({
                   ...(payload.title ? { title: payload.title } : {}),
                   ...(payload.agent ? { agent: payload.agent } : {})
-                })
+                }).pipe(Effect.tap(() => Effect.flatMap(SessionStore, (store) => store.flush)))
               )
               const session =
                 payload.repo === undefined
