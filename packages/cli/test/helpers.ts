@@ -34,25 +34,36 @@ export interface CliRun {
   readonly events: ReadonlyArray<LatheEvent>
 }
 
+/** How {@link runProgram} runs a program. */
+export interface RunOptions {
+  readonly cwd: string
+  readonly env: Record<string, string>
+  readonly timeoutMs?: number
+  /** Called once the process has started (e.g. to send it a signal later). */
+  readonly onSpawn?: (child: ChildProcess) => void
+  /** Written to the process's stdin (a pipe, then closed); without it stdin is empty. */
+  readonly input?: string
+}
+
 /** Runs the real `lathe` CLI from source (tsx, `@lathe/source`), as a separate process. */
-export const runLathe = (
+export const runLathe = (args: ReadonlyArray<string>, options: RunOptions): Promise<CliRun> =>
+  runProgram(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, ...args], options, "lathe")
+
+/**
+ * Runs `command args` with exactly `options.env`, collecting its output (stdout also as events, see {@link CliRun});
+ * kills it and rejects after `timeoutMs` (30 s by default).
+ */
+export const runProgram = (
+  command: string,
   args: ReadonlyArray<string>,
-  options: {
-    readonly cwd: string
-    readonly env: Record<string, string>
-    readonly timeoutMs?: number
-    /** Called once the process has started (e.g. to send it a signal later). */
-    readonly onSpawn?: (child: ChildProcess) => void
-    /** Written to the process's stdin (a pipe, then closed); without it stdin is empty. */
-    readonly input?: string
-  }
+  options: RunOptions,
+  label: string = command
 ): Promise<CliRun> =>
   new Promise((resolve, reject) => {
-    const command = ["--conditions=@lathe/source", "--import", tsx, bin, ...args]
     const child =
       options.input === undefined
-        ? spawn(process.execPath, command, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
-        : spawn(process.execPath, command, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
+        ? spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] })
+        : spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] })
     if (options.input !== undefined) child.stdin?.end(options.input)
     options.onSpawn?.(child)
     let stdout = ""
@@ -65,7 +76,7 @@ export const runLathe = (
     })
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
-      reject(new Error(`lathe ${args.join(" ")} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`))
+      reject(new Error(`${label} ${args.join(" ")} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`))
     }, options.timeoutMs ?? 30_000)
     child.on("error", reject)
     child.on("close", (code) => {

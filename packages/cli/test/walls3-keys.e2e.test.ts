@@ -6,13 +6,12 @@
  * environment) the key is in what the command read and in what the model got back; started by bin/lathe it is in
  * neither, and the model server still receives it as the bearer token.
  */
-import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
-import { type CliRun, sandbox } from "./helpers.js"
+import { runProgram, sandbox } from "./helpers.js"
 
 const bundle = fileURLToPath(new URL("../dist/bundle/lathe.js", import.meta.url))
 const launcher = fileURLToPath(new URL("../bin/lathe", import.meta.url))
@@ -49,26 +48,7 @@ afterEach(async () => {
 
 /** Runs `command args` with exactly `env`, collecting its output. */
 const run = (command: string, args: ReadonlyArray<string>, cwd: string, env: Record<string, string>) =>
-  new Promise<CliRun>((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`${command} ${args.join(" ")} timed out\nstdout:\n${stdout}\nstderr:\n${stderr}`))
-    }, 60_000)
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr, events: [] })
-    })
-  })
+  runProgram(command, args, { cwd, env, timeoutMs: 60_000 })
 
 /**
  * A person's config with the sandbox off and an OpenAI-compatible provider (the scripted server) whose key comes
