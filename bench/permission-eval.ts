@@ -5,8 +5,8 @@
  *
  *   npx tsx --conditions=@lathe/source bench/permission-eval.ts
  */
-import type { PermissionAction, Rule } from "@lathe/core"
-import { evaluate } from "@lathe/permission"
+
+import { evaluate, type PermissionAction, type Rule } from "@lathe/plugin"
 
 const actions: ReadonlyArray<PermissionAction> = ["allow", "deny", "ask"]
 const tools = ["git", "npm", "cargo", "docker", "kubectl", "make", "rm", "curl", "python", "node"]

@@ -10,16 +10,9 @@
  */
 import { createHash } from "node:crypto"
 import { createAnthropic } from "@ai-sdk/anthropic"
-import {
-  Config,
-  LLM,
-  type LLMRequest,
-  type ModelInfo,
-  streamWithModel,
-  type Tokens,
-  tokensFromUsage
-} from "@lathe/core"
+import { Config, LLM, type LLMRequest, type ModelInfo, streamWithModel, tokensFromUsage } from "@lathe/core"
 import { startWireServer, type WireReply } from "@lathe/core/testing"
+import type { Tokens } from "@lathe/plugin/schema"
 import type { ModelMessage } from "ai"
 import { Effect, Layer, Stream } from "effect"
 

@@ -9,8 +9,8 @@
  */
 
 import { marked } from "marked"
+import { createStyle } from "../packages/cli/src/style.js"
 import { renderMarkdown } from "../packages/cli/src/tui/markdown.js"
-import { createStyle } from "../packages/cli/src/tui/style.js"
 
 const section = (n: number) => `## Step ${n}: change the parser
 

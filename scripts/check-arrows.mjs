@@ -6,11 +6,14 @@
 // its files and the import lines that close it) and exits 1, or prints `arrows ok (<n> packages, no import circles)`.
 //   node scripts/check-arrows.mjs [ROOT]   ROOT: the monorepo to check (default: this script's repository)
 // Imported, it exports `importCircles` and `describeCircle` (scripts/house-figures.mjs counts circles with them).
+// Inside core and the CLI it also checks the order of the rooms (folders) of src/: see ROOM_ORDERS.
 //
-// Layers (package.json `nx.tags`): layer:core (depends on no workspace package), layer:kit (the author kit,
-// @lathe/plugin: only layer:core), layer:feature and everything under plugins/ (only layer:core and layer:kit),
-// layer:app (anything). Only layer:app may depend on a feature package or a plugin. A new kind of package needs its
-// layer added here.
+// Layers (package.json `nx.tags`): layer:kit (the author kit, @lathe/plugin: depends on no workspace package),
+// layer:core (only layer:kit), layer:service (a host part that implements core's contracts: permission, snapshot,
+// stores, workspaces; only layer:core and layer:kit), layer:feature and everything under plugins/ (layer:plugin: only
+// layer:kit, in dependencies, devDependencies and the imports of src/ and test/ alike: what they need of the host
+// reaches them through the plugin context), layer:app (anything). Only layer:app may depend on a feature package or a
+// plugin. A new kind of package needs its layer added here.
 import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -23,7 +26,52 @@ import { fileURLToPath } from "node:url"
  */
 const ALLOWED_CIRCLES = []
 
-const LAYERS = new Set(["layer:core", "layer:kit", "layer:feature", "layer:plugin", "layer:app"])
+/**
+ * Reaches past the kit tolerated while they are being cut: a feature package's dependency on a package other than the
+ * kit, and the files (repo-relative) that may import it meanwhile. A new file importing it, another package, or another
+ * target fails; delete a file once it imports the kit alone, and the entry with its last file (the check prints a note).
+ */
+const ALLOWED_REACHES = [
+  {
+    from: "@lathe/tools",
+    to: "@lathe/core",
+    files: [
+      "packages/tools/src/bash.ts",
+      "packages/tools/src/command-runner.ts",
+      "packages/tools/src/index.ts",
+      "packages/tools/src/paths.ts",
+      "packages/tools/src/sandbox-plan.ts",
+      "packages/tools/src/sandbox-protect.ts",
+      "packages/tools/src/sandbox-proxy.ts",
+      "packages/tools/src/shell.ts",
+      "packages/tools/src/webfetch-net.ts",
+      "packages/tools/test/bash.test.ts",
+      "packages/tools/test/plugin-sandbox.test.ts",
+      "packages/tools/test/plugin.test.ts",
+      "packages/tools/test/real-path.test.ts",
+      "packages/tools/test/secrets-env.test.ts"
+    ]
+  },
+  {
+    from: "@lathe/mcp",
+    to: "@lathe/core",
+    files: [
+      "packages/mcp/src/environment.ts",
+      "packages/mcp/src/plugin.ts",
+      "packages/mcp/src/search-tools.ts",
+      "packages/mcp/src/search.ts",
+      "packages/mcp/src/servers.ts",
+      "packages/mcp/test/contributions.test.ts",
+      "packages/mcp/test/helpers.ts",
+      "packages/mcp/test/oauth.test.ts",
+      "packages/mcp/test/plugin.test.ts",
+      "packages/mcp/test/search-tools.test.ts",
+      "packages/mcp/test/search.test.ts"
+    ]
+  }
+]
+
+const LAYERS = new Set(["layer:core", "layer:kit", "layer:service", "layer:feature", "layer:plugin", "layer:app"])
 const SOURCE = /\.(?:[cm]?[jt]s|tsx|jsx)$/
 const SKIP_DIRS = new Set(["node_modules", "dist", "out-tsc", "coverage", "__fixtures__"])
 
@@ -82,28 +130,36 @@ function workspacePackages(root) {
       const pkg = readJson(join(dir, "package.json"))
       const rel = relative(root, dir)
       const tags = pkg.nx?.tags ?? []
-      const declared = {
-        ...pkg.dependencies,
-        ...pkg.devDependencies,
-        ...pkg.peerDependencies,
-        ...pkg.optionalDependencies
-      }
+      const kinds = ["dependencies", "devDependencies", "peerDependencies", "optionalDependencies"]
+      /** Each declared `@lathe/*` dependency and the field that declares it (the first, when several do). */
+      const depKinds = {}
+      for (const kind of kinds.toReversed())
+        for (const dep of Object.keys(pkg[kind] ?? {})) if (dep.startsWith("@lathe/")) depKinds[dep] = kind
       return {
         name: pkg.name ?? rel,
         dir,
         rel,
         plugin: rel.startsWith("plugins/"),
         layers: tags.filter((t) => t.startsWith("layer:")),
-        deps: Object.keys(declared).filter((d) => d.startsWith("@lathe/"))
+        deps: Object.keys(depKinds),
+        depKinds
       }
     })
 }
 
-/** Every break of the dependency rule, one line each. */
-function arrowViolations(root, packages) {
+/** The tolerated reach from package `from` to `to` (see ALLOWED_REACHES), if any. */
+const reachOf = (from, to) => ALLOWED_REACHES.find((entry) => entry.from === from && entry.to === to)
+
+/** Every break of the dependency rule, one line each; `used` collects the ALLOWED_REACHES files still importing. */
+function arrowViolations(root, packages, used = new Set()) {
   const byName = new Map(packages.map((p) => [p.name, p]))
   const violations = []
   const report = (p, what) => violations.push(`${p.name}: ${what} (see DESIGN.md §1, the dependency rule)`)
+  const kitOnly = (p) => p.layers[0] === "layer:feature" || p.plugin
+  const kitOnlyText = (p) =>
+    `a ${p.plugin ? "plugin" : "feature package"} depends on the author kit (@lathe/plugin) alone, in its ` +
+    "dependencies and devDependencies, its src/ and its test/; what it needs of the host reaches it through the " +
+    "plugin context (ctx)"
 
   for (const p of packages) {
     if (p.layers.length !== 1) {
@@ -117,22 +173,20 @@ function arrowViolations(root, packages) {
     }
     if (p.plugin && layer !== "layer:plugin") report(p, `lives under plugins/ but is tagged ${layer}, not layer:plugin`)
     if (p.name === "@lathe/core" && layer !== "layer:core") report(p, `must be tagged layer:core, is ${layer}`)
+    if (p.name === "@lathe/plugin" && layer !== "layer:kit") report(p, `must be tagged layer:kit, is ${layer}`)
 
     for (const dep of p.deps) {
       const target = byName.get(dep)
       if (dep === p.name) report(p, "depends on itself")
       else if (!target) report(p, `depends on ${dep}, which is not a workspace package`)
-      else if (layer === "layer:core") report(p, `depends on ${dep}, but core depends on no other @lathe/* package`)
-      else if (layer === "layer:kit" && !target.layers.includes("layer:core"))
-        report(p, `depends on ${dep}, but the author kit may depend only on layer:core`)
-      else if (
-        (layer === "layer:feature" || p.plugin) &&
-        !target.layers.some((t) => t === "layer:core" || t === "layer:kit")
-      )
-        report(
-          p,
-          `depends on ${dep}, but a ${p.plugin ? "plugin" : "feature package"} may depend only on @lathe/core and the author kit (@lathe/plugin)`
-        )
+      else if (layer === "layer:kit")
+        report(p, `depends on ${dep}, but the author kit depends on no other @lathe/* package`)
+      else if (layer === "layer:core" && !target.layers.includes("layer:kit"))
+        report(p, `depends on ${dep}, but core may depend only on the author kit (@lathe/plugin)`)
+      else if (layer === "layer:service" && !target.layers.some((t) => t === "layer:core" || t === "layer:kit"))
+        report(p, `depends on ${dep}, but a host service may depend only on @lathe/core and the author kit`)
+      else if (kitOnly(p) && !target.layers.includes("layer:kit") && !reachOf(p.name, dep))
+        report(p, `depends on ${dep} (${p.depKinds[dep]}), but ${kitOnlyText(p)}`)
       else if (layer !== "layer:app" && (target.layers.includes("layer:feature") || target.plugin))
         report(
           p,
@@ -141,10 +195,20 @@ function arrowViolations(root, packages) {
     }
 
     const allowed = new Set([p.name, ...p.deps])
+    const kit = new Set([p.name, ...packages.filter((q) => q.layers.includes("layer:kit")).map((q) => q.name)])
     for (const file of ["src", "test"].flatMap((d) => sourceFiles(join(p.dir, d)))) {
+      const rel = relative(root, file).split(sep).join("/")
       for (const imported of latheImports(readFileSync(file, "utf8"))) {
         if (!allowed.has(imported))
-          report(p, `${relative(root, file)} imports ${imported}, which is not in its package.json dependencies`)
+          report(p, `${rel} imports ${imported}, which is not in its package.json dependencies`)
+        else if (kitOnly(p) && !kit.has(imported)) {
+          if (reachOf(p.name, imported)?.files.includes(rel)) used.add(rel)
+          else
+            report(
+              p,
+              `${rel} imports ${imported}: a ${p.plugin ? "plugin" : "feature package"} imports the author kit alone`
+            )
+        }
       }
     }
   }
@@ -279,6 +343,83 @@ export function describeCircle(circle) {
   return [`  ${circle.files.join(" ↔ ")}`, ...edges].join("\n")
 }
 
+/**
+ * Room orders (DESIGN.md §1: "the rooms stand in one order, lower rooms never importing higher ones"). Inside `src`,
+ * a file's room is its first folder (`src/loop/step.ts` is in `loop`; a file directly in `src` is in `.`). A file may
+ * import (type-only, re-export and import() included) files of its own room and of rooms listed before it, never of a
+ * room listed after it. The package's entries stand above every room (the files in `roof`, or every file directly in
+ * `src` when `.` is not a room): they may import any room, and no room imports them. A new folder under `src` needs
+ * its floor here. An order applies where its package has at least one of its folders (a throwaway test repository
+ * without them is not held to this one's plan).
+ */
+const ROOM_ORDERS = [
+  {
+    src: "packages/core/src",
+    rooms: [
+      "schema",
+      "contracts",
+      "process",
+      "provider",
+      "config",
+      "catalog",
+      "llm",
+      "store",
+      "plugin-host",
+      "loop",
+      "testing"
+    ]
+  },
+  { src: "packages/cli/src", rooms: [".", "tui", "commands"], roof: ["bin.ts", "launch.ts", "main.ts", "index.ts"] }
+]
+
+/** Every import against a room order, one line each: both files, the import's line, and the rule it breaks. */
+export function roomViolations(root, orders = ROOM_ORDERS, graph = importGraph(root)) {
+  const rel = (file) => relative(root, file).split(sep).join("/")
+  const violations = []
+  for (const order of orders) {
+    if (!order.rooms.some((room) => room !== "." && isDir(join(root, order.src, room)))) continue
+    const src = `${order.src}/`
+    const roof = order.roof ?? []
+    const label = (room) => (room === "." ? "src/*" : `${room}/`)
+    const chain = order.rooms.map(label).join(" → ")
+    const place = (file) => {
+      const path = rel(file)
+      if (!path.startsWith(src)) return undefined
+      const inside = path.slice(src.length)
+      const room = inside.includes("/") ? inside.slice(0, inside.indexOf("/")) : "."
+      if (room === "." && (!order.rooms.includes(".") || roof.includes(inside)))
+        return { room: "roof", floor: Number.POSITIVE_INFINITY, path }
+      return { room, floor: order.rooms.indexOf(room), path }
+    }
+    const unplaced = new Set()
+    for (const [file, edges] of graph) {
+      const from = place(file)
+      if (from === undefined) continue
+      if (from.floor < 0) {
+        if (!unplaced.has(from.room))
+          violations.push(
+            `${from.path}: room ${label(from.room)} has no floor in ${order.src}'s room order (${chain}); give it one in ROOM_ORDERS (scripts/check-arrows.mjs)`
+          )
+        unplaced.add(from.room)
+        continue
+      }
+      for (const edge of edges) {
+        const to = place(edge.to)
+        if (to === undefined || to.floor < 0 || to.room === from.room) continue
+        if (to.room === "roof")
+          violations.push(
+            `${from.path}:${edge.line} imports ${to.path}, an entry of ${order.src}: entries stand above every room, nothing imports them\n      ${edge.statement}`
+          )
+        else if (to.floor > from.floor)
+          violations.push(
+            `${from.path}:${edge.line} imports ${to.path}: ${label(from.room)} stands below ${label(to.room)} in ${order.src}'s room order (${chain}), and a lower room never imports a higher one (DESIGN.md §1)\n      ${edge.statement}`
+          )
+      }
+    }
+  }
+  return violations
+}
+
 const isMain = () => {
   try {
     return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)
@@ -290,7 +431,8 @@ const isMain = () => {
 if (isMain()) {
   const root = resolve(process.argv[2] ?? join(import.meta.dirname, ".."))
   const packages = workspacePackages(root)
-  const violations = arrowViolations(root, packages)
+  const usedReaches = new Set()
+  const violations = arrowViolations(root, packages, usedReaches)
   const circles = importCircles(root)
   const allowedBy = (circle) => ALLOWED_CIRCLES.findIndex((entry) => circle.files.every((file) => entry.includes(file)))
   const unexpected = circles.filter((circle) => allowedBy(circle) < 0)
@@ -299,7 +441,15 @@ if (isMain()) {
     if (!used.has(i))
       console.error(`note: the allowed circle ${entry.join(" ↔ ")} is gone; delete it from ALLOWED_CIRCLES`)
   })
+  // Notes only for this repository's list: a checked copy elsewhere (the tests' throwaway monorepos) has other files.
+  const present = new Set(packages.map((p) => p.name))
+  for (const entry of ALLOWED_REACHES.filter((e) => present.has(e.from)))
+    for (const file of entry.files.filter((f) => !usedReaches.has(f)))
+      console.error(`note: ${file} no longer imports ${entry.to}; delete it from ALLOWED_REACHES`)
   for (const v of violations) console.error(v)
+  const rooms = roomViolations(root)
+  if (rooms.length > 0) console.error(`room order (${rooms.length}): a room imports a room above it or an entry:`)
+  for (const v of rooms) console.error(`  ${v}`)
   if (unexpected.length > 0) {
     console.error(
       `import circles (${unexpected.length}): a file imports, directly or through others, a file that imports it ` +
@@ -307,8 +457,10 @@ if (isMain()) {
     )
     for (const circle of unexpected) console.error(describeCircle(circle))
   }
-  if (violations.length > 0 || unexpected.length > 0) {
-    console.error(`arrows: ${violations.length} violation(s), ${unexpected.length} import circle(s)`)
+  if (violations.length > 0 || unexpected.length > 0 || rooms.length > 0) {
+    console.error(
+      `arrows: ${violations.length} violation(s), ${unexpected.length} import circle(s), ${rooms.length} room-order break(s)`
+    )
     process.exit(1)
   }
   const allowed = circles.length > 0 ? `${circles.length} allow-listed import circle(s)` : "no import circles"

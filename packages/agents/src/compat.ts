@@ -1,5 +1,4 @@
-import { configuredProviders, newestCatalogModel } from "@lathe/core"
-import type { ConfigInfo, PermissionConfig } from "@lathe/plugin"
+import type { PermissionConfig, PluginCatalog } from "@lathe/plugin"
 
 /*
  * Claude Code's agent-file fields, turned into Lathe's: its model aliases and its `tools` list (tool names, and
@@ -16,27 +15,22 @@ export const CLAUDE_MODEL_ALIASES: ReadonlyArray<string> = ["sonnet", "opus", "h
 export type ClaudeModelResolver = (name: string) => string | undefined
 
 /**
- * The resolver for a configuration. The Anthropic-family provider is the configured model's when that provider has
- * type `anthropic`, else the first such provider in config, else `anthropic` when `ANTHROPIC_API_KEY` is set or a key
- * is stored by `lathe auth login anthropic` (as the LLM service does). An alias becomes that provider's configured model whose id contains it (the configured default
+ * The resolver for the configured default model (`provider/model`) and the host's catalogue (`ctx.catalog`). The
+ * Anthropic-family provider is the configured model's when that provider has type `anthropic`, else the first such
+ * provider of the run (config's first, then `anthropic` when its key is in the environment or stored, as the LLM
+ * service does). An alias becomes that provider's configured model whose id contains it (the configured default
  * model first), else the newest model of that family in Lathe's catalogue.
  */
 export const claudeModels =
-  (
-    config: Pick<ConfigInfo, "model" | "provider">,
-    env: Readonly<Record<string, string | undefined>>
-  ): ClaudeModelResolver =>
+  (defaultModel: string | undefined, catalog: Pick<PluginCatalog, "providers" | "newestModel">): ClaudeModelResolver =>
   (name) => {
-    // Config's providers first, then `anthropic` when its key is in the environment or stored by `lathe auth login`.
-    const providers = configuredProviders(config, env)
-      .filter((provider) => provider.descriptor.type === "anthropic")
-      .map((provider) => ({ id: provider.id, models: Object.keys(provider.models) }))
-    const [providerID, modelID] = splitModel(config.model)
+    const providers = catalog.providers().filter((provider) => provider.type === "anthropic")
+    const [providerID, modelID] = splitModel(defaultModel)
     const provider = providers.find((p) => p.id === providerID) ?? providers[0]
     if (!provider) return undefined
     if (!CLAUDE_MODEL_ALIASES.includes(name)) return `${provider.id}/${name}`
     const own = [...(provider.id === providerID && modelID ? [modelID] : []), ...provider.models]
-    const model = own.find((id) => id.includes(name)) ?? newestCatalogModel("anthropic", `claude-${name}`) ?? name
+    const model = own.find((id) => id.includes(name)) ?? catalog.newestModel("anthropic", `claude-${name}`) ?? name
     return `${provider.id}/${model}`
   }
 

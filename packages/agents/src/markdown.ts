@@ -1,4 +1,4 @@
-import { AgentDefinition, PermissionConfig, parseOnce } from "@lathe/plugin"
+import { AgentDefinition, PermissionConfig } from "@lathe/plugin"
 import { isMap, LineCounter, parseDocument } from "yaml"
 import { z } from "zod"
 import {
@@ -8,6 +8,9 @@ import {
   mergePermission,
   type ToolsAllowList
 } from "./compat.js"
+
+/** Agent files parse once each: zod's compiled fast path would cost more to build than it saves. */
+const PARSE_ONCE = { jitless: true } as const
 
 /**
  * The front matter of an agent file. Keys are snake_case like config's `agent.<name>`. Claude Code's and OpenCode's
@@ -138,7 +141,7 @@ export const parseAgentFile = (name: string, text: string, options: AgentFileOpt
   if (document.contents !== null && !isMap(document.contents))
     return { ok: false, error: "front matter: expected `key: value` lines (a YAML mapping)" }
   const raw: Record<string, unknown> = document.toJS() ?? {}
-  const fields = AgentFrontMatter.safeParse(raw, parseOnce)
+  const fields = AgentFrontMatter.safeParse(raw, PARSE_ONCE)
   if (!fields.success) return { ok: false, error: describeIssues(fields.error.issues, {}) }
   const f = fields.data
   if (f.disable) return { ok: true, agent: undefined, notices: [] }
@@ -170,7 +173,7 @@ export const parseAgentFile = (name: string, text: string, options: AgentFileOpt
     ...(maxSteps !== undefined ? { maxSteps } : {}),
     ...(tools !== undefined ? { tools } : {})
   }
-  const checked = AgentDefinition.safeParse(definition, parseOnce)
+  const checked = AgentDefinition.safeParse(definition, PARSE_ONCE)
   if (!checked.success)
     return {
       ok: false,

@@ -2,7 +2,6 @@
  * `@lathe/agents/plugin`: the agents plugin alone, the entry a host loads on every run. Unlike the package's main
  * entry it does not load the markdown parser (and `yaml`) until an agent file is found.
  */
-import { catalogReady } from "@lathe/core"
 import { definePlugin } from "@lathe/plugin"
 import { builtinAgents } from "./builtin.js"
 import { claudeModels } from "./compat.js"
@@ -17,11 +16,16 @@ import { createTaskTool } from "./task.js"
 const agentsPlugin = definePlugin({
   name: "@lathe/agents",
   setup: async (ctx) => {
+    const config = ctx.config
     const agents = new Map(builtinAgents.map((agent) => [agent.name, agent]))
     // Claude's model aliases go to the Anthropic provider the LLM service would use (config, else ANTHROPIC_API_KEY).
-    const claudeModel = claudeModels(ctx.config, process.env)
+    const claudeModel = claudeModels(config.model, ctx.catalog)
     // A `model: sonnet` resolves against the model catalogue: load it before the first agent file is parsed.
-    for (const { definition, path } of await loadMarkdownAgents({ ...ctx, claudeModel, beforeParse: catalogReady }))
+    for (const { definition, path } of await loadMarkdownAgents({
+      ...ctx,
+      claudeModel,
+      beforeParse: ctx.catalog.ready
+    }))
       agents.set(definition.name, { ...definition, source: path })
     // The task tool lists the subagents it can start: these, plus subagents defined in lathe.json.
     const subagents = new Map<string, { name: string; description?: string }>()
@@ -31,7 +35,7 @@ const agentsPlugin = definePlugin({
           name: agent.name,
           ...(agent.description ? { description: agent.description } : {})
         })
-    for (const [name, agent] of Object.entries(ctx.config.agent))
+    for (const [name, agent] of Object.entries(config.agent ?? {}))
       if (!agent.disable && (agent.mode === "subagent" || agent.mode === "all"))
         subagents.set(name, { name, ...(agent.description ? { description: agent.description } : {}) })
       else if (agent.disable) subagents.delete(name)

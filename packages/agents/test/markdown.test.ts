@@ -1,6 +1,5 @@
-import { catalogReady, newestCatalogModel } from "@lathe/core"
-import { defineAgent } from "@lathe/plugin"
-import { assert, beforeAll, describe, it } from "vitest"
+import { type CatalogProvider, defineAgent } from "@lathe/plugin"
+import { assert, describe, it } from "vitest"
 import { claudeModels } from "../src/compat.js"
 import { type AgentFileOptions, parseAgentFile } from "../src/markdown.js"
 
@@ -17,10 +16,14 @@ const error = (name: string, text: string): string => {
   return parsed.error
 }
 
-/** The catalogue's newest model of a Claude family: what an alias with no configured model of that family becomes. */
-const newest = (family: string) => newestCatalogModel("anthropic", `claude-${family}`)
+/** A catalogue's newest model of a Claude family: what an alias with no configured model of that family becomes. */
+const newest = (family: string) => `claude-${family}-9-newest`
 
-beforeAll(catalogReady)
+/** A host catalogue (`ctx.catalog`) of these providers, whose newest model of a family is {@link newest}'s. */
+const catalog = (...providers: ReadonlyArray<Partial<CatalogProvider> & { readonly id: string }>) => ({
+  providers: () => providers.map((provider) => ({ type: provider.id, ready: true, models: [], ...provider })),
+  newestModel: (providerID: string, prefix: string) => (providerID === "anthropic" ? `${prefix}-9-newest` : undefined)
+})
 
 describe("parseAgentFile", () => {
   it("maps every front-matter field and takes the body as the prompt", () => {
@@ -107,7 +110,7 @@ describe("parseAgentFile", () => {
       "---",
       "You are a senior code reviewer."
     ].join("\n")
-    const anthropic = claudeModels({ provider: { anthropic: {} } }, {})
+    const anthropic = claudeModels(undefined, catalog({ id: "anthropic" }))
 
     it("maps the tools list to an allow-list: bash only for the listed commands, MCP names Lathe's way", () => {
       const { agent, notices } = parsed("reviewer", reviewer, { claudeModel: anthropic })
@@ -141,22 +144,21 @@ describe("parseAgentFile", () => {
       assert.strictEqual(model("haiku"), `anthropic/${newest("haiku")}`)
       assert.strictEqual(model("claude-opus-4-1"), "anthropic/claude-opus-4-1")
       const proxy = claudeModels(
-        {
-          model: "corp/claude-sonnet-4-5-20250929",
-          provider: {
-            other: { type: "anthropic" },
-            corp: { type: "anthropic", models: { "claude-opus-4-1-20250805": {} } }
-          }
-        },
-        {}
+        "corp/claude-sonnet-4-5-20250929",
+        catalog(
+          { id: "other", type: "anthropic" },
+          { id: "corp", type: "anthropic", models: ["claude-opus-4-1-20250805"] }
+        )
       )
       assert.strictEqual(model("sonnet", proxy), "corp/claude-sonnet-4-5-20250929")
       assert.strictEqual(model("opus", proxy), "corp/claude-opus-4-1-20250805")
-      assert.strictEqual(model("haiku", claudeModels({}, { ANTHROPIC_API_KEY: "k" })), `anthropic/${newest("haiku")}`)
+      // The host lists `anthropic` when its key is in the environment (core's configuredProviders).
+      const fromKey = claudeModels(undefined, catalog({ id: "anthropic" }))
+      assert.strictEqual(model("haiku", fromKey), `anthropic/${newest("haiku")}`)
     })
 
     it("with no Anthropic-family provider an alias inherits, with a notice; so does a model that is not provider/model", () => {
-      const none = claudeModels({ provider: { local: { type: "openai-compatible" } } }, {})
+      const none = claudeModels(undefined, catalog({ id: "local", type: "openai-compatible" }))
       const alias = parsed("a", "---\nmodel: sonnet\n---\n", { claudeModel: none })
       assert.isUndefined(alias.agent?.model)
       assert.deepStrictEqual(alias.notices, [

@@ -19,6 +19,7 @@ const [root, configDir] = process.argv.slice(-2)
 const warnings = []
 const hooks = await plugin.setup({
   config: { agent: {} }, root, configDir, trusted: true,
+  catalog: { ready: async () => {}, providers: () => [], newestModel: () => undefined },
   log: { info() {}, warn(message) { warnings.push(message) }, error() {}, debug() {} }
 })
 process.stdout.write(JSON.stringify({

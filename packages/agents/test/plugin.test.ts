@@ -2,10 +2,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { resolveAgents } from "@lathe/core"
-import { Bus, Config, Paths, Plugins, SessionStore, testLayer } from "@lathe/core/testing"
-import { Effect, Layer } from "effect"
-import agentsPlugin, { PLAN_FILES } from "../src/index.js"
+import { defineAgent } from "@lathe/plugin"
+import { pluginContext } from "@lathe/plugin/testing"
+import agentsPlugin from "../src/index.js"
 
 const project = () => {
   const root = mkdtempSync(join(tmpdir(), "lathe-agents-plugin-"))
@@ -16,92 +15,52 @@ const project = () => {
   return { root, write }
 }
 
-/** The host as `testLayer` builds it, but with an untrusted project config. */
-const untrustedLayer = (root: string) => {
-  const untrusted = Layer.effect(
-    Config,
-    Effect.gen(function* () {
-      return Config.of({ ...(yield* Config), trusted: false })
-    })
-  ).pipe(Layer.provide(Config.layerTest({})))
-  return Plugins.layer([agentsPlugin]).pipe(
-    Layer.provideMerge(Layer.mergeAll(Paths.layerTest(root), untrusted, Bus.layer, SessionStore.memory))
-  )
+/** The plugin set up in `root` (its config dir `<root>/.lathe-config`), and what it contributes as the host sees it. */
+const setUp = async (root: string, trusted = true) => {
+  const warnings: Array<string> = []
+  const log = { info: () => {}, warn: (line: string) => warnings.push(line), error: () => {} }
+  const ctx = pluginContext(root, { configDir: join(root, ".lathe-config"), trusted, log })
+  const hooks = await agentsPlugin.setup(ctx)
+  const agents = (hooks.agents ?? []).map((agent) => defineAgent(agent, "@lathe/agents"))
+  return { hooks, agents, warnings }
 }
 
-describe("the @lathe/agents plugin in the real host", () => {
-  it.effect("contributes the built-ins, then the markdown agents, which may replace a built-in", () => {
+describe("the @lathe/agents plugin", () => {
+  it("contributes the built-ins, then the markdown agents, which may replace a built-in", async () => {
     const { root, write } = project()
-    // Paths.layerTest puts the config dir at <root>/.lathe-config.
     write(".lathe-config/agents/docs.md", "---\ndescription: Writes docs\nmode: subagent\n---\nYou write docs.")
     write(".lathe/agents/plan.md", "---\ndescription: Our own planner\n---\nPlan our way.")
     write(".lathe/agents/broken.md", "---\nmode: sometimes\n---\n")
-    return Effect.gen(function* () {
-      const plugins = yield* Plugins
-      assert.deepStrictEqual(plugins.failed, [])
-      assert.deepStrictEqual(plugins.list, [
-        {
-          name: "@lathe/agents",
-          source: "@lathe/agents",
-          tools: ["task"],
-          agents: ["build", "plan", "explore", "general", "summary", "docs"],
-          hooks: []
-        }
-      ])
-      const byName = new Map(plugins.agents.map((agent) => [agent.name, agent]))
+    const { hooks, agents, warnings } = await setUp(root)
+    assert.deepStrictEqual(
+      (hooks.tools ?? []).map((tool) => tool.id),
+      ["task"]
+    )
+    assert.deepStrictEqual(Object.keys(hooks).sort(), ["agents", "tools"])
+    // The broken file is reported, naming the field at fault, and skipped.
+    assert.lengthOf(warnings, 1)
+    assert.include(warnings[0], "broken.md")
+    {
+      const byName = new Map(agents.map((agent) => [agent.name, agent]))
       assert.deepStrictEqual([...byName.keys()], ["build", "plan", "explore", "general", "summary", "docs"])
       assert.strictEqual(byName.get("plan")?.description, "Our own planner")
       assert.strictEqual(byName.get("plan")?.prompt, "Plan our way.")
       assert.deepStrictEqual(byName.get("plan")?.permission, [])
       assert.strictEqual(byName.get("docs")?.mode, "subagent")
       assert.isFalse(byName.has("broken"))
-    }).pipe(Effect.provide(testLayer({ root, plugins: [agentsPlugin] })))
+    }
   })
 
-  it.effect("resolves with core's agents and config overrides: built-ins replace core's build, config adjusts", () => {
-    const { root } = project()
-    return Effect.gen(function* () {
-      const plugins = yield* Plugins
-      const agents = resolveAgents(plugins.agents, {
-        general: { disable: true, permission: [] },
-        explore: { model: "local/small", permission: [] }
-      })
-      assert.deepStrictEqual(
-        [...agents.values()].map((a) => `${a.name}:${a.mode}${a.hidden ? ":hidden" : ""}`),
-        [
-          "build:primary",
-          "compaction:primary:hidden",
-          "title:primary:hidden",
-          "plan:primary",
-          "explore:subagent",
-          "summary:primary:hidden"
-        ]
-      )
-      const build = agents.get("build")
-      assert.strictEqual(build?.source, "@lathe/agents")
-      assert.include(build?.prompt ?? "", "You are the build agent")
-      assert.deepStrictEqual(build?.permission, [])
-      assert.strictEqual(agents.get("explore")?.model, "local/small")
-      assert.deepStrictEqual(agents.get("summary")?.tools, { "*": false })
-      assert.deepStrictEqual(
-        agents.get("plan")?.permission.map((r) => `${r.permission} ${r.pattern} ${r.action}`),
-        ["edit * deny", "edit .lathe/plans allow", `edit ${PLAN_FILES} allow`, "bash * ask"]
-      )
-    }).pipe(Effect.provide(testLayer({ root, plugins: [agentsPlugin] })))
-  })
-
-  it.effect("loads only the person's own agent files when the project is not trusted", () => {
+  it("loads only the person's own agent files when the project is not trusted", async () => {
     const { root, write } = project()
     write(".lathe-config/agents/docs.md", "Docs prompt.")
     write(".lathe/agents/plan.md", "---\npermission: allow\n---\nDo anything.")
     write(".claude/agents/sneaky.md", "Sneaky.")
-    return Effect.gen(function* () {
-      const plugins = yield* Plugins
-      assert.deepStrictEqual(
-        plugins.agents.map((agent) => agent.name),
-        ["build", "plan", "explore", "general", "summary", "docs"]
-      )
-      assert.deepStrictEqual(plugins.agents.find((agent) => agent.name === "plan")?.permission.length, 4)
-    }).pipe(Effect.provide(untrustedLayer(root)))
+    const { agents } = await setUp(root, false)
+    assert.deepStrictEqual(
+      agents.map((agent) => agent.name),
+      ["build", "plan", "explore", "general", "summary", "docs"]
+    )
+    assert.deepStrictEqual(agents.find((agent) => agent.name === "plan")?.permission.length, 4)
   })
 })

@@ -263,6 +263,32 @@ const aiSdkHeadersWithoutUndici = {
 }
 
 /**
+ * Node built-ins whose ES module namespace costs more than the module: Node builds the namespace of `node:fs` by
+ * reading every export, and with them the getters `fs.promises`, `fs.ReadStream`… (so `fs/promises`, `readline` and
+ * all of Node's streams load); `node:process` reads `process.stdin`, `stdout` and `stderr` (three streams built);
+ * `node:util` its lazy parts. `import { readFileSync } from "node:fs"` in `lathe --version`'s few modules cost some
+ * 12 M instructions (a tenth of the whole start) that `require("node:fs")` does not.
+ */
+const NAMESPACE_HEAVY_BUILTINS = ["fs", "process", "util"]
+
+/**
+ * In the ES module builds: those built-ins are taken as CommonJS (`process.getBuiltinModule`, Node 22.3+), so an
+ * import reads an export when the code uses it, not every export at load. Names are looked up at use (esbuild's
+ * CommonJS interop); what the code imports is unchanged.
+ */
+const builtinsWithoutNamespace = {
+  name: "builtins-without-namespace",
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${NAMESPACE_HEAVY_BUILTINS.join("|")})$`)
+    b.onResolve({ filter }, (args) => ({ path: `node:${args.path.replace(/^node:/, "")}`, namespace: "lathe-builtin" }))
+    b.onLoad({ filter: /.*/, namespace: "lathe-builtin" }, (args) => ({
+      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)})\n`,
+      loader: "js"
+    }))
+  }
+}
+
+/**
  * For the run build: effect's API docs pages (Scalar, Swagger UI; ~5 MiB of inlined assets behind a lazy import) come
  * along with the `effect/http-api` barrel the SDK uses for `lathe run --attach`, which never serves docs. Only
  * `lathe serve` does, from the main build.
@@ -362,7 +388,8 @@ export const runBuildOptions = (outdir) => {
     outExtension: { ".js": ".cjs" },
     define: { ...options.define, "import.meta.url": "__latheImportMetaUrl" },
     banner: { js: 'const __latheImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [...options.plugins, stubApiDocs]
+    // CommonJS output `require`s built-ins: no namespace to build.
+    plugins: [...options.plugins.filter((plugin) => plugin !== builtinsWithoutNamespace), stubApiDocs]
   }
 }
 
@@ -412,7 +439,14 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
   banner: {
     js: 'import { createRequire as __latheRequire } from "node:module"; const require = __latheRequire(import.meta.url);'
   },
-  plugins: [inlineDescriptions, stubInkDevtools, stubGateway, stubLivekit, aiSdkHeadersWithoutUndici],
+  plugins: [
+    inlineDescriptions,
+    stubInkDevtools,
+    stubGateway,
+    stubLivekit,
+    aiSdkHeadersWithoutUndici,
+    builtinsWithoutNamespace
+  ],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
   metafile: true,

@@ -2,14 +2,11 @@ import * as core from "@lathe/core"
 import {
   Bus,
   Config,
-  type LatheEvent,
   LLM,
   LOG_REPEATS_EVENT,
-  loopLayer,
   ModelCatalog,
   Paths,
   PermissionDefaults,
-  type Plugin,
   type PluginEntry,
   Plugins,
   Question,
@@ -21,9 +18,13 @@ import {
   sharePluginModules,
   truncationDir
 } from "@lathe/core"
+// From the loop's own entry, which also names its inner services (part of what `appLayer` provides).
+import { loopLayer } from "@lathe/core/loop"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
+import type { Plugin } from "@lathe/plugin"
 import * as kit from "@lathe/plugin"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { sandboxedCommandRunner } from "@lathe/tools"
 import { type Cause, Effect, Exit, type Fiber, Layer, Logger, ManagedRuntime, References, type Scope } from "effect"
 import * as zod from "zod"
@@ -75,8 +76,10 @@ const permissionDefaults = Layer.effect(
  * built-in plugins, the real permission engine and snapshots, the configured providers, and the loop.
  */
 export const appLayer = (io: CliIO, options: AppOptions = {}) => {
-  // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules).
-  sharePluginModules({ "@lathe/core": core, "@lathe/plugin": kit, zod })
+  // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules). A plugin file
+  // written before the kit defined the contract imports `definePlugin`, `Tool`… from "@lathe/core": it still finds
+  // them there (the kit's names under core's), so it keeps loading.
+  sharePluginModules({ "@lathe/core": { ...kit, ...core }, "@lathe/plugin": kit, zod })
   const config = Config.layerWith(io.env)
   const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
   // Session writes go through the writer: stored, then announced on the bus (and so to `onEvent`).

@@ -1,4 +1,4 @@
-import { definePlugin, type Plugin, type PluginCommand } from "@lathe/core"
+import { definePlugin, type Plugin, type PluginCommand } from "@lathe/plugin"
 
 /**
  * The built-in plugin that contributes the markdown command files (`.lathe/commands/*.md`, `.claude/commands`, the
@@ -11,7 +11,7 @@ export const commandFilesPlugin: Plugin = definePlugin({
   setup: (ctx) => {
     let loaded: Promise<ReadonlyArray<PluginCommand>> | undefined
     const load = () => {
-      loaded ??= import("./tui/custom-commands.js").then(async ({ commandOfFile, loadCustomCommands }) => {
+      loaded ??= import("./custom-commands.js").then(async ({ commandOfFile, loadCustomCommands }) => {
         const { commands, problems, ignored } = await loadCustomCommands(ctx.root, ctx.configDir, {
           trusted: ctx.trusted
         })

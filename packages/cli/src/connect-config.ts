@@ -3,9 +3,18 @@
  * project's), keeping the file's comments and other settings.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
-import { dirname } from "node:path"
-import { authFile, type PathEnv, ProviderConfig, type ProviderType, storeKey } from "@lathe/core"
+import { dirname, join } from "node:path"
+import { configDir, type PathEnv, ProviderConfig, type ProviderType } from "@lathe/core"
+import { authFile, storeKey } from "@lathe/core/providers"
 import { applyEdits, type FormattingOptions, modify, type ParseError, parse, printParseErrorCode } from "jsonc-parser"
+import type { CliIO } from "./io.js"
+
+/** The person's config file: `lathe.jsonc` when it exists, else `lathe.json` (which may not exist yet). */
+export const userConfigFile = (env: CliIO["env"]): string => {
+  const dir = configDir(env)
+  const jsonc = join(dir, "lathe.jsonc")
+  return existsSync(jsonc) ? jsonc : join(dir, "lathe.json")
+}
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" }
 

@@ -1,4 +1,4 @@
-import { truncate } from "./tui/wrap.js"
+import { truncate } from "./wrap.js"
 
 /** The spinner's frames, one per redraw. */
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]

@@ -3,11 +3,9 @@
  * table), and the CLI's helpers around it: masking a stored key, resolving a provider name typed on the command line,
  * asking a local server for its models within a time budget.
  */
+import { type ConfigInfo, type ConfiguredProvider, configuredProviders } from "@lathe/core"
 import {
-  type ConfigInfo,
-  type ConfiguredProvider,
   closeMatches,
-  configuredProviders,
   type DiscoveredModel,
   descriptorFor,
   descriptorOf,
@@ -15,7 +13,7 @@ import {
   type ProviderDescriptor,
   type ProviderSettings,
   storedKeys
-} from "@lathe/core"
+} from "@lathe/core/providers"
 
 type Env = Readonly<Record<string, string | undefined>>
 

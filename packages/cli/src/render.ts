@@ -1,7 +1,8 @@
-import { groupDigits, type LatheEvent, type Tokens, type ToolState } from "@lathe/core"
+import { groupDigits } from "@lathe/core"
+import type { LatheEvent, Tokens, ToolState } from "@lathe/plugin/schema"
 import type { LiveLine, LiveLineOptions } from "./live-line.js"
+import { createStyle, type Style } from "./style.js"
 import { plainText } from "./terminal-text.js"
-import { createStyle, type Style } from "./tui/style.js"
 
 /** Running totals of a turn, for the closing line. */
 export interface Totals {
@@ -80,6 +81,13 @@ export interface TextRendererOptions {
   readonly live?: (write: (text: string) => void, options: LiveLineOptions) => LiveLine
   /** The terminal's width in columns; default 80. */
   readonly columns?: () => number
+  /**
+   * `markdown` and `live` given later: what they need (the Markdown renderer, the text measuring and with it ICU)
+   * costs a terminal run more than the rest of its start-up, and is not needed before the model answers, so the
+   * caller loads it while the first request is out. Until this settles, the model's text and whatever comes after it
+   * are held, in order, and shown once it has (see `TextRenderer.ready`).
+   */
+  readonly later?: Promise<Pick<TextRendererOptions, "markdown" | "live">>
 }
 
 /** How Markdown is shown on a terminal (see `answerMarkdown`, loaded only when needed). */
@@ -97,6 +105,8 @@ export interface TextRenderer {
   readonly finish: () => void
   /** Wraps a writer to the same terminal so that it erases the live line before it writes (stderr notices, asks). */
   readonly around: (write: (text: string) => void) => (text: string) => void
+  /** Settles once `later` has (at once without it): await it before `finish` so held text is shown as Markdown. */
+  readonly ready: Promise<void>
 }
 
 /** A call that is running, for the live line. */
@@ -135,6 +145,9 @@ export const textRenderer = (
   let asking = 0
   let atLineStart = true
   let live: LiveLine | undefined
+  let markdown = options.markdown
+  // Events held while `later` is pending: from the first that needs it (the model's text) on, in order.
+  let heldEvents: Array<LatheEvent> | undefined = options.later ? [] : undefined
   const write = (text: string) => {
     if (text.length === 0) return
     live?.clear()
@@ -145,8 +158,8 @@ export const textRenderer = (
     if (!atLineStart) write("\n")
     write(`${text}\n`)
   }
-  if (options.live)
-    live = options.live(out, {
+  const startLive = (make: NonNullable<TextRendererOptions["live"]>) => {
+    live = make(out, {
       columns,
       atLineStart: () => atLineStart && asking === 0,
       text: (spinner) => {
@@ -158,9 +171,11 @@ export const textRenderer = (
         return `${style.cyan(spinner)} ${latest.label} ${style.dim(`· ${seconds}s`)}${more}`
       }
     })
+  }
+  if (options.live) startLive(options.live)
   const printMarkdown = (part: Held, source: string) => {
     if (source.trim() === "") return
-    const lines = options.markdown?.render(source, columns()) ?? [source]
+    const lines = markdown?.render(source, columns()) ?? [source]
     if (lines.length === 0) return
     line(`${part.printed ? "\n" : ""}${lines.join("\n")}`)
     part.printed = true
@@ -186,7 +201,7 @@ export const textRenderer = (
         return
       case "part.delta": {
         if (!textParts.has(event.partID)) return
-        if (!options.markdown) {
+        if (!markdown) {
           write(plainText(event.delta))
           return
         }
@@ -195,7 +210,7 @@ export const textRenderer = (
         part.pending += event.delta
         // A block can only have completed at a line break: no need to look again before one arrives.
         if (!event.delta.includes("\n")) return
-        const complete = options.markdown.complete(part.pending)
+        const complete = markdown.complete(part.pending)
         if (complete > 0) {
           printMarkdown(part, part.pending.slice(0, complete))
           part.pending = part.pending.slice(complete)
@@ -269,8 +284,37 @@ export const textRenderer = (
     live?.clear()
     err(text)
   }
-  return Object.assign(render, {
+  /** Shows the held events (with what `later` gave, or plainly when it failed or has not come). */
+  const release = () => {
+    const events = heldEvents ?? []
+    heldEvents = undefined
+    for (const event of events) render(event)
+  }
+  const ready = options.later
+    ? options.later.then(
+        (late) => {
+          if (heldEvents === undefined) return // finished already
+          if (late.markdown) markdown = late.markdown
+          if (late.live && live === undefined) startLive(late.live)
+          release()
+        },
+        () => release()
+      )
+    : Promise.resolve()
+  const feed = (event: LatheEvent): void => {
+    if (heldEvents !== undefined && (heldEvents.length > 0 || needsLater(event, textParts))) {
+      // Which parts are the model's text is known only from their `part.updated`: keep that bookkeeping current.
+      if (event.type === "part.updated" && event.part.type === "text" && !event.part.synthetic)
+        textParts.add(event.part.id)
+      heldEvents.push(event)
+      return
+    }
+    render(event)
+  }
+  return Object.assign(feed, {
+    ready,
     finish: () => {
+      release()
       for (const partID of [...held.keys()]) flush(partID)
       live?.stop()
       running.clear()
@@ -281,3 +325,8 @@ export const textRenderer = (
     }
   })
 }
+
+/** Whether `event` shows the model's text, which waits for the Markdown renderer when it is still loading. */
+const needsLater = (event: LatheEvent, textParts: ReadonlySet<string>): boolean =>
+  (event.type === "part.delta" && textParts.has(event.partID)) ||
+  (event.type === "part.updated" && event.part.type === "text" && textParts.has(event.part.id))

@@ -1,5 +1,6 @@
-import { Message, Part, Session, type SessionNotFound, SessionStore, type StoreError } from "@lathe/core"
+import { type SessionNotFound, SessionStore, type StoreError } from "@lathe/core"
 import { AuditEntry, appendAudit, readAudit } from "@lathe/permission"
+import { Message, Part, Session } from "@lathe/plugin/schema"
 import { Effect, Schema } from "effect"
 
 /**

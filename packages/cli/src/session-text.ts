@@ -1,5 +1,5 @@
-import type { Message, MessageError, Part, ToolPart } from "@lathe/core"
 import { type AuditEntry, describeRule } from "@lathe/permission"
+import type { Message, MessageError, Part, ToolPart } from "@lathe/plugin/schema"
 import { duration, emptyTotals, type Totals, totalsLine } from "./render.js"
 import { type DocumentPart, type SessionDocument, startedSession } from "./session-document.js"
 import { plainText } from "./terminal-text.js"

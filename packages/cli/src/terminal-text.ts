@@ -48,7 +48,7 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g
  */
 export const visibleText = (s: string): string => (ANY.test(s) ? s.replace(CONTROL, picture) : s)
 
-/** The SGR codes Lathe's styles use (see `tui/style.ts`); never conceal (8), nor colours it does not use. */
+/** The SGR codes Lathe's styles use (see `style.ts`); never conceal (8), nor colours it does not use. */
 const CODE = "(?:0|1|2|3|4|7|9|22|23|24|27|29|3[1-69]|90)"
 
 /** What Lathe itself writes: SGR styling with its own codes, erase-in-line (the live line). */

@@ -4,7 +4,8 @@
  * memory (a single server: the clones live as long as the process remembers them).
  */
 import { join } from "node:path"
-import { Paths, type Plugin } from "@lathe/core"
+import { Paths } from "@lathe/core"
+import type { Plugin } from "@lathe/plugin"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type { CliIO } from "./io.js"
 

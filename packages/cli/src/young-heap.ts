@@ -1,4 +1,4 @@
-import v8 from "node:v8"
+import type * as V8 from "node:v8"
 
 /**
  * The size (MiB, V8's `new_space` as `v8.getHeapSpaceStatistics()` reports it) Lathe lets the young generation reach.
@@ -6,44 +6,112 @@ import v8 from "node:v8"
  * only room between scavenges. 16 MiB is what `node --max-semi-space-size=8` gives.
  */
 const YOUNG_HEAP_MIB = 16
+const YOUNG_HEAP_BYTES = YOUNG_HEAP_MIB * 1024 * 1024
+
+/** V8's default growth factor (`node --v8-options`), restored before Node or Lathe write a code cache at exit. */
+const DEFAULT_FACTOR = 2
 
 /** Node and V8 options through which a person sizes the young generation themselves; Lathe then leaves it alone. */
 const OWN_SIZING =
   /--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor|max-heap-size|scavenger-max-new-space-capacity-mb)\b/
 
+/**
+ * Node's `v8` module, loaded when first needed: loading it pulls in Node's streams, which `lathe --version` and the
+ * other quick commands would pay for at every start; by the first model request they are loaded anyway.
+ */
+const v8 = (): typeof V8 => process.getBuiltinModule("node:v8")
+
 /** The young generation's size now, in bytes. */
 const youngHeapBytes = (): number =>
-  v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0
+  v8()
+    .getHeapSpaceStatistics()
+    .find((space) => space.space_name === "new_space")?.space_size ?? 0
 
 /**
- * Caps the young generation at `YOUNG_HEAP_MIB` from inside the process, for every way of starting Lathe (the
+ * The diagnostics channels on which Node announces an outgoing HTTP request: `node:http` (core's provider fetch) and
+ * undici (`fetch`, used through a proxy). A model request is the first thing Lathe sends that way.
+ */
+const REQUEST_CHANNELS = ["http.client.request.start", "undici:request:create"]
+
+/**
+ * Keeps the young generation near `YOUNG_HEAP_MIB` once the first model request has gone out: from then on, at each
+ * request, the growth factor is set to V8's own (2) while doubling the young generation keeps it within that size, and
+ * to 1 (no more growth) otherwise: V8 may shrink it while the process waits, and then lets it grow back only as far
+ * as doubling stays under the cap (the factor is a whole number). Until the first request V8 grows it as it likes, so start-up runs exactly as without this
+ * (`lathe run` measured: 16 MiB at its first request, 64 MiB some hundred steps later when left alone).
+ *
+ * The growth factor is part of V8's flag hash, which every code cache records and checks when read: a cache written
+ * with the factor at 1 would be rejected (and written again) at every start. So the factor is set back to V8's default
+ * at exit, before the caches Lathe (`code-cache.ts`) and Node write then.
+ */
+const holdAfterFirstRequest = (): void => {
+  const channels = process.getBuiltinModule("node:diagnostics_channel")
+  let factor = DEFAULT_FACTOR
+  let restoring = false
+  const setFactor = (next: number) => {
+    if (next === factor) return
+    factor = next
+    v8().setFlagsFromString(`--semi-space-growth-factor=${next}`)
+    if (restoring) return
+    restoring = true
+    // Before the code cache's own exit listener, which is registered once the command has run.
+    process.on("exit", () => setFactor(DEFAULT_FACTOR))
+  }
+  let pending = false
+  const onRequest = () => {
+    if (pending) return
+    pending = true
+    // After the request's own synchronous work: nothing here delays it.
+    setImmediate(() => {
+      pending = false
+      const size = youngHeapBytes()
+      if (size <= 0) return
+      // V8 multiplies the young generation by the factor when it grows it, and the factor is a whole number: let it
+      // double only while doubling stays within the cap (it may have shrunk it while the process waited), else hold.
+      setFactor(size * DEFAULT_FACTOR <= YOUNG_HEAP_BYTES ? DEFAULT_FACTOR : 1)
+    })
+  }
+  for (const name of REQUEST_CHANNELS) channels.subscribe(name, onRequest)
+}
+
+/**
+ * Keeps the young generation near `YOUNG_HEAP_MIB` from inside the process, for every way of starting Lathe (the
  * published launcher, the single executable, the sources). The limit V8 offers for this, `--max-semi-space-size`,
  * is read only when the isolate is created (set later it changes nothing); what V8 reads at each of its growth
- * decisions is the growth factor. So: call this first thing, before Lathe's modules load, and it sets the factor
- * that takes the young generation to the cap at its second growth (both come early in start-up: nearly everything
- * start-up allocates survives); call `settle()` at the end of start-up, before any command runs, and it sets the
- * factor to 1, so the young generation stays where it is (the cap, or less if start-up never grew it that far).
+ * decisions is the growth factor.
  *
- * The factor is fixed at the same two points of every start, so V8's flag hash (part of every code cache's check) is
- * the same when a code cache is read and when it is written. Opt-in: on only with `LATHE_NODE_HEAP=small` (a smaller
- * young generation makes start-up scavenge more: `bench/loop.ts` measured the first request ×1.20–1.25 later on a quiet
- * machine, ×1.08 with a 32 MiB cap), and off (both a no-op) otherwise, or
- * when `execArgv` or `NODE_OPTIONS` already sizes the young generation.
+ * By default (and with `LATHE_NODE_HEAP=hold`) the factor is left alone until the first model request, then held
+ * (see {@link holdAfterFirstRequest}); `settle()` arms that. `LATHE_NODE_HEAP=small` caps it from the very start
+ * instead: call this first thing, before Lathe's modules load, and it sets the factor that takes the young
+ * generation to the cap at its second growth; `settle()`, at the end of start-up, sets it to 1. That costs start-up
+ * (`bench/loop.ts` measured the first request ×1.20–1.25 later on a quiet machine). `LATHE_NODE_HEAP=default` leaves
+ * V8 alone throughout, as does a young generation the person sized themselves (`execArgv` or `NODE_OPTIONS`).
+ *
+ * With `small` the factor is set at the same points of every start and set back at exit to what it was when the code
+ * cache was read, so V8's flag hash (part of every code cache's check) is the same when a cache is read and written.
  */
 export const capYoungHeap = (
   env: NodeJS.ProcessEnv,
   execArgv: ReadonlyArray<string>
 ): { readonly settle: () => void } => {
   const off = { settle: () => {} }
-  if (env.LATHE_NODE_HEAP !== "small") return off
+  const mode = env.LATHE_NODE_HEAP
+  if (mode === "default") return off
   const own = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].some((arg) =>
     OWN_SIZING.test(arg.replaceAll("_", "-"))
   )
   if (own) return off
+  if (mode !== "small") return { settle: holdAfterFirstRequest }
   const initial = youngHeapBytes()
   if (initial <= 0) return off
   // V8's first growth doubles the initial space whatever the factor says; the factor applies from the second one.
-  const factor = Math.max(2, Math.round((YOUNG_HEAP_MIB * 1024 * 1024) / (2 * initial)))
-  v8.setFlagsFromString(`--semi-space-growth-factor=${factor}`)
-  return { settle: () => v8.setFlagsFromString("--semi-space-growth-factor=1") }
+  const factor = Math.max(2, Math.round(YOUNG_HEAP_BYTES / (2 * initial)))
+  v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`)
+  return {
+    settle: () => {
+      v8().setFlagsFromString("--semi-space-growth-factor=1")
+      // The factor the code cache was read with, for the caches written at exit (see holdAfterFirstRequest).
+      process.on("exit", () => v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`))
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import { buildAgent, exploreAgent, generalAgent, planAgent, summaryAgent } from "@lathe/agents"
-import { type AgentDefinition, defineAgent, evaluate, type PermissionActionConfig } from "@lathe/core"
 import { defaults } from "@lathe/permission"
+import { type AgentDefinition, defineAgent, evaluate } from "@lathe/plugin"
+import type { PermissionActionConfig } from "@lathe/plugin/host"
 import { assert, describe, it } from "vitest"
 
 // Each built-in agent's EFFECTIVE ruleset: the defaults, then the agent's own rules (the user's config comes after

@@ -1,6 +1,7 @@
 import { PassThrough } from "node:stream"
 import type { ReplySource } from "@lathe/core"
 import { assert, describe, it } from "vitest"
+import type { Backend } from "../src/backend.js"
 import {
   type AskEvent,
   askAnswerer,
@@ -9,7 +10,6 @@ import {
   type QuestionAskedEvent
 } from "../src/commands/asks.js"
 import type { CliIO } from "../src/io.js"
-import type { Backend } from "../src/tui/backend.js"
 
 /** An ask as the permission engine publishes it. */
 const ask = (permission: string, metadata: Record<string, unknown> = {}): PermissionAskedEvent => ({

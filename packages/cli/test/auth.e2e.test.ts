@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { storeKey } from "@lathe/core"
+import { storeKey } from "@lathe/core/providers"
 import { type ScriptedServer, startResponsesWire } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"

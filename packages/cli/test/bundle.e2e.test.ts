@@ -226,13 +226,13 @@ describe("the bundled CLI", () => {
     }
   })
 
-  it("loads a TypeScript plugin natively (no tsx), sharing its own @lathe/core and zod with it", async () => {
+  it("loads a TypeScript plugin natively (no tsx), sharing its own @lathe/plugin and zod with it", async () => {
     const box = sandbox()
     const plugins = join(box.dir, "config", "lathe", "plugins")
     mkdirSync(plugins, { recursive: true })
     writeFileSync(
       join(plugins, "marker.ts"),
-      `import { definePlugin, Tool } from "@lathe/core"
+      `import { definePlugin, Tool } from "@lathe/plugin"
 import { z } from "zod"
 const mark: string = "TS-PLUGIN-MARK"
 export default definePlugin({

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import type { LatheEvent } from "@lathe/core"
+import type { LatheEvent } from "@lathe/plugin/schema"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const tsx = import.meta.resolve("tsx")

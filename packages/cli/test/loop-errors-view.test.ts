@@ -1,12 +1,14 @@
 // How the interactive session shows a turn the loop ended: a stopped doom loop (threshold, repeated call, what to do)
 // and the step cap (how many steps ran, how to go on), from the events the loop publishes.
-import { type AssistantMessage, doomLoopReport, type LatheEvent, stepLimitError, type UserMessage } from "@lathe/core"
+
+import { doomLoopReport, stepLimitError } from "@lathe/core"
+import type { AssistantMessage, LatheEvent, UserMessage } from "@lathe/plugin/schema"
 import { cleanup, render } from "ink-testing-library"
 import { createElement } from "react"
 import { afterEach, assert, describe, it } from "vitest"
+import { createStyle } from "../src/style.js"
 import { TranscriptPane } from "../src/tui/app.js"
 import { TranscriptView } from "../src/tui/blocks.js"
-import { createStyle } from "../src/tui/style.js"
 import { Transcript } from "../src/tui/transcript.js"
 
 afterEach(() => cleanup())

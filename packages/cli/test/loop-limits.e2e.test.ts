@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { LatheEvent } from "@lathe/core"
 import { type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
 

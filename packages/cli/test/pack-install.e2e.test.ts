@@ -196,9 +196,9 @@ describe("core, tools and permission installed on their own", () => {
 })
 
 /** Uses each entry point's types; the `@ts-expect-error` lines fail to compile if a type degraded to `any`. */
-const CONSUMER = `import { definePlugin, type Plugin, type Rule, Tool } from "@lathe/core"
-import { chunks, type TestLoopOptions, testLoopLayer } from "@lathe/core/testing"
-import { analyzeCommand, evaluate, fromConfig } from "@lathe/permission"
+const CONSUMER = `import { chunks, type TestLoopOptions, testLoopLayer } from "@lathe/core/testing"
+import { analyzeCommand, fromConfig } from "@lathe/permission"
+import { definePlugin, evaluate, type Plugin, type Rule, Tool } from "@lathe/plugin"
 import { type ReadInput, ReadTool } from "@lathe/tools"
 import { z } from "zod"
 

@@ -115,7 +115,7 @@ const explain = async (args: ReadonlyArray<string>, cwd: string, env: Record<str
 }
 
 /** A tool that asks exactly what it is given and reports the outcome, so a run goes on after a refusal. */
-const probePlugin = `import { definePlugin, Tool } from "@lathe/core"
+const probePlugin = `import { definePlugin, Tool } from "@lathe/plugin"
 import { z } from "zod"
 
 export default definePlugin({

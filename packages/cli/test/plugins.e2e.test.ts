@@ -12,7 +12,7 @@ afterEach(async () => {
   server = undefined
 })
 
-const shout = `import { definePlugin, Tool } from "@lathe/core"
+const shout = `import { definePlugin, Tool } from "@lathe/plugin"
 import { z } from "zod"
 
 export default definePlugin({
@@ -33,7 +33,7 @@ export default definePlugin({
 })
 `
 
-const hint = `import { definePlugin, type PluginContext } from "@lathe/core"
+const hint = `import { definePlugin, type PluginContext } from "@lathe/plugin"
 
 const line = (ctx: PluginContext): string => \`hint: \${String(ctx.options.word)}\`
 

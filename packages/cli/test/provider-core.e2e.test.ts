@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { storeKey } from "@lathe/core"
+import { storeKey } from "@lathe/core/providers"
 import { type ScriptedServer, startScriptedServer, startWireServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"

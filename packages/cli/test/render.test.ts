@@ -1,9 +1,9 @@
-import type { LatheEvent } from "@lathe/core"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { assert, describe, it } from "vitest"
-import { answerMarkdown } from "../src/answer-markdown.js"
 import { liveLine } from "../src/live-line.js"
-import { emptyTotals, textRenderer, totalsLine } from "../src/render.js"
-import { createStyle, stripAnsi } from "../src/tui/style.js"
+import { emptyTotals, type TextRendererOptions, textRenderer, totalsLine } from "../src/render.js"
+import { createStyle, stripAnsi } from "../src/style.js"
+import { answerMarkdown } from "../src/tui/answer-markdown.js"
 
 const session = (id: string, parentID?: string): LatheEvent => ({
   type: "session.created",
@@ -211,6 +211,47 @@ describe("the text renderer", () => {
     assert.include(out, "\x1b[1m") // bold, for the heading and **bold**
     assert.notInclude(out, "**")
     assert.notInclude(out, "# ")
+  })
+})
+
+describe("the text renderer with its terminal parts given later", () => {
+  it("holds the model's text and what follows until they come, then shows it all in order as Markdown", async () => {
+    let out = ""
+    let give: (late: Pick<TextRendererOptions, "markdown">) => void = () => {}
+    const later = new Promise<Pick<TextRendererOptions, "markdown">>((resolve) => {
+      give = resolve
+    })
+    const render = textRenderer(
+      (t) => (out += t),
+      () => {},
+      emptyTotals(),
+      { style: createStyle(true), columns: () => 60, later }
+    )
+    render(session("ses"))
+    for (const event of answer("# Title\n\nSome **bold** text.\n")) render(event)
+    render(tool("ses", "read", "a.txt"))
+    assert.strictEqual(out, "", "nothing of the answer shows before the Markdown renderer has come")
+    give({ markdown: answerMarkdown(createStyle(true)) })
+    await render.ready
+    render(tool("ses", "grep", "b"))
+    render.finish()
+    assert.strictEqual(stripAnsi(out), "Title\n\nSome bold text.\n✓ read a.txt (12 ms)\n✓ grep b (12 ms)\n")
+    assert.notInclude(out, "**")
+  })
+
+  it("shows what it held plainly when the run ends before they come", () => {
+    let out = ""
+    const render = textRenderer(
+      (t) => (out += t),
+      () => {},
+      emptyTotals(),
+      { later: new Promise(() => {}) }
+    )
+    render(session("ses"))
+    for (const event of answer("Some **bold** text.\n")) render(event)
+    assert.strictEqual(out, "")
+    render.finish()
+    assert.strictEqual(out, "Some **bold** text.\n")
   })
 })
 

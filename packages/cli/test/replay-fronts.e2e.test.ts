@@ -6,8 +6,8 @@
  * client read from the start, with no duplicate and no gap, and both fronts number every event alike.
  */
 import { type ChildProcess, execFileSync } from "node:child_process"
-import type { LatheEvent } from "@lathe/core"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { createLatheClient } from "@lathe/sdk"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freePort, startRunner as startClusterRunner } from "./cluster-helpers.js"

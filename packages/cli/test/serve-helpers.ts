@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import type { LatheEvent } from "@lathe/core"
 import type { RecordedRequest, ScriptedReply } from "@lathe/core/testing"
+import type { LatheEvent } from "@lathe/plugin/schema"
 
 const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
 const tsx = import.meta.resolve("tsx")

@@ -1,4 +1,4 @@
-import type { AssistantMessage, Part, UserMessage } from "@lathe/core"
+import type { AssistantMessage, Part, UserMessage } from "@lathe/plugin/schema"
 import { assert, describe, it } from "vitest"
 import type { SessionDocument } from "../src/session-document.js"
 import { renderMarkdown } from "../src/session-markdown.js"

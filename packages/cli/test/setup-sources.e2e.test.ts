@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { configCommand } from "../src/commands/config.js"
-import { loadCustomCommands } from "../src/tui/custom-commands.js"
+import { loadCustomCommands } from "../src/custom-commands.js"
 import { runLathe, sandbox } from "./helpers.js"
 
 let server: ScriptedServer | undefined

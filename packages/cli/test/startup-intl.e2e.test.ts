@@ -14,13 +14,17 @@ import { fileURLToPath } from "node:url"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
+import { closeAll, spawnTerminal } from "./pty.js"
 
 const servers: Array<ScriptedServer> = []
 afterEach(async () => {
+  closeAll()
   for (const server of servers.splice(0)) await server.close()
 })
 
 const probe = fileURLToPath(new URL("./fixtures/intl-probe.mjs", import.meta.url))
+const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
+const tsx = import.meta.resolve("tsx")
 
 /** Runs `lathe run` with the probe; returns the probe's log as it stood at the first request, and the run. */
 const probedRun = async (args: ReadonlyArray<string>) => {
@@ -61,6 +65,39 @@ describe("start-up builds no Intl object (end to end)", () => {
     assert.match(run.stderr, /assumes a \d{1,3}(,\d{3})+-token context, \d{1,3}(,\d{3})+ output tokens/)
     assert.strictEqual(atFirstRequest, "", "Intl used before the first request")
   }, 90_000)
+
+  it("at a terminal: the Markdown renderer and the live line load while the first request is out, not before", {
+    timeout: 90_000
+  }, async () => {
+    const box = sandbox()
+    const log = join(box.dir, "intl.log")
+    const read = () => (existsSync(log) ? readFileSync(log, "utf8") : "")
+    let atFirstRequest: string | undefined
+    const server = await startScriptedServer((_request, index) => {
+      atFirstRequest ??= read()
+      return index === 0
+        ? { steps: [{ tool: "bash", input: { command: "sleep 1.5", description: "Wait a moment" } }] }
+        : { steps: [{ text: "# Findings\n\nAll **good**.\n" }] }
+    })
+    servers.push(server)
+    const term = spawnTerminal({
+      command: process.execPath,
+      args: ["--conditions=@lathe/source", "--import", tsx, "--import", probe, bin, "run", "--yes", "look"],
+      cwd: box.project,
+      env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m", LATHE_TEST_INTL_LOG: log },
+      cols: 100,
+      rows: 30
+    })
+    // The live line (string-width, Intl) still shows while the command runs, and the answer is Markdown.
+    await term.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] bash Wait a moment · \d+s/, 30_000)
+    assert.strictEqual(await term.exited, 0, term.transcript())
+    const screen = term.transcript()
+    assert.match(screen, /^Findings$/m)
+    assert.include(screen, "All good.")
+    assert.notInclude(screen, "**")
+    assert.strictEqual(atFirstRequest, "", "Intl used before the first request")
+    assert.notStrictEqual(read(), "", "the live line measured its text after the first request")
+  })
 
   it("the probe records what it is there to catch", async () => {
     // A run that segments text: the probe must log it, or the tests above prove nothing.

@@ -7,8 +7,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { LatheEvent } from "@lathe/core"
 import { type RecordedRequest, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "vitest"
+import { createStyle } from "../src/style.js"
 import { plainText, terminalDoor, visibleText } from "../src/terminal-text.js"
-import { createStyle } from "../src/tui/style.js"
 
 const ESC = "\x1b"
 

@@ -19,7 +19,7 @@ afterEach(async () => {
   server = undefined
 })
 
-const shout = `import { definePlugin, Tool } from "@lathe/core"
+const shout = `import { definePlugin, Tool } from "@lathe/plugin"
 import { z } from "zod"
 
 export default definePlugin({

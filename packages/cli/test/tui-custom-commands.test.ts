@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterEach, assert, beforeEach, describe, it } from "vitest"
-import { type CustomCommand, expandTemplate, loadCustomCommands } from "../src/tui/custom-commands.js"
+import { type CustomCommand, expandTemplate, loadCustomCommands } from "../src/custom-commands.js"
 
 let dir = ""
 let root = ""

@@ -1,13 +1,13 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { AnyTool, ToolRunContext } from "@lathe/core"
+import type { AnyTool, ToolRunContext } from "@lathe/plugin"
 import { createEditTool, createWriteTool, ToolState } from "@lathe/tools"
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
+import { createStyle } from "../src/style.js"
 import { diffCounts, renderDiff } from "../src/tui/diff.js"
-import { createStyle } from "../src/tui/style.js"
-import { displayWidth } from "../src/tui/wrap.js"
+import { displayWidth } from "../src/wrap.js"
 
 const on = createStyle(true)
 const off = createStyle(false)

@@ -1,4 +1,4 @@
-import type { Part } from "@lathe/core"
+import type { Part } from "@lathe/plugin/schema"
 import { assert, describe, it } from "vitest"
 import { ARM_MS, armExpired } from "../src/tui/arming.js"
 import { askKeyAction } from "../src/tui/ask-keys.js"

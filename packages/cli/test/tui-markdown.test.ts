@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest"
+import { createStyle } from "../src/style.js"
 import { highlightCode } from "../src/tui/highlight.js"
 import { renderMarkdown } from "../src/tui/markdown.js"
-import { createStyle } from "../src/tui/style.js"
-import { displayWidth } from "../src/tui/wrap.js"
+import { displayWidth } from "../src/wrap.js"
 
 // Any escape at all: the ESC character.
 const ESC = new RegExp(String.fromCharCode(27))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { colorEnabled, createStyle, stripAnsi } from "../src/tui/style.js"
-import { displayWidth, hardWrap, truncate, wrapText } from "../src/tui/wrap.js"
+import { colorEnabled, createStyle, stripAnsi } from "../src/style.js"
+import { displayWidth, hardWrap, truncate, wrapText } from "../src/wrap.js"
 
 // Any escape at all: the ESC character.
 const ESC = new RegExp(String.fromCharCode(27))

@@ -1,17 +1,17 @@
 // Component tests of the interactive UI's views, rendered with Ink's test renderer and driven by Bus events
 // recorded from a real `lathe run --format json` session (see fixtures/record-session-events.ts).
 import { readFileSync } from "node:fs"
-import type { LatheEvent } from "@lathe/core"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { cleanup, render } from "ink-testing-library"
 import { createElement } from "react"
 import { afterEach, assert, describe, it } from "vitest"
+import { createStyle, stripAnsi } from "../src/style.js"
 import { Lines, TranscriptPane } from "../src/tui/app.js"
 import { TranscriptView } from "../src/tui/blocks.js"
 import * as ed from "../src/tui/editor.js"
 import { askPanel, editorPanel, footerLine, questionPanel, statusOf } from "../src/tui/panels.js"
-import { createStyle, stripAnsi } from "../src/tui/style.js"
 import { Transcript } from "../src/tui/transcript.js"
-import { displayWidth } from "../src/tui/wrap.js"
+import { displayWidth } from "../src/wrap.js"
 
 const recorded: ReadonlyArray<LatheEvent> = readFileSync(
   new URL("fixtures/session-events.jsonl", import.meta.url),

@@ -6,7 +6,7 @@
  * events and every front sees them.
  */
 
-import { SessionPrompt, SessionStore } from "@lathe/core"
+import { SessionStore, TurnRunner } from "@lathe/core"
 import type { LatheEvent } from "@lathe/core/schema"
 import type { EventLog, PendingAsk, PendingAsked, SessionRunner, TurnPrompt } from "@lathe/server"
 import { Deferred, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
@@ -93,9 +93,13 @@ export const clusterFront =
       prompt: async (app, input: TurnPrompt) => {
         const user = await app.runtime.runPromise(
           Effect.gen(function* () {
-            const stored = yield* (yield* SessionPrompt).append({
+            // Stored here (its command expanded, its mentioned resources attached); a runner answers it.
+            const stored = yield* (yield* TurnRunner).append({
               sessionID: input.sessionID,
-              parts: [{ type: "text", text: input.text }],
+              text: input.text,
+              ...(input.command !== undefined ? { command: input.command } : {}),
+              ...(input.arguments !== undefined ? { arguments: input.arguments } : {}),
+              mentions: true,
               ...(input.agent ? { agent: input.agent } : {}),
               ...(input.model ? { model: input.model } : {})
             })
@@ -109,8 +113,12 @@ export const clusterFront =
         const queued = tracker.running.has(input.sessionID)
         // Busy from now on (the runner's own `busy` follows), so a delete or undo right after is refused.
         tracker.running.add(input.sessionID)
-        await send(makeClient(input.sessionID).Run({ messageID: user.id }, { discard: true }))
-        return { messageID: user.id, queued }
+        await send(makeClient(input.sessionID).Run({ messageID: user.message.id }, { discard: true }))
+        return {
+          messageID: user.message.id,
+          queued,
+          ...(user.problems.length > 0 ? { notices: user.problems } : {})
+        }
       },
       abort: (sessionID) =>
         tracker.running.has(sessionID) ? send(makeClient(sessionID).Abort(undefined)) : Promise.resolve(false),

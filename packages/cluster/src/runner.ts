@@ -11,18 +11,16 @@ import type { AddressInfo } from "node:net"
 import {
   INTERRUPTED_MESSAGE_ERROR,
   INTERRUPTED_TOOL_ERROR,
-  type MessageWithParts,
-  type Part,
   PermissionNext,
   Question,
   recoverSession,
   redoSession,
-  SessionPrompt,
   SessionStore,
   SessionWriter,
-  type UserMessage,
+  TurnRunner,
   undoSession
 } from "@lathe/core"
+import type { MessageWithParts, Part } from "@lathe/plugin/schema"
 import { type AppFactory, Directories, type DirectoryApp, type ServerServices } from "@lathe/server"
 import type { Workspaces } from "@lathe/workspace"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
@@ -157,12 +155,6 @@ const sessionHandlers = (
           Effect.flatMap(SessionStore, (store) => store.messages(sessionID))
         )
 
-      /** The newest message when it is a user message nothing answered yet. */
-      const unanswered = (messages: ReadonlyArray<MessageWithParts>): UserMessage | undefined => {
-        const newest = messages.at(-1)?.info
-        return newest?.role === "user" ? newest : undefined
-      }
-
       /** How many times a process died while answering `messageID` (interrupted steps recorded for it). */
       const interruptions = (messages: ReadonlyArray<MessageWithParts>, messageID: string): number =>
         messages.filter(
@@ -171,6 +163,12 @@ const sessionHandlers = (
             m.info.parentID === messageID &&
             m.info.error?.message === INTERRUPTED_MESSAGE_ERROR
         ).length
+
+      /** The cluster's own rule over the turn-runner's queue: a prompt that took down its runners too often is dropped. */
+      const admit = (messageID: string, messages: ReadonlyArray<MessageWithParts>): string | undefined =>
+        interruptions(messages, messageID) >= MAX_INTERRUPTED
+          ? `Gave up on message ${messageID}: the runners holding it stopped ${MAX_INTERRUPTED} times while answering it.`
+          : undefined
 
       /** Stores `parts` changed and tells the clients. */
       const putParts = (app: DirectoryApp, parts: ReadonlyArray<Part>) =>
@@ -250,26 +248,15 @@ const sessionHandlers = (
           aborted: false,
           done: undefined as unknown as Promise<RunOutcome>
         }
+        // The app's turn-runner answers the prompt and every one stored behind it; only the handover is ours.
         const work = async (): Promise<RunOutcome> => {
-          let next: string | undefined = messageID
-          let messages = await messagesOf(app)
-          while (next !== undefined && !entry.aborted && !moving()) {
-            if (interruptions(messages, next) >= MAX_INTERRUPTED)
-              return {
-                status: "failed",
-                message: `Gave up on message ${next}: the runners holding it stopped ${MAX_INTERRUPTED} times while answering it.`
-              }
-            const target = next
-            await app.runtime.runPromiseExit(
-              Effect.flatMap(SessionPrompt, (prompt) =>
-                prompt.prompt({ sessionID, messageID: target, parts: [], abort: controller.signal, title: false })
-              )
+          const end = await app.runtime.runPromise(
+            Effect.flatMap(TurnRunner, (runner) =>
+              runner.answer({ sessionID, messageID, abort: controller.signal, title: false, admit })
             )
-            if (moving() && !entry.aborted) await markHandedOver(app, started)
-            if (entry.aborted || moving()) break
-            messages = await messagesOf(app)
-            next = unanswered(messages)?.id
-          }
+          )
+          if (moving() && !entry.aborted) await markHandedOver(app, started)
+          if (end.status === "failed") return end
           return { status: entry.aborted || moving() ? "aborted" : "done" }
         }
         ;(entry as { done: Promise<RunOutcome> }).done = work().finally(() => {

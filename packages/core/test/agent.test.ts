@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { agentAllowsTool, coreAgents, defineAgent, resolveAgents } from "../src/plugin-host/agent.js"
+import { defineAgent } from "@lathe/plugin"
+import { agentAllowsTool, coreAgents, resolveAgents } from "../src/plugin-host/agent.js"
 
 describe("agents", () => {
   const plugin = defineAgent(

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { Effect, Fiber, Stream } from "effect"
 import { Bus } from "../src/contracts/bus.js"
-import type { LatheEvent } from "../src/schema/events.js"
 
 const idle = (sessionID: string): LatheEvent => ({ type: "session.idle", sessionID })
 

@@ -8,6 +8,8 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import type { Rule, Ruleset } from "@lathe/plugin"
+import { definePlugin, evaluate } from "@lathe/plugin"
 import { Effect, Layer } from "effect"
 import { z } from "zod"
 import { Config, type ConfigEnv, type ConfigTestInput } from "../src/config/config.js"
@@ -15,10 +17,7 @@ import { ConfigFile } from "../src/config/config-schema.js"
 import { staysInProject, type UntrustedTable, untrustedConfig } from "../src/config/config-untrusted.js"
 import { Paths } from "../src/config/paths.js"
 import { Bus } from "../src/contracts/bus.js"
-import type { Rule, Ruleset } from "../src/contracts/permission-next.js"
-import { evaluate } from "../src/contracts/permission-rules.js"
 import { agentAllowsTool, resolveAgents } from "../src/plugin-host/agent.js"
-import { definePlugin } from "../src/plugin-host/plugin.js"
 import { Plugins } from "../src/plugin-host/plugins.js"
 import { SessionStore } from "../src/store/session-store.js"
 
@@ -261,5 +260,22 @@ describe("untrusted config: ask and deny rules only narrow", () => {
         assert.strictEqual(trusted("bash", "rm -rf src"), "ask")
         assert.strictEqual(trusted("edit", "src/a.ts"), "ask")
       })
+  )
+})
+
+describe("untrusted config: hooks", () => {
+  // The host's half of @lathe/hooks' trust (the plugin's half, `.claude/settings*.json`, is tested with the kit).
+  it.effect("a project's lathe.json `hooks` reach plugins only once trusted, with the untrusted notice", () =>
+    Effect.gen(function* () {
+      const hooks = { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "touch pwned" }] }] }
+      const w = world({}, { hooks } as ConfigTestInput)
+      const untrusted = yield* w.load()
+      assert.isUndefined(untrusted.info.hooks)
+      const notice = untrusted.notices.find((line) => line.startsWith("Ignored from untrusted"))
+      assert.include(notice, "hooks (PreToolUse)")
+      assert.include(notice, "lathe trust")
+      w.trust()
+      assert.deepStrictEqual((yield* w.load()).info.hooks, hooks)
+    })
   )
 })

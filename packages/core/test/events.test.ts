@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import { eventTypes, LatheEvent, toolEventType } from "@lathe/plugin/schema"
 import { Schema } from "effect"
-import { eventTypes, LatheEvent, toolEventType } from "../src/schema/events.js"
 
 describe("events", () => {
   it("names every event once, with dotted names", () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { gitOutput, startupGitCommands } from "../src/config/git-prefetch.js"
+import { gitOutput, startupGitCommands } from "../src/process/git-prefetch.js"
 import { GIT_SAFE_OPTIONS, gitEnv, gitSafeEnv } from "../src/process/git-safe.js"
 import { runSafeGit } from "../src/process/run-git.js"
 

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { gitOutput, prefetchGit, prefetchStartupGit, startupGitCommands } from "../src/config/git-prefetch.js"
 import { resolvePaths } from "../src/config/paths.js"
+import { gitOutput, prefetchGit, prefetchStartupGit, startupGitCommands } from "../src/process/git-prefetch.js"
 import { fakeGit } from "./fake-git.js"
 
 const git = (cwd: string, ...args: Array<string>) =>
@@ -120,7 +120,7 @@ describe("git prefetch", () => {
   it("a git status still running when this process exits is stopped with it", async () => {
     const dir = repo()
     const pidFile = join(dir, ".git", "status-pid")
-    const source = fileURLToPath(new URL("../src/config/git-prefetch.ts", import.meta.url))
+    const source = fileURLToPath(new URL("../src/process/git-prefetch.ts", import.meta.url))
     const code = [
       `import { prefetchStartupGit } from ${JSON.stringify(source)}`,
       `import { existsSync } from "node:fs"`,

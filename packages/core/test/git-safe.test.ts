@@ -12,7 +12,7 @@ import {
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/config/git-prefetch.js"
+import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/process/git-prefetch.js"
 import {
   GIT_SAFE_TRANSPORT,
   GitConfigRefused,

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import { definePlugin } from "@lathe/plugin"
 import { Effect } from "effect"
-import { definePlugin } from "../src/plugin-host/plugin.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
 

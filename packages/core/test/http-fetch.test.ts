@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net"
 import { gzipSync } from "node:zlib"
 import { afterEach, assert, describe, it } from "vitest"
+import { toProviderError } from "../src/llm/provider-error.js"
 import { nodeFetch, proxyConfigured } from "../src/provider/http-fetch.js"
-import { toProviderError } from "../src/provider/provider-error.js"
 
 type Handler = (request: IncomingMessage, response: ServerResponse, body: string) => void
 

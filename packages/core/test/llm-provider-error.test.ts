@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { APICallError, StreamProviderError } from "ai"
-import { parseRetryAfter, StreamCutError, toProviderError } from "../src/provider/provider-error.js"
+import { parseRetryAfter, StreamCutError, toProviderError } from "../src/llm/provider-error.js"
 
 const url = "https://api.example.test/v1/messages"
 const apiError = (statusCode: number, body = "", headers: Record<string, string> = {}) =>

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
-import { LLM, type ProviderEnv, providerSetupHelp } from "../src/provider/llm.js"
+import { LLM, type ProviderEnv, providerSetupHelp } from "../src/llm/llm.js"
 
 const resolve = (config: ConfigTestInput, env: ProviderEnv, model?: string) =>
   Effect.gen(function* () {

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import type { ModelInfo } from "../src/catalog/model-info.js"
-import { LLM, type LLMEvent, type LLMRequest } from "../src/provider/llm.js"
+import { LLM, type LLMEvent, type LLMRequest } from "../src/llm/llm.js"
 import { chunks, ScriptedLLM } from "../src/testing/scripted-llm.js"
 
 const request = (model: ModelInfo, text = "hi", abort = new AbortController().signal): LLMRequest => ({

@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Config, loadConfig } from "../src/config/config.js"
 import type { PathsShape } from "../src/config/paths.js"
-import { LLM } from "../src/provider/llm.js"
+import { LLM } from "../src/llm/llm.js"
 
 /** Real files: the person's own config (optional) and an untrusted project's lathe.json. */
 const resolveWith = (files: { readonly user?: unknown; readonly project: unknown }, model?: string) =>

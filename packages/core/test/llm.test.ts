@@ -8,7 +8,7 @@ import { TestClock } from "effect/testing"
 import type { ModelInfo } from "../src/catalog/model-info.js"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
 import { Paths } from "../src/config/paths.js"
-import { LLM, type LLMEvent, type LLMRequest, type ProviderEnv } from "../src/provider/llm.js"
+import { LLM, type LLMEvent, type LLMRequest, type ProviderEnv } from "../src/llm/llm.js"
 import { type ServerScript, startScriptedServer } from "../src/testing/scripted-server.js"
 
 const scriptedServer = (script: ServerScript) =>

@@ -1,7 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
+import { type AssistantMessage, Message, MessageWithParts, Part, Session, ToolState } from "@lathe/plugin/schema"
 import { Schema } from "effect"
-import { type AssistantMessage, Message, MessageWithParts, Session } from "../src/schema/message.js"
-import { Part, ToolState } from "../src/schema/part.js"
 
 const ids = { sessionID: "ses_1", messageID: "msg_1" }
 const tokens = { input: 10, output: 5, reasoning: 2, cache: { read: 100, write: 0 } }

@@ -11,7 +11,7 @@ import {
   UNKNOWN_MODEL
 } from "../src/catalog/model-catalog.js"
 import { Config } from "../src/config/config.js"
-import { LLM } from "../src/provider/llm.js"
+import { LLM } from "../src/llm/llm.js"
 
 /** A catalogue over the shipped snapshot: an empty data dir, refresh off, a URL nothing listens on. */
 const options = () => ({

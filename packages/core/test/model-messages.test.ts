@@ -1,9 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { assistant, session, text, user } from "@lathe/core/testing/store-contract"
+import type { AssistantMessage, MessageWithParts, Part } from "@lathe/plugin/schema"
 import { Effect, type Layer } from "effect"
-import { liftToolImages, PRUNED_OUTPUT, toModelMessages } from "../src/provider/model-messages.js"
-import type { AssistantMessage, MessageWithParts } from "../src/schema/message.js"
-import type { Part } from "../src/schema/part.js"
+import { liftToolImages, PRUNED_OUTPUT, toModelMessages } from "../src/llm/model-messages.js"
 import { SessionStore, type StoreError } from "../src/store/session-store.js"
 import { SqliteSessionStore } from "../src/store/session-store-sqlite.js"
 

@@ -2,12 +2,12 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { definePlugin, type PluginCommand, type PluginContext, type PluginResource } from "@lathe/plugin"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Bus } from "../src/contracts/bus.js"
-import { definePlugin, type PluginCommand, type PluginContext, type PluginResource } from "../src/plugin-host/plugin.js"
 import { Plugins } from "../src/plugin-host/plugins.js"
-import type { LatheEvent } from "../src/schema/events.js"
 import { testLayer } from "../src/testing/index.js"
 
 const root = () => mkdtempSync(join(tmpdir(), "lathe-contributions-"))
@@ -328,4 +328,64 @@ describe("plugin resources", () => {
       )
     }).pipe(Effect.provide(testLayer({ root: root(), plugins: [broken, fine] })))
   })
+})
+
+describe("plugin answers: a value or a Promise, checked for shape", () => {
+  // Plain JavaScript, as an author's first try writes it: no async, and sometimes the wrong thing.
+  const plain = definePlugin({
+    name: "plain",
+    setup: () => ({
+      commands: [
+        { name: "wc", description: "Counts", run: (args) => `count ${args.join(" ")}` },
+        { name: "broken", description: "Answers a number", run: () => 42 as unknown as string }
+      ],
+      resources: {
+        list: () => [{ uri: "plain:one", name: "One" }],
+        read: (uri) => (uri === "plain:one" ? [{ type: "text", text: "one" }] : ("nope" as unknown as []))
+      }
+    })
+  })
+  const single = definePlugin({
+    name: "single",
+    // One command where a list belongs.
+    setup: () => ({ commands: command("solo", "single") as unknown as ReadonlyArray<PluginCommand> })
+  })
+
+  it.effect("a command or resource answering with a plain value works", () =>
+    Effect.gen(function* () {
+      const plugins = yield* Plugins
+      const expansion = yield* plugins.runCommand("wc", ["a", "b"])
+      assert.deepStrictEqual(expansion.parts, [{ type: "text", text: "count a b" }])
+      assert.deepStrictEqual(yield* plugins.readResource("plain:one"), [{ type: "text", text: "one" }])
+    }).pipe(Effect.provide(testLayer({ root: root(), plugins: [plain] })))
+  )
+
+  it.effect("a wrong shape is a plugin.error naming the plugin and the call, and fails only that call", () =>
+    Effect.gen(function* () {
+      const plugins = yield* Plugins
+      const { value, errors } = yield* pluginErrors(
+        Effect.gen(function* () {
+          const broken = yield* Effect.flip(plugins.runCommand("broken", []))
+          const listed = yield* plugins.commands
+          yield* plugins.commands // listed again: the bad list is not reported twice
+          return { broken, listed }
+        })
+      )
+      assert.strictEqual(value.broken._tag, "PluginRequestError")
+      assert.include(value.broken.message, 'Plugin "plain" failed in command /broken: it returned a number (42)')
+      assert.deepStrictEqual(
+        value.listed.map((c) => c.name),
+        ["wc", "broken"]
+      )
+      // Finding `broken` lists every command first, which reports the bad list once.
+      assert.deepStrictEqual(
+        errors.map((e) => [e.plugin, e.hook]),
+        [
+          ["single", "commands"],
+          ["plain", "command /broken"]
+        ]
+      )
+      assert.include(errors[0]?.message ?? "", "not a list of commands")
+    }).pipe(Effect.provide(testLayer({ root: root(), plugins: [plain, single] })))
+  )
 })

@@ -1,15 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
+import { definePlugin } from "@lathe/plugin"
+import type { PatchPart, StepFinishPart, StepStartPart } from "@lathe/plugin/schema"
 import { Effect, Layer } from "effect"
 import { Snapshot } from "../src/contracts/snapshot.js"
-import { definePlugin } from "../src/plugin-host/plugin.js"
-import type { PatchPart, StepFinishPart, StepStartPart } from "../src/schema/part.js"
 import { chunks, testLoopLayer } from "../src/testing/index.js"
 import { AskTool, allParts, runTurn, tempRoot } from "./loop-helpers.js"
 
 const tools = definePlugin({ name: "test-tools", setup: () => ({ tools: [AskTool] }) })
 
-/** Each `track` returns a new tree; `patch` reports `changed` as the files changed since any hash. */
-const snapshots = (changed: Array<string>) => {
+/**
+ * Each `track` returns a new tree; `patch` reports `changed` as the files changed since any hash (and, with `after`,
+ * names the tree it measured them to, as the git-backed service does).
+ */
+const snapshots = (changed: Array<string>, after?: string) => {
   const calls: Array<string> = []
   let tree = 0
   const layer = Layer.succeed(
@@ -22,7 +25,7 @@ const snapshots = (changed: Array<string>) => {
       patch: (hash) =>
         Effect.sync(() => {
           calls.push(`patch ${hash}`)
-          return { hash, files: changed }
+          return { hash, files: changed, ...(after === undefined ? {} : { after }) }
         }),
       diff: () => Effect.succeed(""),
       diffFull: () => Effect.succeed([]),
@@ -61,6 +64,22 @@ describe("step-finish snapshot", () => {
           testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: changing.layer, steps: script })
         )
       )
+  )
+
+  const measured = snapshots(["x.txt"], "tree-after")
+  it.live("is the tree the patch was measured to when the service names it (no second snapshot)", () =>
+    Effect.gen(function* () {
+      const parts = allParts(yield* runTurn("write x"))
+      const [patch] = partsOf<PatchPart>(parts, "patch")
+      const [finish] = partsOf<StepFinishPart>(parts, "step-finish")
+      assert.strictEqual(patch?.hash, "tree1")
+      assert.strictEqual(finish?.snapshot, "tree-after")
+      assert.deepStrictEqual(measured.calls, ["track", "patch tree1"])
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: measured.layer, steps: script })
+      )
+    )
   )
 
   const unchanged = snapshots([])

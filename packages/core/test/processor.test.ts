@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { definePlugin } from "@lathe/plugin"
+import type { ReasoningPart, StepFinishPart, TextPart } from "@lathe/plugin/schema"
 import { Effect, Layer } from "effect"
-import { definePlugin } from "../src/plugin-host/plugin.js"
-import type { ReasoningPart, StepFinishPart, TextPart } from "../src/schema/part.js"
 import { makeMemoryStore, SessionStore } from "../src/store/session-store.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import {

@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/config/git-prefetch.js"
 import { readLocated, resolvePaths } from "../src/config/paths.js"
 import { sha1Hex } from "../src/config/sha1.js"
+import { gitOutput, prefetchStartupGit, startupGitCommands } from "../src/process/git-prefetch.js"
 
 const git = (cwd: string, ...args: Array<string>) =>
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd, encoding: "utf8" }).trim()

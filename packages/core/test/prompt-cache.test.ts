@@ -9,9 +9,9 @@ import type { ModelMessage } from "ai"
 import { Effect, Layer, Stream } from "effect"
 import type { ModelInfo } from "../src/catalog/model-info.js"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
-import { LLM, type LLMEvent, type LLMRequest, type ProviderEnv } from "../src/provider/llm.js"
-import { markAnthropicCache } from "../src/provider/prompt-cache.js"
-import { stepCost, tokensFromUsage } from "../src/provider/usage.js"
+import { LLM, type LLMEvent, type LLMRequest, type ProviderEnv } from "../src/llm/llm.js"
+import { markAnthropicCache } from "../src/llm/prompt-cache.js"
+import { stepCost, tokensFromUsage } from "../src/llm/usage.js"
 import { startWireServer, type WireFormat, type WireScript } from "../src/testing/scripted-wire.js"
 
 const wireServer = (format: WireFormat, script: WireScript) =>

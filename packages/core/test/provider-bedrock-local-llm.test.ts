@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
-import { LLM, type LLMEvent, type ProviderEnv } from "../src/provider/llm.js"
+import { LLM, type LLMEvent, type ProviderEnv } from "../src/llm/llm.js"
 import { startBedrockWireServer } from "../src/testing/wire-bedrock.js"
 import { startLocalWireServer } from "../src/testing/wire-ollama.js"
 

@@ -2,10 +2,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { StreamProviderError } from "ai"
 import { Effect, Layer, Stream } from "effect"
 import { Config } from "../src/config/config.js"
+import { LLM } from "../src/llm/llm.js"
+import type { ProviderError } from "../src/llm/provider-error.js"
+import { toProviderError } from "../src/llm/provider-error.js"
 import { isRetryable } from "../src/loop/retry.js"
-import { LLM } from "../src/provider/llm.js"
-import type { ProviderError } from "../src/provider/provider-error.js"
-import { toProviderError } from "../src/provider/provider-error.js"
 import { startScriptedServer } from "../src/testing/scripted-server.js"
 
 // Errors a server reports inside a 200 stream, with no HTTP status: each is classified as its HTTP twin would be.

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { catalogReady, lookupModel } from "../src/catalog/model-catalog.js"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
-import { LLM, type ProviderEnv } from "../src/provider/llm.js"
+import { LLM, type ProviderEnv } from "../src/llm/llm.js"
 
 const resolve = (config: ConfigTestInput, env: ProviderEnv, model: string) =>
   Effect.gen(function* () {

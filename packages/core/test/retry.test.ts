@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { ProviderErrorReason } from "@lathe/plugin/schema"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
+import { ProviderError } from "../src/llm/provider-error.js"
 import { defaultRetryPolicy, Retry, retryDelay, UNREACHABLE_RETRIES } from "../src/loop/retry.js"
-import { ProviderError } from "../src/provider/provider-error.js"
-import type { ProviderErrorReason } from "../src/schema/message.js"
 
 const error = (reason: ProviderErrorReason) =>
   new ProviderError({ providerID: "p", modelID: "m", reason, message: "failed" })

@@ -2,9 +2,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { hasPasswordUrl, isSecretName } from "@lathe/plugin/host"
 import { Effect } from "effect"
+import { scrubEnv, secretValues } from "../src/config/secret-values.js"
 import { Config, type ConfigInfo, Paths } from "../src/index.js"
-import { hasPasswordUrl, isSecretName, scrubEnv, secretValues } from "../src/process/secret-values.js"
 
 describe("isSecretName", () => {
   it("takes the old words anywhere, the new ones as whole words, and leaves ordinary names alone", () => {

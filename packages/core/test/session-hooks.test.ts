@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
+import { definePlugin, type Hooks } from "@lathe/plugin"
 import { Effect } from "effect"
 import { MAX_TURN_CONTINUES } from "../src/loop/session-hooks.js"
 import { SessionPrompt } from "../src/loop/session-prompt.js"
-import { definePlugin, type Hooks } from "../src/plugin-host/plugin.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { runTurn, tempRoot } from "./loop-helpers.js"
 

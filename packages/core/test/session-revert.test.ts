@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { AssistantMessage } from "@lathe/plugin/schema"
 import { Effect, Layer } from "effect"
 import { Snapshot, type SnapshotPatch } from "../src/contracts/snapshot.js"
-import type { AssistantMessage } from "../src/schema/message.js"
 import { createSession } from "../src/store/session.js"
 import { commitRevert, redoSession, undoLastStep, undoSession, unrevertSession } from "../src/store/session-revert.js"
 import { SessionStore } from "../src/store/session-store.js"

@@ -9,7 +9,7 @@ import { TestClock } from "effect/testing"
 import { Paths } from "../src/config/paths.js"
 import { SessionStore } from "../src/store/session-store.js"
 import { SqliteSessionStore } from "../src/store/session-store-sqlite.js"
-import { sqliteMigrations } from "../src/store/sqlite-migrations.js"
+import { openSqliteStore, sqliteMigrations } from "../src/store/sqlite-migrations.js"
 
 sessionStoreContract("memory", () => SessionStore.memory)
 sessionStoreContract(
@@ -298,6 +298,23 @@ describe("SqliteSessionStore on a damaged or foreign file", () => {
       after.close()
     })
   )
+
+  it("a fresh file (set up with synchronous=OFF) and a reopened one both write with synchronous=NORMAL in WAL", () => {
+    const file = freshFile()
+    mkdirSync(dirname(file), { recursive: true })
+    const settings = (db: DatabaseSync) => ({
+      ...db.prepare("PRAGMA synchronous").get(),
+      ...db.prepare("PRAGMA journal_mode").get(),
+      ...db.prepare("PRAGMA user_version").get()
+    })
+    const expected = { synchronous: 1, journal_mode: "wal", user_version: sqliteMigrations.length }
+    const created = openSqliteStore(file)
+    assert.deepStrictEqual(settings(created), expected)
+    created.close()
+    const reopened = openSqliteStore(file)
+    assert.deepStrictEqual(settings(reopened), expected)
+    reopened.close()
+  })
 
   it.effect("a file that is not a database is refused with advice", () =>
     Effect.gen(function* () {

@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { decide } from "@lathe/plugin/host"
 import { Effect, Layer } from "effect"
 import { Config, type ConfigEnv } from "../src/config/config.js"
 import { Paths } from "../src/config/paths.js"
-import { decide } from "../src/contracts/permission-rules.js"
 
 // Claude Code settings and OpenCode config loaded as sources: trust, precedence, env, notices, rule sources.
 const world = (files: Record<string, unknown>, trusted = false) => {

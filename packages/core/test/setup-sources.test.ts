@@ -1,8 +1,8 @@
+import type { Rule } from "@lathe/plugin"
+import { evaluate } from "@lathe/plugin"
 import { describe, expect, it } from "vitest"
 import { translateClaudeRule } from "../src/config/config-claude.js"
 import { translateOpencode } from "../src/config/config-opencode.js"
-import type { Rule } from "../src/contracts/permission-next.js"
-import { evaluate } from "../src/contracts/permission-rules.js"
 
 // The translation table of Claude Code permission rules, and OpenCode's keys, checked by what the rules decide.
 const places = { root: "/work/proj", base: "/work/proj", home: "/home/me" }

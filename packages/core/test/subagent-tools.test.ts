@@ -2,13 +2,11 @@
 // intersection along the chain of callers (a tool switched off or denied outright anywhere above stays off), and a
 // call to a withheld tool that the model makes anyway is refused when it would run, with an error the model reads.
 import { assert, describe, it } from "@effect/vitest"
+import { defineAgent, definePlugin, Tool } from "@lathe/plugin"
+import type { ToolPart } from "@lathe/plugin/schema"
 import { Effect } from "effect"
 import { z } from "zod"
 import { offeredTools } from "../src/loop/offered-tools.js"
-import { defineAgent } from "../src/plugin-host/agent.js"
-import { definePlugin } from "../src/plugin-host/plugin.js"
-import { Tool } from "../src/plugin-host/tool.js"
-import type { ToolPart } from "../src/schema/part.js"
 import { chunks, ScriptedLLM, SessionStore, testLoopLayer } from "../src/testing/index.js"
 import { runTurn, tempRoot } from "./loop-helpers.js"
 

@@ -4,9 +4,9 @@
  * request before).
  */
 import { assert, describe, it } from "@effect/vitest"
+import { definePlugin } from "@lathe/plugin"
 import { Effect } from "effect"
 import { MAX_TOOL_INPUT_BYTES } from "../src/loop/tool-runner.js"
-import { definePlugin } from "../src/plugin-host/plugin.js"
 import { chunks, ScriptedLLM, testLoopLayer } from "../src/testing/index.js"
 import { EchoTool, runTurn, tempRoot, toolParts } from "./loop-helpers.js"
 

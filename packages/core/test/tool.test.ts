@@ -2,12 +2,15 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
+import { type AnyTool, rejected, Tool, type ToolArgs, type ToolRunContext } from "@lathe/plugin"
 import { Effect } from "effect"
 import { z } from "zod"
-import { rejected } from "../src/contracts/permission-next.js"
-import { type AnyTool, Tool, type ToolArgs, type ToolRunContext } from "../src/plugin-host/tool.js"
+import { truncateOutput } from "../src/plugin-host/truncate.js"
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "lathe-tool-"))
+
+/** The host's truncation into `dir`, as the tool runner passes it. */
+const truncateIn = (dir: string) => (output: string, name: string) => truncateOutput(output, { dir, name })
 
 const context = (overrides: Partial<ToolRunContext> = {}): ToolRunContext => ({
   sessionID: "ses_1",
@@ -50,7 +53,7 @@ const failing = (execute: () => Promise<never> | never) =>
 describe("Tool.define", () => {
   it.effect("runs execute with the parsed arguments and reports an untruncated result", () =>
     Effect.gen(function* () {
-      const output = yield* echo.run({ text: "hi", times: 2 }, context({ truncation: { dir: tempDir() } }))
+      const output = yield* echo.run({ text: "hi", times: 2 }, context({ truncate: truncateIn(tempDir()) }))
       assert.deepStrictEqual(output, {
         title: "echo call_1",
         output: "hihi",
@@ -193,7 +196,7 @@ describe("Tool.define", () => {
         parameters: z.object({}),
         execute: () => ({ title: "long", output: text })
       })
-      const output = yield* tool.run({}, context({ truncation: { dir } }))
+      const output = yield* tool.run({}, context({ truncate: truncateIn(dir) }))
       assert.isTrue(output.metadata.truncated)
       const path = output.metadata.outputPath
       assert.isString(path)
@@ -213,7 +216,7 @@ describe("Tool.define", () => {
         parameters: z.object({}),
         execute: () => ({ title: "self", output: text, metadata: { truncated: true, outputPath: "/elsewhere" } })
       })
-      const output = yield* tool.run({}, context({ truncation: { dir } }))
+      const output = yield* tool.run({}, context({ truncate: truncateIn(dir) }))
       assert.strictEqual(output.output, text)
       assert.deepStrictEqual(output.metadata, { truncated: true, outputPath: "/elsewhere" })
       assert.deepStrictEqual(readdirSync(dir), [])
@@ -229,7 +232,7 @@ describe("Tool.define", () => {
         parameters: z.object({}),
         execute: () => ({ title: "long", output: "y\n".repeat(3000) })
       })
-      const output = yield* tool.run({}, context({ truncation: { dir: join(file, "out") } }))
+      const output = yield* tool.run({}, context({ truncate: truncateIn(join(file, "out")) }))
       assert.isTrue(output.metadata.truncated)
       assert.isUndefined(output.metadata.outputPath)
       assert.match(

@@ -1,4 +1,4 @@
-import { catalogReady, DEFAULT_HOOK_TIMEOUT_MS } from "@lathe/core"
+import { type ConfigInfo, catalogReady, DEFAULT_HOOK_TIMEOUT_MS } from "@lathe/core"
 import { definePlugin, type Plugin } from "@lathe/plugin"
 import type { McpConnection } from "./connection.js"
 import { findPromptCommand, mcpResources, promptCommand } from "./contributions.js"
@@ -48,9 +48,11 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
   definePlugin({
     name: "@lathe/mcp",
     setup: async (ctx) => {
+      // The host's whole merged config: a first-party plugin reads more of it than the kit types for authors.
+      const config = ctx.config as ConfigInfo
       const env = options.env ?? process.env
       const { servers, notices } = await resolveServers({
-        config: ctx.config,
+        config: config,
         root: ctx.root,
         trusted: ctx.trusted,
         env
@@ -116,7 +118,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         ...(options.authProvider ? { authProvider: options.authProvider } : {}),
         ...(options.restartDelays ? { restartDelays: options.restartDelays } : {}),
         env,
-        credentials: lathesCredentials(ctx.config, env),
+        credentials: lathesCredentials(config, env),
         onStatus: (connection: McpConnection) => {
           report(connection)
           refresh()
@@ -144,9 +146,9 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         await Promise.all(starts.filter((_, index) => connections[index]?.server.wait === true))
       refresh()
       const startupWait =
-        ctx.config.mcp_startup_wait ?? DEFAULT_STARTUP_WAIT_MS[options.wait === false ? "interactive" : "run"]
+        config.mcp_startup_wait ?? DEFAULT_STARTUP_WAIT_MS[options.wait === false ? "interactive" : "run"]
       // A hook that runs past plugin_timeout_ms is cut off and reported: the wait ends a second before that.
-      const cap = Math.max(0, (ctx.config.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS) - 1_000)
+      const cap = Math.max(0, (config.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS) - 1_000)
       /** Servers already said to be late (said once). */
       const late = new Set<string>()
       return {

@@ -1,4 +1,5 @@
 /** The `mcp_search` and `mcp_call` tools offered instead of every MCP tool when their definitions are too large. */
+import type { ConfigInfo } from "@lathe/core"
 import {
   type AnyTool,
   evaluate,
@@ -167,7 +168,8 @@ export const offerMcpTools = (
   ctx: Pick<PluginContext, "config" | "log" | "client">,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): OfferedTools => {
-  const decision = decideToolSearch(mcpTools, ctx.config, env)
+  // The host's whole merged config: a first-party plugin reads more of it than the kit types for authors.
+  const decision = decideToolSearch(mcpTools, ctx.config as ConfigInfo, env)
   if (!decision.search) return { tools: mcpTools }
   ctx.log.info(
     `The ${mcpTools.length} MCP tools' definitions (~${decision.tokens} tokens) exceed the budget of ${decision.budget} ` +

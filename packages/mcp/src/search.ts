@@ -1,6 +1,8 @@
 /** Tool search: whether MCP tools are sent whole or found by words, and the word index that finds them. */
+
+import type { ConfigInfo } from "@lathe/core"
 import { configuredProviders, defaultCandidates, defaultModelOf, modelInfo } from "@lathe/core"
-import type { AnyTool, ConfigInfo, ModelInfo } from "@lathe/plugin"
+import type { AnyTool, ModelInfo } from "@lathe/plugin"
 
 /** The share of the context window MCP tool definitions may take before search takes over (config default). */
 export const DEFAULT_TOOL_SEARCH_SHARE = 0.1

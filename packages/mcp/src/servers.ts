@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { isAbsolute, join, resolve } from "node:path"
 import type { McpServerConfig } from "@lathe/core"
-import { type ConfigInfo, parseOnce } from "@lathe/plugin"
+import { type ConfigInfo, parseOnce } from "@lathe/core"
 import { z } from "zod"
 
 /** The connect timeout when a server sets none, in ms. */

@@ -2,6 +2,7 @@ import { mkdtempSync, realpathSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { truncateOutput } from "@lathe/core"
 import type { AnyTool, PermissionRequest, ToolError, ToolOutput, ToolRunContext } from "@lathe/plugin"
 import { Effect } from "effect"
 import type { LocalServer } from "../src/servers.js"
@@ -71,7 +72,10 @@ export const runTool = (
       if (update.metadata) record.progress.push(update.metadata)
     },
     ...(options.truncationDir
-      ? { truncation: { maxLines: 2000, maxBytes: 50 * 1024, dir: options.truncationDir } }
+      ? {
+          truncate: (output: string, name: string) =>
+            truncateOutput(output, { maxLines: 2000, maxBytes: 50 * 1024, dir: options.truncationDir ?? "", name })
+        }
       : {})
   }
   const run = tool.run(args, ctx)

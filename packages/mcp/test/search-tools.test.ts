@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "@effect/vitest"
+import type { ConfigInfo } from "@lathe/core"
 import { catalogReady } from "@lathe/core"
-import { type AnyTool, type ConfigInfo, Tool } from "@lathe/plugin"
+import { type AnyTool, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { decideToolSearch, estimateToolTokens, ToolIndex, words } from "../src/search.js"
 import { createSearchTools, MCP_CALL, MCP_SEARCH } from "../src/search-tools.js"

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
-import { Rule, type Ruleset } from "@lathe/core"
+import { Rule, type Ruleset } from "@lathe/plugin"
 import { Effect, Schema } from "effect"
 
 /** The `source` of rules that "always" replies added. */

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { Rule } from "@lathe/core"
+import { Rule } from "@lathe/plugin"
 import { Effect, Schema } from "effect"
 
 /** Who or what decided. */

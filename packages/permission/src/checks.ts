@@ -1,11 +1,12 @@
 import { posix, resolve } from "node:path"
-import type { PermissionAction, PermissionAsk, PermissionRequest, Rule, Ruleset } from "@lathe/core"
+import type { PermissionAsk } from "@lathe/core"
+import { evaluate, type PermissionAction, type PermissionRequest, type Rule, type Ruleset } from "@lathe/plugin"
+import { expandHome, implicitAsk, isImplicit, wildcardMatch } from "@lathe/plugin/host"
 import type { Parser } from "web-tree-sitter"
 import { analyzeWith } from "./bash.js"
 import { withProgramBasenames, writtenRule } from "./program-paths.js"
 import { expandGlobWrite, inside, realPath } from "./real-path.js"
-import { DEFAULTS_SOURCE, evaluate, implicitAsk, isImplicit } from "./ruleset.js"
-import { expandHome, wildcardMatch } from "./wildcard.js"
+import { DEFAULTS_SOURCE } from "./ruleset.js"
 
 /**
  * One thing an ask is decided on: a pattern of a permission. An ask becomes several checks: one per pattern,

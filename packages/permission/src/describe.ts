@@ -1,6 +1,7 @@
-import { configAdvice, type PendingAsk, type Rule, renderSnippet } from "@lathe/core"
+import { configAdvice, type PendingAsk, renderSnippet } from "@lathe/core"
+import type { Rule } from "@lathe/plugin"
+import { isImplicit } from "@lathe/plugin/host"
 import { SESSION_ONLY_PERMISSIONS } from "./approvals.js"
-import { isImplicit } from "./ruleset.js"
 
 /** Says which rule decided, and where it came from, in a few words. */
 export const describeRule = (rule: Rule): string =>

@@ -1,6 +1,7 @@
 /**
  * @lathe/permission: the real `PermissionNext` layer (rules, asks, remembered approvals, audit trail) and the
- * pure evaluation functions the CLI and agents share.
+ * rules this package adds (`defaults`, `fromConfig`, `merge`, bash analysis); evaluation and wildcards are the author
+ * kit's (`@lathe/plugin`, `@lathe/plugin/host`).
  */
 export * from "./approvals.js"
 export * from "./audit.js"
@@ -9,4 +10,3 @@ export * from "./checks.js"
 export * from "./describe.js"
 export * from "./permission-live.js"
 export * from "./ruleset.js"
-export * from "./wildcard.js"

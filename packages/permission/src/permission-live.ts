@@ -1,20 +1,22 @@
 import { statSync } from "node:fs"
 import {
   Bus,
-  denied,
   Paths,
   type PendingAsk,
   type PermissionAsk,
+  PermissionNext,
+  type PermissionReply,
+  Plugins
+} from "@lathe/core"
+import {
+  denied,
   PermissionDenied,
   type PermissionError,
-  PermissionNext,
   PermissionRejected,
-  type PermissionReply,
-  Plugins,
   type Rule,
   type Ruleset,
   rejected
-} from "@lathe/core"
+} from "@lathe/plugin"
 import { Clock, Deferred, Effect, Layer } from "effect"
 import type { Parser } from "web-tree-sitter"
 import {

@@ -3,7 +3,7 @@
  * (`/usr/bin/rm -rf x` is checked as `rm -rf x`), so a rule written `/bin/rm *` must meet them the same way: each
  * such rule is followed by its basename form, with the same action, and both match.
  */
-import type { Rule, Ruleset } from "@lathe/core"
+import type { Rule, Ruleset } from "@lathe/plugin"
 
 const variants = new WeakMap<Ruleset, { readonly ruleset: Ruleset; readonly origin: Map<Rule, Rule> }>()
 

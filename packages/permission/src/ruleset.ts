@@ -1,17 +1,8 @@
-import type { PermissionConfig, Rule, Ruleset } from "@lathe/core"
-import { permissionRules } from "@lathe/core"
+import type { PermissionConfig, Rule, Ruleset } from "@lathe/plugin"
+import { permissionRules } from "@lathe/plugin/host"
 
-// Evaluation lives in @lathe/core (permission-rules.ts, wildcard.ts); re-exported here for this package's users.
-export {
-  type Decision,
-  decide,
-  type EvaluateOptions,
-  evaluate,
-  IMPLICIT_SOURCE,
-  implicitAsk,
-  isImplicit,
-  type PatternVerdict
-} from "@lathe/core"
+// Evaluation (`evaluate`, `decide`, implicit asks) and wildcard matching are the author kit's (`@lathe/plugin`,
+// `@lathe/plugin/host`): one door, imported from there. This file holds only what this package adds to them.
 
 /**
  * Expands the config form into rules, in key order (a string value means pattern `*`):

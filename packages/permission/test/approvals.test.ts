@@ -2,7 +2,8 @@ import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { type PermissionAsk, PermissionNext, type Rule } from "@lathe/core"
+import { type PermissionAsk, PermissionNext } from "@lathe/core"
+import type { Rule } from "@lathe/plugin"
 import { Effect, Fiber } from "effect"
 import {
   APPROVAL_SOURCE,

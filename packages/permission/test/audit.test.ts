@@ -2,11 +2,11 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { PendingAsk } from "@lathe/core"
+import { implicitAsk } from "@lathe/plugin/host"
 import { Effect, Schema } from "effect"
 import { readApprovals, writeApprovals } from "../src/approvals.js"
 import { AuditEntry, appendAudit, auditPath, readAudit } from "../src/audit.js"
 import { describeAsk } from "../src/describe.js"
-import { implicitAsk } from "../src/ruleset.js"
 import { rule, tempRoot } from "./helpers.js"
 
 describe("audit trail", () => {

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import type { PermissionConfig, Ruleset } from "@lathe/core"
+import type { PermissionConfig, Ruleset } from "@lathe/plugin"
 import type { Parser } from "web-tree-sitter"
 import { type CheckContext, checksOf, verdictOf } from "../src/checks.js"
 import { fromConfig } from "../src/ruleset.js"

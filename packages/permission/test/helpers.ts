@@ -1,8 +1,9 @@
 import { mkdtempSync, realpathSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { EventOf, Plugin, Rule } from "@lathe/core"
 import { Bus, Config, Paths, Plugins, SessionStore } from "@lathe/core/testing"
+import type { Plugin, Rule } from "@lathe/plugin"
+import type { EventOf } from "@lathe/plugin/schema"
 import { Effect, Layer, Stream } from "effect"
 import { PermissionLive } from "../src/permission-live.js"
 

@@ -1,7 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { PermissionAction, Rule } from "@lathe/core"
-import { decide, defaults, evaluate, fromConfig, isImplicit, merge } from "../src/ruleset.js"
-import { wildcardMatch } from "../src/wildcard.js"
+import type { PermissionAction, Rule } from "@lathe/plugin"
+import { evaluate } from "@lathe/plugin"
+import { decide, isImplicit, wildcardMatch } from "@lathe/plugin/host"
+import { defaults, fromConfig, merge } from "../src/ruleset.js"
 
 const HOME = "/home/ada"
 const r = (permission: string, pattern: string, action: PermissionAction): Rule => ({ permission, pattern, action })

@@ -1,13 +1,59 @@
 /**
- * @lathe/plugin: what a plugin author needs, and nothing of the host. Depend on this package, not on `@lathe/core`:
- * `definePlugin`, `Tool.define`, `defineAgent`, the hook, context, tool and event types, `evaluate` for rulesets, and
- * the few Promise helpers a plugin uses to run programs safely. Tests add `@lathe/plugin/testing`.
+ * @lathe/plugin: the contract between Lathe and a plugin. The kit defines it and Lathe's host implements it:
+ * `definePlugin`, `Tool.define`/`defineTool`, `defineAgent`, the hook, context, command, resource and tool types, the
+ * message, part and event schema, and `evaluate` for rulesets. It depends on `effect` and `zod` only; tests add
+ * `@lathe/plugin/testing`, and `@lathe/plugin/schema` is the schema alone.
  *
- * Every name here is re-exported from `@lathe/core`, so a value made with one is the same value in the other. The list
- * is deliberate: a name joins it when authors need it, never by `export *`.
+ * The list is deliberate: a name joins it when authors need it, never by `export *`.
  */
 
-// Sessions, messages, parts and events, as hooks and `ctx.client` see them.
+// Agents a plugin contributes.
+export { AgentDefinition, type AgentInfo, type AgentMode, defineAgent } from "./agent.js"
+// Questions and subagents, as `ctx.question` and `ctx.subagent` use them.
+export { type QuestionAnswers, QuestionDismissed, type SubagentResult } from "./answers.js"
+// Permissions: what `ctx.ask` takes and rejects with, and the rulesets hooks receive.
+export {
+  denied,
+  PermissionAction,
+  PermissionConfig,
+  PermissionDenied,
+  type PermissionError,
+  PermissionRejected,
+  type PermissionRequest,
+  Rule,
+  type Ruleset,
+  rejected
+} from "./permission.js"
+export { type EvaluateOptions, evaluate } from "./permission-rules.js"
+// Plugins, their context, hooks, commands and resources.
+export {
+  type CatalogProvider,
+  definePlugin,
+  type GitOptions,
+  type HookInput,
+  type HookName,
+  type HookOutput,
+  type Hooks,
+  type MaybePromise,
+  type ModelInfo,
+  type Plugin,
+  type PluginCatalog,
+  type PluginClient,
+  type PluginCommand,
+  type PluginCommandArgument,
+  type PluginConfig,
+  type PluginContext,
+  type PluginHooks,
+  type PluginLogger,
+  type PluginResource,
+  type PluginResources,
+  type PluginSetup,
+  type RunProgramOptions,
+  type RunProgramResult
+} from "./plugin.js"
+// Programs a plugin starts itself (outside `ctx.run`): their environment without credentials, and how to run them.
+export { runProgram, type StartProgramOptions } from "./run-program.js"
+// Sessions, messages, parts and events, as hooks and `ctx.client` see them (schemas: `@lathe/plugin/schema`).
 export type {
   AssistantMessage,
   EventOf,
@@ -16,81 +62,28 @@ export type {
   LatheEventType,
   Message,
   MessageWithParts,
-  ModelInfo,
   Part,
   PartOf,
   PartType,
   PatchPart,
   PromptPart,
+  QuestionItem,
   ReasoningPart,
   Session,
   StepFinishPart,
   StepStartPart,
   SubtaskPart,
   TextPart,
+  Tokens,
   ToolPart,
   ToolState,
   UserMessage
-} from "@lathe/core"
-// Plugins and their hooks.
+} from "./schema/index.js"
+export { scrubEnv } from "./secret-env.js"
 // Tools.
-// Permissions: what `ctx.ask` takes and rejects with, and the rulesets hooks receive.
-// Questions and subagents, as `ctx.question` and `ctx.subagent` use them.
-// Running programs the way Lathe does: without secrets, with a time limit, and git without the repository's programs.
 export {
-  AgentDefinition,
-  type AgentInfo,
-  type AgentMode,
   type AnyTool,
-  type ConfigInfo,
-  DEFAULT_HOOK_TIMEOUT_MS,
-  defineAgent,
-  definePlugin,
-  denied,
-  type EvaluateOptions,
-  evaluate,
-  type HookInput,
-  type HookName,
-  type HookOutput,
-  type Hooks,
-  isPlugin,
-  type PermissionAction,
-  PermissionConfig,
-  PermissionDenied,
-  type PermissionError,
-  PermissionRejected,
-  type PermissionRequest,
-  type Plugin,
-  type PluginClient,
-  type PluginCommand,
-  type PluginCommandArgument,
-  type PluginContext,
-  type PluginEntry,
-  type PluginHooks,
-  type PluginLogger,
-  type PluginResource,
-  type PluginResources,
-  type PluginSetup,
-  type ProcessResult,
-  parseOnce,
-  prepareSafeGit,
-  type QuestionAnswers,
-  QuestionDismissed,
-  type QuestionItem,
-  type Rule,
-  type Ruleset,
-  type RunProcessOptions,
-  type RunProgramOptions,
-  type RunProgramResult,
-  rejected,
-  runProcess,
-  runSafeGit,
-  type SafeGit,
-  type SafeGitRunOptions,
-  type SafeGitTarget,
-  type SubagentResult,
-  scrubEnv,
-  spawnProgram,
+  defineTool,
   Tool,
   ToolAborted,
   type ToolArgs,
@@ -105,4 +98,4 @@ export {
   type ToolOutputMetadata,
   type ToolResult,
   type ToolRunContext
-} from "@lathe/core"
+} from "./tool.js"

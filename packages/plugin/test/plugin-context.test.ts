@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { definePlugin, type PluginContext, Tool, type ToolError } from "@lathe/plugin"
+import { definePlugin, type PluginContext, runProgram, Tool, type ToolError } from "@lathe/plugin"
 import { pluginContext, runTool } from "@lathe/plugin/testing"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
@@ -64,5 +64,70 @@ describe("pluginContext and runTool", () => {
     expect(result.stdout.trim().split("\n")).toEqual([root, "gone", "kept"])
     expect(ctx.trusted).toBe(true)
     expect(pluginContext(root, { trusted: false }).trusted).toBe(false)
+  })
+})
+
+describe("pluginContext: what the host gives besides config", () => {
+  it("knows the sessions and the catalogue it is given, and the home and config folders", async () => {
+    const session = {
+      id: "child",
+      projectID: "p",
+      directory: "/",
+      title: "c",
+      parentID: "parent",
+      time: { created: 1, updated: 1 }
+    }
+    const ctx = pluginContext("/project", {
+      home: "/home/ana",
+      configDir: "/home/ana/.config/lathe",
+      sessions: [session],
+      catalog: { providers: () => [{ id: "anthropic", type: "anthropic", ready: true, models: [] }] }
+    })
+    expect([ctx.home, ctx.configDir, ctx.root]).toEqual(["/home/ana", "/home/ana/.config/lathe", "/project"])
+    expect((await ctx.client.sessions.get("child")).parentID).toBe("parent")
+    await expect(ctx.client.sessions.get("other")).rejects.toThrow("There is no session other")
+    expect(ctx.catalog.providers().map((provider) => provider.id)).toEqual(["anthropic"])
+    expect(ctx.catalog.newestModel("anthropic", "claude")).toBeUndefined()
+    await ctx.catalog.ready()
+    expect(ctx.hookTimeoutMs).toBe(30_000)
+    expect(pluginContext("/p", { config: { plugin_timeout_ms: 5 } }).hookTimeoutMs).toBe(5)
+  })
+
+  it("runs git without git's own variables of the environment given", async () => {
+    const root = tempRoot()
+    const other = tempRoot()
+    const env = { ...process.env, GIT_DIR: join(other, ".git") }
+    const ctx = pluginContext(root, { env })
+    expect((await ctx.git(["init", "-q"])).exitCode).toBe(0)
+    const top = await ctx.git(["rev-parse", "--show-toplevel"])
+    expect(top.stdout.trim()).toBe(realpathSync(root))
+  })
+})
+
+describe("runProgram", () => {
+  it("kills the program and everything it started at the time limit, and says so", async () => {
+    const dir = tempRoot()
+    const started = Date.now()
+    const result = await runProgram("sh", ["-c", `sleep 30 & echo $! > "${join(dir, "child")}"; wait`], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      timeoutMs: 300
+    })
+    expect(result.timedOut).toBe(true)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    const child = Number(readFileSync(join(dir, "child"), "utf8"))
+    // Gone, or a zombie no one reaped yet (its state in /proc is Z): it runs no more either way.
+    const state = existsSync(`/proc/${child}/stat`) ? readFileSync(`/proc/${child}/stat`, "utf8") : ""
+    if (state !== "") expect(state.slice(state.lastIndexOf(")") + 2, state.lastIndexOf(")") + 3)).toBe("Z")
+    else expect(() => process.kill(child, 0)).toThrow()
+  })
+
+  it("resolves with a failing program's exit code and output, feeding it its input", async () => {
+    const result = await runProgram("sh", ["-c", "cat; echo oops >&2; exit 3"], {
+      cwd: tempRoot(),
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      input: "hello"
+    })
+    expect(result).toEqual({ exitCode: 3, signal: null, stdout: "hello", stderr: "oops\n", timedOut: false })
   })
 })

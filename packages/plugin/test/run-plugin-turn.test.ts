@@ -1,5 +1,8 @@
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { definePlugin, type LatheEvent, Tool, type ToolPart } from "@lathe/plugin"
-import { chunks, runPluginTurn } from "@lathe/plugin/testing"
+import { runPluginTurn } from "@lathe/plugin/testing"
 import { describe, expect, it } from "vitest"
 import { z } from "zod"
 
@@ -34,8 +37,18 @@ describe("runPluginTurn", () => {
 
     expect(turn.text).toBe("Done.")
     expect(turn.requests).toHaveLength(2)
-    expect(Object.keys(turn.requests[0]?.tools ?? {})).toContain("shout")
-    expect(JSON.stringify(turn.requests[1]?.messages)).toContain("HI (checked)")
+    expect(turn.requests[0]?.tools).toContain("shout")
+    expect(turn.toolResults).toEqual([
+      {
+        tool: "shout",
+        callID: "c1",
+        input: { text: "hi" },
+        status: "completed",
+        output: "HI (checked)",
+        title: "shout hi",
+        metadata: { truncated: false }
+      }
+    ])
 
     const [call] = turn.messages.flatMap((m) => m.parts).filter((part): part is ToolPart => part.type === "tool")
     expect(call?.tool).toBe("shout")
@@ -49,17 +62,29 @@ describe("runPluginTurn", () => {
     expect(turn.events.some((event) => event.type === "plugin.error")).toBe(false)
   })
 
-  it("takes ScriptedLLM's chunks as steps too", async () => {
-    const turn = await runPluginTurn({
-      plugins: [shouter],
-      steps: [
-        [chunks.toolCall("c1", "shout", { text: "yo" }), chunks.finish({ input: 10, output: 5 }, "tool-calls")],
-        [chunks.text("All done."), chunks.finish({ input: 20, output: 2 })]
-      ]
-    })
-    expect(turn.text).toBe("All done.")
-    expect(JSON.stringify(turn.requests[1]?.messages)).toContain("YO (checked)")
-  })
+  it("sends a plugin command's prompt, as lathe run --command does (a plain string from run works)", () =>
+    runPluginTurn({
+      plugins: [
+        definePlugin({
+          name: "wc",
+          setup: () => ({
+            commands: [
+              {
+                name: "wc",
+                description: "Counts words",
+                run: (args: ReadonlyArray<string>) => `Count: ${args.join(" ")}`
+              }
+            ]
+          })
+        })
+      ],
+      command: { name: "wc", args: ["one", "two"] },
+      steps: [{ steps: [{ text: "Two words." }] }]
+    }).then((turn) => {
+      expect(turn.text).toBe("Two words.")
+      const prompt = turn.messages[0]?.parts.flatMap((part) => (part.type === "text" ? [part.text] : []))
+      expect(prompt).toEqual(["Count: one two"])
+    }))
 
   it("reports a hook that throws as plugin.error with the plugin's name, and the turn goes on", async () => {
     const broken = definePlugin({
@@ -80,8 +105,47 @@ describe("runPluginTurn", () => {
     expect(errors[0]).toMatchObject({ plugin: "broken", hook: "tool.before" })
     expect(errors[0]?.type === "plugin.error" ? errors[0].message : "").toContain("the hook broke")
     // The call still ran (shouter's tool and hook), and the model got its result.
-    expect(JSON.stringify(turn.requests[1]?.messages)).toContain("HI (checked)")
+    expect(turn.toolResults.map((result) => result.output)).toEqual(["HI (checked)"])
     expect(turn.text).toBe("Still done.")
+  })
+
+  it("gives the plugin the home and config folders asked for, and returns what it logged (setup included)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "lathe-home-"))
+    const configDir = mkdtempSync(join(tmpdir(), "lathe-config-"))
+    const seer = definePlugin({
+      name: "seer",
+      setup: async (ctx) => {
+        ctx.log.info(`home ${ctx.home === home}, config ${ctx.configDir === configDir}`)
+        return { "system.transform": async () => ctx.log.warn("a step") }
+      }
+    })
+    const turn = await runPluginTurn({ plugins: [seer], home, configDir, steps: [{ steps: [{ text: "ok" }] }] })
+    const lines = turn.logs.filter((line) => line.plugin === "seer")
+    expect(lines).toEqual([
+      { level: "info", plugin: "seer", message: "home true, config true" },
+      { level: "warn", plugin: "seer", message: "a step" }
+    ])
+  })
+
+  it("runs git through the host, with the hook time limit the config sets", async () => {
+    const root = mkdtempSync(join(tmpdir(), "lathe-git-"))
+    const seen: Array<string> = []
+    const gitty = definePlugin({
+      name: "gitty",
+      setup: async (ctx) => {
+        const init = await ctx.git(["init", "-q", "-b", "trunk"])
+        const branch = await ctx.git(["symbolic-ref", "--short", "HEAD"])
+        seen.push(`${init.exitCode} ${branch.stdout.trim()} ${ctx.hookTimeoutMs}`)
+        return {}
+      }
+    })
+    await runPluginTurn({
+      root,
+      plugins: [gitty],
+      config: { plugin_timeout_ms: 4321 },
+      steps: [{ steps: [{ text: "ok" }] }]
+    })
+    expect(seen).toEqual(["0 trunk 4321"])
   })
 
   it("rejects with the model's error when the script runs out", async () => {

@@ -1,4 +1,4 @@
-import { LatheEvent, MessageWithParts, QuestionItem, Session } from "@lathe/core/schema"
+import { LatheEvent, MessageWithParts, QuestionItem, Session } from "@lathe/plugin/schema"
 import { Schema } from "effect"
 import {
   HttpApi,
@@ -108,12 +108,22 @@ export const SessionInfo = Schema.Struct({
 })
 export type SessionInfo = typeof SessionInfo.Type
 
-/** `POST /sessions/:id/prompt`. */
+/**
+ * `POST /sessions/:id/prompt`: the person's text, or a plugin command (an MCP server's prompt, a command file, any
+ * plugin's, as `/name` names it) expanded where the agent runs, with its arguments (default: `text` split like a
+ * shell). One of `text` and `command` is required.
+ */
 export const PromptRequest = Schema.Struct({
-  text: Schema.String.check(Schema.isMinLength(1)),
+  text: Schema.optionalKey(Schema.String),
+  command: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  arguments: Schema.optionalKey(Schema.Array(Schema.String)),
   agent: Schema.optionalKey(Schema.String),
   model: Schema.optionalKey(Schema.String)
-})
+}).check(
+  Schema.makeFilter((prompt) =>
+    prompt.command !== undefined || (prompt.text ?? "").length > 0 ? undefined : 'a prompt needs "text", or a "command"'
+  )
+)
 export type PromptRequest = typeof PromptRequest.Type
 
 /**
@@ -121,7 +131,12 @@ export type PromptRequest = typeof PromptRequest.Type
  * running: that turn's model sees the message from its next step, and if the turn ends without answering it, another
  * turn answers it.
  */
-export const PromptAccepted = Schema.Struct({ messageID: Schema.String, queued: Schema.Boolean })
+export const PromptAccepted = Schema.Struct({
+  messageID: Schema.String,
+  queued: Schema.Boolean,
+  /** Resources the text mentioned (`@<uri>`) that could not be read, left out of the prompt. */
+  notices: Schema.optionalKey(Schema.Array(Schema.String))
+})
 export type PromptAccepted = typeof PromptAccepted.Type
 
 /** `POST /sessions/:id/abort`: whether a turn was running. */
@@ -313,7 +328,7 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       error: [BadRequest, NotFound, Unauthorized, Unavailable]
     }).annotate(
       OpenApi.Description,
-      "Stores the prompt as a user message at once and answers 202 with its ID; the turn runs in the background (follow it on `GET /events`). While a turn runs, the prompt is queued: that turn's model sees it from its next step, and if the turn ends without answering it, another turn does."
+      "Stores the prompt as a user message at once and answers 202 with its ID (a `command` is expanded first: 400 when no plugin has it or it refuses its arguments; `@<uri>` mentions of plugin resources are attached); the turn runs in the background (follow it on `GET /events`). While a turn runs, the prompt is queued: that turn's model sees it from its next step, and if the turn ends without answering it, another turn does."
     )
   )
   .add(

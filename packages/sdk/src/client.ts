@@ -1,4 +1,4 @@
-import type { LatheEvent } from "@lathe/core/schema"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { Effect, Stream } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"

@@ -1,4 +1,4 @@
-import { eventTypes, type LatheEvent } from "@lathe/core/schema"
+import { eventTypes, type LatheEvent } from "@lathe/plugin/schema"
 import { Schema } from "effect"
 import { ServerEvent } from "./api.js"
 import { errorFromAnswer, LatheApiError, networkError } from "./errors.js"

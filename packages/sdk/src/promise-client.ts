@@ -1,4 +1,4 @@
-import type { MessageWithParts } from "@lathe/core/schema"
+import type { MessageWithParts } from "@lathe/plugin/schema"
 import { Cause, Effect, Exit, Schema } from "effect"
 import { FetchHttpClient } from "effect/http"
 import {

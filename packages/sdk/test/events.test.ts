@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import type { LatheEvent } from "@lathe/core/schema"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { Effect, Stream } from "effect"
 import { latheEventStream } from "../src/client.js"
 import { LatheApiError } from "../src/errors.js"

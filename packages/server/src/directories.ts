@@ -11,7 +11,8 @@ import {
   type SessionPrompt,
   type SessionStore,
   type SessionWriter,
-  type Snapshot
+  type Snapshot,
+  type TurnRunner
 } from "@lathe/core"
 import type { LatheEvent } from "@lathe/core/schema"
 import { Effect, Exit, type Layer, ManagedRuntime, Scope, Stream } from "effect"
@@ -29,6 +30,7 @@ export type ServerServices =
   | Config
   | Plugins
   | LLM
+  | TurnRunner
 
 /**
  * Builds the whole app for a directory (its config, trust, permission and sandbox rules, plugins and providers), as

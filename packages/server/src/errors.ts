@@ -45,7 +45,8 @@ const messageOf = (error: unknown): string =>
 
 /**
  * Maps a failure of core (a tagged error, a defect, a bad directory) to the API error a client can act on:
- * unknown session or message → 404; unknown agent, model or provider, bad directory → 400 with core's message; a
+ * unknown session or message → 404; unknown agent, model, provider or command, a command that refuses its arguments,
+ * bad directory → 400 with core's message; a
  * directory outside the served ones → 403;
  * nothing to undo or a turn in the way → 409; the store, git or anything else → 500.
  */
@@ -65,6 +66,8 @@ export const toApiError = (error: unknown): AnyApiError => {
     case "AgentNotFound":
     case "ModelNotFound":
     case "ProviderNotConfigured":
+    case "UnknownCommand":
+    case "PluginRequestError":
       return apiError.badRequest(message)
     case "NothingToRevert":
     case "RevertConflict":

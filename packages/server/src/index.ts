@@ -29,6 +29,7 @@ export {
   type PendingAsked,
   type RunnerResponse,
   type SessionRunner,
+  type TurnAccepted,
   type TurnPrompt,
   Turns
 } from "./turns.js"

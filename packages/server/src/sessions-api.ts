@@ -201,11 +201,15 @@ export const sessionsApi = (ctx: ServerContext) =>
         ctx.draining
           ? fail(apiError.unavailable(drainingMessage))
           : attempt(async () => {
+              if (payload.command === undefined && !payload.text)
+                throw apiErrorFailure(apiError.badRequest('A prompt needs "text", or a "command" to expand.'))
               const { app } = await ctx.session(params.id)
               const model = payload.model ?? ctx.sessionModels.get(params.id)
               return ctx.turns.prompt(app, {
                 sessionID: params.id,
-                text: payload.text,
+                text: payload.text ?? "",
+                ...(payload.command !== undefined ? { command: payload.command } : {}),
+                ...(payload.arguments !== undefined ? { arguments: payload.arguments } : {}),
                 ...(payload.agent ? { agent: payload.agent } : {}),
                 ...(model ? { model } : {})
               })

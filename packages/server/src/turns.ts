@@ -1,4 +1,4 @@
-import { SessionPrompt, SessionStore, type UserMessage } from "@lathe/core"
+import { TurnRunner } from "@lathe/core"
 import type { LatheEvent } from "@lathe/core/schema"
 import { Effect } from "effect"
 import type { DirectoryApp } from "./directories.js"
@@ -6,9 +6,21 @@ import type { DirectoryApp } from "./directories.js"
 /** A prompt as the server takes it. */
 export interface TurnPrompt {
   readonly sessionID: string
+  /** What the person typed; with `command`, its arguments as typed. */
   readonly text: string
+  /** A plugin command to expand where the turn runs (an MCP prompt, a command file), as `/name` names it. */
+  readonly command?: string
+  /** The command's arguments (default: `text` split like a shell). */
+  readonly arguments?: ReadonlyArray<string>
   readonly agent?: string
   readonly model?: string
+}
+
+/** A stored prompt: its message, whether a running turn was there first, and resources that could not be read. */
+export interface TurnAccepted {
+  readonly messageID: string
+  readonly queued: boolean
+  readonly notices?: ReadonlyArray<string>
 }
 
 /**
@@ -21,7 +33,7 @@ export interface SessionRunner {
   /** Whether a turn runs in the session now. */
   isRunning(sessionID: string): boolean
   /** Stores the prompt (through `app`) and makes sure a turn answers it. */
-  prompt(app: DirectoryApp, input: TurnPrompt): Promise<{ messageID: string; queued: boolean }>
+  prompt(app: DirectoryApp, input: TurnPrompt): Promise<TurnAccepted>
   /** Aborts the session's running turn; whether one was running. */
   abort(sessionID: string): boolean | Promise<boolean>
   /** Aborts every turn this process runs and waits (at most `timeoutMs`); how many there were. */
@@ -71,75 +83,74 @@ export type RunnerResponse =
       readonly dismissed?: string
     }
 
-interface Running {
-  readonly controller: AbortController
-  /** Set by `abort`: the running turn ends and nothing more starts. */
-  aborted: boolean
-  readonly done: Promise<void>
-}
-
-/** `provider/model` of a stored user message. */
-const modelOf = (message: UserMessage): string | undefined =>
-  message.model ? `${message.model.providerID}/${message.model.modelID}` : undefined
-
 /**
- * Runs turns in the background, at most one per session. A prompt is stored at once (`SessionPrompt.append`); when
- * no turn runs one starts for it, otherwise the running turn's model sees it from its next step, and when that turn
- * ends without answering it (the newest message is still a user message no assistant message follows), another
- * turn answers the newest one. An abort ends the running turn and starts nothing more.
+ * Runs turns in this process, through each directory app's `TurnRunner` (core): a prompt is stored at once (its
+ * command expanded and mentioned resources attached there); when no turn runs one starts, otherwise the running turn's
+ * model sees it from its next step, and another turn answers it if that one ends without doing so. An abort ends the
+ * running turn and starts nothing more. This class only remembers which app holds each session it was given.
  */
 export class Turns implements SessionRunner {
-  private readonly running = new Map<string, Running>()
+  /** The app of every session prompted here (a session belongs to one directory's app). */
+  private readonly apps = new Map<string, DirectoryApp>()
 
   /** @param titles Whether the first prompt of a session names it with the hidden `title` agent (a model call). */
   constructor(private readonly titles: boolean) {}
 
-  /** How many turns run now. */
+  /** How many sessions run turns now. */
   get count(): number {
-    return this.running.size
+    return this.runningSessions().length
   }
 
   /** Whether a turn runs in the session now. */
   isRunning(sessionID: string): boolean {
-    return this.running.has(sessionID)
+    const app = this.apps.get(sessionID)
+    return app?.runtime.runSync(Effect.flatMap(TurnRunner, (runner) => runner.isRunning(sessionID))) === true
   }
 
   /**
    * Stores the prompt and makes sure a turn answers it. Fails (before anything is stored) with the core error when
-   * the agent or the model cannot take it.
+   * the agent or the model cannot take it, or the command does not expand.
    */
-  async prompt(app: DirectoryApp, input: TurnPrompt): Promise<{ messageID: string; queued: boolean }> {
-    const user = await app.runtime.runPromise(
-      Effect.flatMap(SessionPrompt, (prompt) =>
-        prompt.append({
+  async prompt(app: DirectoryApp, input: TurnPrompt): Promise<TurnAccepted> {
+    this.apps.set(input.sessionID, app)
+    const submitted = await app.runtime.runPromise(
+      Effect.flatMap(TurnRunner, (runner) =>
+        runner.submit({
           sessionID: input.sessionID,
-          parts: [{ type: "text", text: input.text }],
+          text: input.text,
+          ...(input.command !== undefined ? { command: input.command } : {}),
+          ...(input.arguments !== undefined ? { arguments: input.arguments } : {}),
+          mentions: true,
           ...(input.agent ? { agent: input.agent } : {}),
-          ...(input.model ? { model: input.model } : {})
+          ...(input.model ? { model: input.model } : {}),
+          title: this.titles
         })
       )
     )
-    const queued = this.running.has(input.sessionID)
-    if (!queued) this.start(app, input.sessionID, user)
-    return { messageID: user.id, queued }
+    return {
+      messageID: submitted.message.id,
+      queued: submitted.queued,
+      ...(submitted.problems.length > 0 ? { notices: submitted.problems } : {})
+    }
   }
 
   /** Aborts the session's running turn; whether one was running. */
-  abort(sessionID: string): boolean {
-    const running = this.running.get(sessionID)
-    if (!running) return false
-    running.aborted = true
-    running.controller.abort()
-    return true
+  async abort(sessionID: string): Promise<boolean> {
+    const app = this.apps.get(sessionID)
+    if (app === undefined) return false
+    return app.runtime.runPromise(Effect.flatMap(TurnRunner, (runner) => runner.abort(sessionID)))
   }
 
   /** Aborts every running turn and waits (at most `timeoutMs`) until each has recorded its end. */
   async abortAll(timeoutMs: number): Promise<number> {
-    const all = [...this.running.entries()]
-    for (const [sessionID] of all) this.abort(sessionID)
+    const all = this.runningSessions()
+    const ended = all.map(async ([sessionID, app]) => {
+      await this.abort(sessionID)
+      await app.runtime.runPromise(Effect.flatMap(TurnRunner, (runner) => runner.idle(sessionID)))
+    })
     let timer: NodeJS.Timeout | undefined
     await Promise.race([
-      Promise.allSettled(all.map(([, running]) => running.done)),
+      Promise.allSettled(ended),
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, timeoutMs)
       })
@@ -148,54 +159,8 @@ export class Turns implements SessionRunner {
     return all.length
   }
 
-  private start(app: DirectoryApp, sessionID: string, first: UserMessage): void {
-    const controller = new AbortController()
-    let resolveDone = () => {}
-    const done = new Promise<void>((resolve) => {
-      resolveDone = resolve
-    })
-    const entry: Running = { controller, aborted: false, done }
-    this.running.set(sessionID, entry)
-    const loop = async () => {
-      let next: UserMessage | undefined = first
-      while (next && !entry.aborted) {
-        const model = modelOf(next)
-        // The turn's own failure is recorded on its message and published (session.error); nothing to do here.
-        await app.runtime.runPromiseExit(
-          Effect.flatMap(SessionPrompt, (prompt) =>
-            prompt.prompt({
-              sessionID,
-              messageID: next?.id ?? "",
-              parts: [],
-              ...(next?.agent ? { agent: next.agent } : {}),
-              ...(model ? { model } : {}),
-              abort: controller.signal,
-              title: this.titles
-            })
-          )
-        )
-        if (entry.aborted) break
-        next = await this.unanswered(app, sessionID)
-      }
-    }
-    loop()
-      .catch(() => undefined)
-      .finally(() => {
-        this.running.delete(sessionID)
-        resolveDone()
-        // A prompt stored between the last check and this line saw a running turn and was queued: answer it.
-        if (!entry.aborted)
-          void this.unanswered(app, sessionID).then((late) => {
-            if (late && !this.running.has(sessionID)) this.start(app, sessionID, late)
-          })
-      })
-  }
-
-  /** The session's newest message when it is a user message no assistant message answered yet. */
-  private async unanswered(app: DirectoryApp, sessionID: string): Promise<UserMessage | undefined> {
-    const exit = await app.runtime.runPromiseExit(Effect.flatMap(SessionStore, (store) => store.messages(sessionID)))
-    if (exit._tag !== "Success") return undefined
-    const newest = exit.value.at(-1)?.info
-    return newest?.role === "user" ? newest : undefined
+  /** The sessions running turns now, with their apps. */
+  private runningSessions(): Array<[string, DirectoryApp]> {
+    return [...this.apps.entries()].filter(([sessionID]) => this.isRunning(sessionID))
   }
 }

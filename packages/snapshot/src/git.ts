@@ -1,5 +1,12 @@
-import { GIT_SAFE_OPTIONS, gitEnv, runProcess, SnapshotError } from "@lathe/core"
-import { Duration, Effect } from "effect"
+import {
+  GIT_SAFE_OPTIONS,
+  gitEnv,
+  type ProcessHelper,
+  runProcess,
+  SnapshotError,
+  startProcessHelper
+} from "@lathe/core"
+import { Duration, Effect, type Scope } from "effect"
 
 /** What one git call returns once it has exited (a non-zero exit is a result, not a failure). */
 export interface GitResult {
@@ -28,6 +35,8 @@ export interface GitTarget {
   readonly cwd: string
   /** Global options such as `--git-dir`, `--work-tree`, `-c key=value` (see {@link hardenedTarget}). */
   readonly global: ReadonlyArray<string>
+  /** Starts the calls instead of `runProcess` (see {@link withHelper}). */
+  readonly helper?: ProcessHelper
 }
 
 /**
@@ -52,6 +61,21 @@ const environment = (extra: Readonly<Record<string, string>> | undefined): Recor
   ...extra
 })
 
+/**
+ * `target` with its calls started by a small long-lived shell (core's `startProcessHelper`) for as long as the scope:
+ * a snapshot runs git several times per step, and each start from Lathe itself would be a fork of a process that
+ * grows through a long session (its cost grows with it); the shell's fork stays cheap. The shell has the calls' fixed
+ * environment; each call's own variables are set on top, so git sees what `runProcess` would give it.
+ */
+export const withHelper = (target: GitTarget): Effect.Effect<GitTarget, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => startProcessHelper({ env: environment(undefined) })),
+      (helper) => Effect.sync(() => helper.close())
+    ),
+    (helper) => ({ ...target, helper })
+  )
+
 const failure = (operation: string, message: string) => new SnapshotError({ operation, message })
 
 const timedOut = new WeakSet<SnapshotError>()
@@ -60,9 +84,9 @@ const timedOut = new WeakSet<SnapshotError>()
 export const isTimeout = (error: SnapshotError): boolean => timedOut.has(error)
 
 /**
- * Runs git asynchronously (never blocking the event loop) through core's `runProcess`. Interrupting the effect, or
- * passing the timeout, sends SIGTERM to git's process group (git removes its lock files on it) and SIGKILL two seconds
- * later if it is still running. Fails only when git cannot be started or is killed; inspect `code` for git's own
+ * Runs git asynchronously (never blocking the event loop) through core's `runProcess`, or the target's helper shell
+ * when it has one. Interrupting the effect, or passing the timeout, sends SIGTERM to git's process group (with the
+ * helper: to git itself; git removes its lock files on it) and SIGKILL two seconds later if it is still running. Fails only when git cannot be started or is killed; inspect `code` for git's own
  * verdict.
  */
 export const runGit = (
@@ -72,19 +96,22 @@ export const runGit = (
 ): Effect.Effect<GitResult, SnapshotError> => {
   const timeout = Duration.fromInputUnsafe(call.timeout ?? "60 seconds")
   const run = Effect.tryPromise({
-    try: (signal) =>
-      runProcess({
+    try: (signal) => {
+      const options = {
         file: target.binary,
         args: [...target.global, ...call.args],
         cwd: target.cwd,
-        env: environment(call.env),
         input: call.input ?? "",
         signal,
         killGraceMs: 2_000,
         maxOutputBytes: Number.POSITIVE_INFINITY,
         // The effect's own timeout below stops it first; this one only backs it up.
         timeoutMs: Duration.toMillis(timeout) + 5_000
-      }),
+      }
+      return target.helper
+        ? target.helper.run({ ...options, ...(call.env === undefined ? {} : { env: call.env }) })
+        : runProcess({ ...options, env: environment(call.env) })
+    },
     catch: (error) => {
       const code = (error as NodeJS.ErrnoException).code
       return failure(

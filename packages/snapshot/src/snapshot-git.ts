@@ -5,7 +5,7 @@ import { Effect, Layer, Ref, Result, Scope, Semaphore } from "effect"
 import { applyFiles, checkPaths } from "./apply.js"
 import { changes, checkHash, fullDiff, unified } from "./diff.js"
 import { gcDue, prune } from "./gc.js"
-import { git, hardenedTarget, isTimeout } from "./git.js"
+import { git, hardenedTarget, isTimeout, withHelper } from "./git.js"
 import { type LockOptions, withLock } from "./lock.js"
 import {
   describeShadow,
@@ -76,7 +76,7 @@ const make = (options: SnapshotGitOptions) =>
       )
     )
     if (Result.isFailure(ready)) return yield* off(ready.failure.message)
-    const shadow = ready.success
+    const shadow = { ...ready.success, target: yield* withHelper(ready.success.target) }
 
     const scope = yield* Effect.scope
     const lastSkipped = yield* Ref.make("")
@@ -152,7 +152,7 @@ const make = (options: SnapshotGitOptions) =>
         Effect.gen(function* () {
           const now = yield* current("patch")
           const files = (yield* explained("patch", hash, changes(shadow, hash, now))).map((c) => c.path)
-          return { hash, files } satisfies SnapshotPatch
+          return { hash, files, after: now } satisfies SnapshotPatch
         })
       )
     })

@@ -1,9 +1,11 @@
-import { existsSync, readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
-import { isTimeout, runGit } from "../src/git.js"
-import { tempProject } from "./helpers.js"
+import { Snapshot } from "@lathe/core"
+import { Effect, Fiber, type Scope } from "effect"
+import { type GitTarget, isTimeout, runGit, withHelper } from "../src/git.js"
+import { snapshotLayer, tempProject } from "./helpers.js"
 
 const running = (pid: number) => {
   try {
@@ -15,7 +17,7 @@ const running = (pid: number) => {
 }
 
 /** A stand-in "git" that records its pid, then hangs. */
-const hanging = (dir: string) => ({
+const hanging = (dir: string): GitTarget => ({
   binary: "sh",
   cwd: dir,
   global: ["-c", `echo $$ > ${join(dir, "pid")}; exec sleep 30`]
@@ -27,11 +29,20 @@ const waitFor = (check: () => boolean) =>
     return check()
   })
 
+type Through = (target: GitTarget) => Effect.Effect<GitTarget, never, Scope.Scope>
+
+/** `test` with the target as given (calls through `runProcess`), and again with its calls started by the helper shell. */
+const both = (name: string, test: (through: Through) => Effect.Effect<void, unknown, Scope.Scope>) => {
+  it.live(name, () => Effect.scoped(test(Effect.succeed)))
+  it.live(`${name}, through the helper shell`, () => Effect.scoped(test(withHelper)))
+}
+
 describe("runGit", () => {
-  it.live("a call past its timeout fails clearly and its process is killed", () => {
+  both("a call past its timeout fails clearly and its process is killed", (through) => {
     const { base } = tempProject("plain")
     return Effect.gen(function* () {
-      const error = yield* Effect.flip(runGit(hanging(base), "track", { args: [], timeout: "300 millis" }))
+      const target = yield* through(hanging(base))
+      const error = yield* Effect.flip(runGit(target, "track", { args: [], timeout: "300 millis" }))
       assert.isTrue(isTimeout(error))
       assert.include(error.message, "did not finish within")
       const pid = Number(readFileSync(join(base, "pid"), "utf8"))
@@ -39,10 +50,11 @@ describe("runGit", () => {
     })
   })
 
-  it.live("interrupting a call kills its process", () => {
+  both("interrupting a call kills its process", (through) => {
     const { base } = tempProject("plain")
     return Effect.gen(function* () {
-      const fiber = yield* Effect.forkChild(runGit(hanging(base), "track", { args: [] }))
+      const target = yield* through(hanging(base))
+      const fiber = yield* Effect.forkChild(runGit(target, "track", { args: [] }))
       assert.isTrue(yield* waitFor(() => existsSync(join(base, "pid"))))
       yield* Fiber.interrupt(fiber)
       const pid = Number(readFileSync(join(base, "pid"), "utf8"))
@@ -50,15 +62,58 @@ describe("runGit", () => {
     })
   })
 
-  it.live("a non-zero exit is a result; a missing binary is a clear failure", () => {
+  both("a non-zero exit is a result; a missing binary is a clear failure", (through) => {
     const { base } = tempProject("plain")
     return Effect.gen(function* () {
-      const result = yield* runGit({ binary: "git", cwd: base, global: [] }, "track", { args: ["rev-parse", "HEAD"] })
+      const git = yield* through({ binary: "git", cwd: base, global: [] })
+      const result = yield* runGit(git, "track", { args: ["rev-parse", "HEAD"] })
       assert.notStrictEqual(result.code, 0)
-      const missing = yield* Effect.flip(
-        runGit({ binary: join(base, "nope"), cwd: base, global: [] }, "track", { args: [] })
-      )
+      assert.include(result.stderr, "not a git repository")
+      const nope = yield* through({ binary: join(base, "nope"), cwd: base, global: [] })
+      const missing = yield* Effect.flip(runGit(nope, "track", { args: [] }))
       assert.include(missing.message, "was not found")
     })
+  })
+
+  both("input, per-call variables and output reach git and come back whole", (through) => {
+    const { root } = tempProject("git")
+    return Effect.gen(function* () {
+      const git = yield* through({ binary: "git", cwd: root, global: [] })
+      const blob = yield* runGit(git, "track", { args: ["hash-object", "--stdin"], input: 'it\'s "x"\n' })
+      const expected = execFileSync("git", ["hash-object", "--stdin"], { cwd: root, input: 'it\'s "x"\n' })
+      assert.strictEqual(blob.stdout.toString(), expected.toString())
+      const index = join(root, ".git", "other.index")
+      yield* runGit(git, "track", { args: ["read-tree", "--empty"], env: { GIT_INDEX_FILE: index } })
+      assert.isTrue(existsSync(index), "GIT_INDEX_FILE reached git")
+    })
+  })
+})
+
+describe("the Snapshot layer's git calls", () => {
+  it.live("go through one long-lived shell, not a fork of this process each", () => {
+    const p = tempProject("git")
+    // A git that records the pid of the process that started it, then runs the real one.
+    const parents = join(p.base, "parents")
+    const wrapper = join(p.base, "git")
+    writeFileSync(wrapper, `#!/bin/sh\necho $PPID >> '${parents}'\nexec git "$@"\n`)
+    chmodSync(wrapper, 0o755)
+    writeFileSync(join(p.root, "a.txt"), "a\n")
+    const { layer } = snapshotLayer(p, {}, { binary: wrapper })
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      const first = yield* snapshot.track
+      writeFileSync(join(p.root, "a.txt"), "b\n")
+      const patch = yield* snapshot.patch(first as string)
+      assert.deepStrictEqual(patch.files, ["a.txt"])
+      yield* snapshot.restore(first as string)
+      assert.strictEqual(readFileSync(join(p.root, "a.txt"), "utf8"), "a\n")
+      const started = readFileSync(parents, "utf8").trim().split("\n").map(Number)
+      const helper = started.at(-1) as number
+      assert.notStrictEqual(helper, process.pid)
+      // Setting up the shadow runs git from this process; every call after that from the shell.
+      const viaHelper = started.filter((pid) => pid === helper).length
+      assert.isAtLeast(viaHelper, 8)
+      assert.isTrue(started.slice(started.indexOf(helper)).every((pid) => pid === helper))
+    }).pipe(Effect.provide(layer))
   })
 })

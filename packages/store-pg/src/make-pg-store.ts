@@ -1,15 +1,12 @@
 import {
-  Message,
-  type MessageWithParts,
   makeWriteBehind,
   messageNotFound,
-  Part,
-  Session,
   type SessionFilter,
   SessionStore,
   StoreError,
   sessionNotFound
 } from "@lathe/core"
+import { Message, type MessageWithParts, Part, Session } from "@lathe/plugin/schema"
 import { type Duration, Effect, Schema, type Scope } from "effect"
 import type { SqlClient } from "effect/sql"
 import { writeBatch } from "./pg-batch.js"

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Part, SessionStore } from "@lathe/core"
+import { SessionStore } from "@lathe/core"
 import { assistant, session, text, user } from "@lathe/core/testing/store-contract"
+import type { Part } from "@lathe/plugin/schema"
 import { Context, Effect, Fiber, Layer } from "effect"
 import { PgSessionStore, type PgStoreOptions } from "../src/index.js"
 import { freshDatabase, withClient } from "./pg.js"

@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises"
+import type { ConfigInfo } from "@lathe/core"
 import { configAdvice, launcherKeys, renderSnippet, type SecretSources, secretValues } from "@lathe/core"
-import { type ConfigInfo, PermissionDenied, PermissionRejected, Tool } from "@lathe/plugin"
+import { PermissionDenied, PermissionRejected, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkExternal, resolvePath } from "./paths.js"

@@ -1,6 +1,13 @@
 import { realpath } from "node:fs/promises"
-import { CommandRunError, CommandRunner, Config, childEnv, DEFAULT_RUN_TIMEOUT_MS, Paths } from "@lathe/core"
-import { spawnProgram } from "@lathe/plugin"
+import {
+  CommandRunError,
+  CommandRunner,
+  Config,
+  childEnv,
+  DEFAULT_RUN_TIMEOUT_MS,
+  Paths,
+  spawnProgram
+} from "@lathe/core"
 import { Effect, Layer } from "effect"
 import { bashOptionsFromConfig } from "./bash.js"
 import { detectSandbox, type SandboxDetector } from "./sandbox.js"

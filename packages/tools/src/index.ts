@@ -5,6 +5,7 @@
  * Each tool is also exported by name (`ReadTool`, `EditTool`, …), sharing one module-level state, for hosts
  * and tests that pick tools individually; `createTools` builds a fresh set.
  */
+import type { ConfigInfo } from "@lathe/core"
 import { type AnyTool, definePlugin } from "@lathe/plugin"
 import { createApplyPatchTool } from "./apply-patch.js"
 import { type BashOptions, bashOptionsFromConfig, createBashTool } from "./bash.js"
@@ -114,11 +115,15 @@ export const TodoReadTool = createTodoReadTool(shared)
  */
 export default definePlugin({
   name: "@lathe/tools",
-  setup: async (ctx) => ({
-    tools: createTools({
-      ripgrep: ctx.options.ripgrep === false ? false : "auto",
-      bash: bashOptionsFromConfig(ctx.config, (message) => ctx.log.warn(message), ctx.secrets),
-      webfetch: { allowPrivateHosts: ctx.config.webfetch?.allow_private_hosts }
-    })
-  })
+  setup: async (ctx) => {
+    // The host's whole merged config: a first-party plugin reads more of it than the kit types for authors.
+    const config = ctx.config as ConfigInfo
+    return {
+      tools: createTools({
+        ripgrep: ctx.options.ripgrep === false ? false : "auto",
+        bash: bashOptionsFromConfig(config, (message) => ctx.log.warn(message), ctx.secrets),
+        webfetch: { allowPrivateHosts: config.webfetch?.allow_private_hosts }
+      })
+    }
+  }
 })

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs"
-import { runProcess, scrubEnv } from "@lathe/plugin"
+import { runProcess, scrubEnv } from "@lathe/core"
 
 /** Output kept in memory per command; beyond it the rest is dropped (and said so). */
 export const MAX_CAPTURE_BYTES = 32 * 1024 * 1024

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
+import { truncateOutput } from "@lathe/core"
 import { createBashTool } from "../src/bash.js"
 import { harness, run, runError, tempDir } from "./helpers.js"
 
@@ -100,7 +101,11 @@ describe("bash", () => {
     const h = harness()
     const dir = tempDir()
     const command = "head -c 1000000 /dev/zero | tr '\\0' a | fold -w 100"
-    const out = await run(bash, { command, description: "Lots of output" }, h.ctx({ truncation: { dir } }))
+    const out = await run(
+      bash,
+      { command, description: "Lots of output" },
+      h.ctx({ truncate: (output, name) => truncateOutput(output, { dir, name }) })
+    )
     expect(out.metadata.truncated).toBe(true)
     expect(out.output).toContain("lines truncated (output was 10002 lines")
     expect(Buffer.byteLength(out.output)).toBeLessThan(52 * 1024)

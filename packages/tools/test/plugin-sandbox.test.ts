@@ -1,13 +1,23 @@
 import { describe, expect, it } from "@effect/vitest"
-import { type ConfigTestInput, pluginContext } from "@lathe/plugin/testing"
+import { Config, type ConfigTestInput } from "@lathe/core"
+import { pluginContext } from "@lathe/plugin/testing"
+import { Effect } from "effect"
 import plugin from "../src/index.js"
 import { harness, run, runError } from "./helpers.js"
+
+/** The merged config the host would give the plugin for `input` (validated and normalised as a lathe.json is). */
+const hostConfig = (input: ConfigTestInput) =>
+  Effect.runSync(
+    Effect.gen(function* () {
+      return (yield* Config).info
+    }).pipe(Effect.provide(Config.layerTest(input)))
+  )
 
 /** The plugin set up over a real config built from `input`, with its warnings collected. */
 const setup = async (root: string, input: ConfigTestInput) => {
   const warnings: Array<string> = []
   const ctx = pluginContext(root, {
-    config: input,
+    config: hostConfig(input),
     log: { info: () => {}, warn: (message) => warnings.push(message), error: () => {} }
   })
   const bash = (await plugin.setup(ctx)).tools?.find((tool) => tool.id === "bash")

@@ -1,4 +1,4 @@
-import { definePlugin, type Plugin } from "@lathe/core"
+import { definePlugin, type Plugin } from "@lathe/plugin"
 import { Effect } from "effect"
 import type { Workspaces } from "./workspaces.js"
 

@@ -2,9 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs"
 import { mkdir, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join, resolve } from "node:path"
-import { createSession, SessionPrompt, SessionStore } from "@lathe/core"
-import { type MessageWithParts, Tool, type ToolPart } from "@lathe/plugin"
-import { Effect } from "effect"
+import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 
 /** The repository's own biome (a root devDependency), linked into temp projects as their `node_modules/.bin/biome`. */
@@ -49,13 +47,3 @@ export const WriteTool = Tool.define("write", {
     return { title: filePath, output: `Wrote ${filePath}.` }
   }
 })
-
-/** Creates a session, runs one prompt in it, and returns the stored messages and their tool parts. */
-export const runTurn = (text: string) =>
-  Effect.gen(function* () {
-    const session = yield* createSession({ title: "test" })
-    yield* (yield* SessionPrompt).prompt({ sessionID: session.id, parts: [{ type: "text", text }], title: false })
-    const messages: ReadonlyArray<MessageWithParts> = yield* (yield* SessionStore).messages(session.id)
-    const tools = messages.flatMap((m) => m.parts).filter((part): part is ToolPart => part.type === "tool")
-    return { messages, tools }
-  })

@@ -1,4 +1,4 @@
-import { runSafeGit } from "@lathe/plugin"
+import type { PluginContext } from "@lathe/plugin"
 
 /** A file git reports as changed, staged, unmerged or untracked. */
 export interface DirtyFile {
@@ -77,14 +77,17 @@ export const parseStatus = (output: string): GitStatus => {
 /**
  * Runs `git status` in `root` (the project root, named as git's work tree) and parses it; `undefined` when `root` is not inside a git work tree, git is not
  * installed, the repository's config cannot be made safe, or it does not answer within `timeoutMs` (then git is
- * killed as a process group). Never rejects. Hardened as every Lathe git call (`runSafeGit` from core): no program the
- * repository's config names runs (fsmonitor, filters, hooks…), no `GIT_*` variable of this process's environment
- * points it at another repository, and submodules are not looked into. Takes no optional locks, so it never blocks a
- * git command the person runs at the same time.
+ * killed as a process group). Never rejects. Run through the host's `ctx.git`, hardened as every Lathe git call: no
+ * program the repository's config names runs (fsmonitor, filters, hooks…), no `GIT_*` variable of this process's
+ * environment points it at another repository; submodules are not looked into. Takes no optional locks, so it never
+ * blocks a git command the person runs at the same time.
  */
-export const readGitStatus = async (root: string, timeoutMs: number): Promise<GitStatus | undefined> => {
-  const result = await runSafeGit(
-    root,
+export const readGitStatus = async (
+  git: PluginContext["git"],
+  root: string,
+  timeoutMs: number
+): Promise<GitStatus | undefined> => {
+  const result = await git(
     [
       "--no-optional-locks",
       "status",
@@ -96,8 +99,8 @@ export const readGitStatus = async (root: string, timeoutMs: number): Promise<Gi
     ],
     // The root is the folder holding the `.git` entry (Paths): named as the work tree, so a `core.worktree` (or
     // `core.bare`) in the repository's config does not make git report on another folder, `/` included.
-    { timeoutMs, env: { LC_ALL: "C" }, maxOutputBytes: Number.POSITIVE_INFINITY, global: ["--work-tree", root] }
+    { cwd: root, timeoutMs, env: { LC_ALL: "C" }, global: ["--work-tree", root] }
   ).catch(() => undefined)
   if (result === undefined || result.timedOut || result.exitCode !== 0) return undefined
-  return parseStatus(result.stdout.toString("utf8"))
+  return parseStatus(result.stdout)
 }

@@ -60,7 +60,7 @@ export const createGitContextPlugin = (dependencies: GitContextDependencies = {}
       const current = (): Promise<string | undefined> => {
         const at = now()
         if (cached !== undefined && at - cached.at < refreshMs) return Promise.resolve(cached.block)
-        pending ??= readGitStatus(ctx.root, timeoutMs).then((status) => {
+        pending ??= readGitStatus(ctx.git, ctx.root, timeoutMs).then((status) => {
           const block = status === undefined ? undefined : renderGitContext(status)
           cached = { at, block }
           pending = undefined

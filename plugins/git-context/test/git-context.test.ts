@@ -2,11 +2,8 @@ import { execFileSync } from "node:child_process"
 import { readdirSync, rmSync, writeFileSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { ascendingId, createSession, SessionPrompt, SessionStore } from "@lathe/core"
-import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
 import type { MessageWithParts } from "@lathe/plugin"
-import { pluginContext } from "@lathe/plugin/testing"
-import { Effect } from "effect"
+import { pluginContext, runPluginTurn } from "@lathe/plugin/testing"
 import gitContext, { createGitContextPlugin } from "../src/index.js"
 import { git, repo, tempDir, trackingRepo, write } from "./helpers.js"
 
@@ -20,64 +17,54 @@ const added = async (hooks: Awaited<ReturnType<typeof gitContext.setup>>) => {
   return output.system.slice(1)
 }
 
-/** Stores an earlier user message holding an old `<git-context>` block and a text to keep. */
-const storeOldTurn = (sessionID: string) =>
-  Effect.gen(function* () {
-    const store = yield* SessionStore
-    const messageID = ascendingId("message")
-    yield* store.putMessage({
-      id: messageID,
-      sessionID,
+/** An earlier user message holding an old `<git-context>` block and a text to keep, as the store holds it. */
+const oldTurn = (): MessageWithParts => {
+  const base = { sessionID: "s", messageID: "m1" }
+  return {
+    info: {
+      id: "m1",
+      sessionID: "s",
       role: "user",
       time: { created: 1 },
       agent: "build",
       model: { providerID: "scripted", modelID: "model" }
-    })
-    for (const text of [OLD_BLOCK, "keep me"])
-      yield* store.putPart({ id: ascendingId("part"), sessionID, messageID, type: "text", text })
-  })
+    },
+    parts: [
+      { ...base, id: "p1", type: "text", text: OLD_BLOCK },
+      { ...base, id: "p2", type: "text", text: "keep me" }
+    ]
+  }
+}
 
 describe("@lathe/git-context through the loop", () => {
-  it.live("puts branch, upstream and dirty files in the system prompt and keeps old blocks from the model", () => {
+  it("puts branch, upstream and dirty files in the system prompt", async () => {
     const root = trackingRepo()
-    return Effect.gen(function* () {
-      const session = yield* createSession({ title: "test" })
-      yield* storeOldTurn(session.id)
-      yield* (yield* SessionPrompt).prompt({
-        sessionID: session.id,
-        parts: [{ type: "text", text: "hi" }],
-        title: false
-      })
-      const [request] = yield* (yield* ScriptedLLM).requests
-      assert.strictEqual(
-        request?.system.at(-1),
-        [
-          "<git-context>",
-          "Branch: main",
-          "Upstream: origin/main (2 ahead, 1 behind)",
-          "Uncommitted changes (3 files):",
-          "M  README.md",
-          "A  staged.txt",
-          "?? src/",
-          "</git-context>"
-        ].join("\n")
-      )
-      const sent = JSON.stringify(request?.messages)
-      assert.include(sent, "keep me")
-      assert.notInclude(sent, "Branch: stale")
-      // The store still holds the old block: the hook filtered a copy.
-      const stored: ReadonlyArray<MessageWithParts> = yield* (yield* SessionStore).messages(session.id)
-      const texts = stored.flatMap((m) => m.parts).flatMap((p) => (p.type === "text" ? [p.text] : []))
-      assert.deepStrictEqual(texts.slice(0, 2), [OLD_BLOCK, "keep me"])
-    }).pipe(
-      Effect.provide(
-        testLoopLayer({
-          root,
-          plugins: [gitContext],
-          steps: [[chunks.text("ok"), chunks.finish({ input: 1, output: 1 })]]
-        })
-      )
+    const turn = await runPluginTurn({ root, plugins: [gitContext], steps: [{ steps: [{ text: "ok" }] }] })
+    assert.strictEqual(
+      turn.requests[0]?.system.at(-1),
+      [
+        "<git-context>",
+        "Branch: main",
+        "Upstream: origin/main (2 ahead, 1 behind)",
+        "Uncommitted changes (3 files):",
+        "M  README.md",
+        "A  staged.txt",
+        "?? src/",
+        "</git-context>"
+      ].join("\n")
     )
+  })
+
+  it("keeps old blocks from the model, on a copy of the history", async () => {
+    const hooks = await gitContext.setup(pluginContext(tempDir()))
+    const history = [oldTurn()]
+    const output = { messages: [...history] }
+    await hooks["messages.transform"]?.({ sessionID: "s", agent: "build", model: input.model }, output)
+    const texts = (messages: ReadonlyArray<MessageWithParts>) =>
+      messages.flatMap((m) => m.parts).flatMap((p) => (p.type === "text" ? [p.text] : []))
+    assert.deepStrictEqual(texts(output.messages), ["keep me"])
+    // What the host stores stays as it was: the hook filtered a copy.
+    assert.deepStrictEqual(texts(history), [OLD_BLOCK, "keep me"])
   })
 })
 
@@ -145,8 +132,13 @@ describe("system.transform", () => {
     execFileSync("git", ["add", "planted.txt"], { cwd: root })
     assert.sameMembers(readdirSync(marks), ["fsmonitor", "clean"])
     for (const mark of readdirSync(marks)) rmSync(join(marks, mark))
-    const [block] = await added(await createGitContextPlugin().setup(pluginContext(root)))
-    assert.include(block, "planted.txt")
+    // Through the host (a real turn): its `ctx.git` is what hardens the call; the kit's test context does not.
+    const turn = await runPluginTurn({
+      root,
+      plugins: [createGitContextPlugin()],
+      steps: [{ steps: [{ text: "ok" }] }]
+    })
+    assert.include(turn.requests[0]?.system.at(-1), "planted.txt")
     assert.deepStrictEqual(readdirSync(marks), [])
   })
 })

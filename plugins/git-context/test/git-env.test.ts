@@ -1,13 +1,15 @@
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { pluginContext } from "@lathe/plugin/testing"
 import { readGitStatus } from "../src/git-status.js"
 import { git, repo, tempDir, write } from "./helpers.js"
 
 // Git variables in the environment Lathe was started with (a project's .envrc, a wrapper script) reached the plugin's
 // `git status`: GIT_DIR made it describe another repository, GIT_CONFIG_PARAMETERS could hide files. Each case shows
 // the damage with git run as the plugin ran it before (same arguments, the environment passed through), then that
-// `readGitStatus` is not moved.
+// `readGitStatus` is not moved (through the kit's test context, whose `ctx.git` drops git's variables as the host's
+// does; the host's hardening against the repository's config is core's to test).
 
 const STATUS = ["--no-optional-locks", "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"]
 
@@ -38,7 +40,7 @@ describe("git status ignores GIT_* variables that redirect git", () => {
     const env = { GIT_DIR: join(other, ".git"), GIT_WORK_TREE: other }
     assert.include(before(root, env), "# branch.head elsewhere", "before: another repository's branch")
     assert.include(before(root, env), "their-secret.txt", "before: another repository's files")
-    const status = await withEnv(env, () => readGitStatus(root, 10_000))
+    const status = await withEnv(env, () => readGitStatus(pluginContext(root).git, root, 10_000))
     assert.strictEqual(status?.branch, "main")
     assert.deepStrictEqual(status?.dirty, [])
   })
@@ -51,7 +53,7 @@ describe("git status ignores GIT_* variables that redirect git", () => {
     const env = { GIT_CONFIG_PARAMETERS: `'core.excludesfile'='${excludes}'` }
     assert.include(before(root, {}), "new.txt")
     assert.notInclude(before(root, env), "new.txt", "before: the untracked file was hidden")
-    const status = await withEnv(env, () => readGitStatus(root, 10_000))
+    const status = await withEnv(env, () => readGitStatus(pluginContext(root).git, root, 10_000))
     assert.deepStrictEqual(status?.dirty, [{ status: "??", path: "new.txt" }])
   })
 })
@@ -63,7 +65,7 @@ describe("git status reports on the root, whatever the repository's config names
     write(other, { "their-secret.txt": "x\n" })
     git(root, "config", "core.worktree", other)
     assert.include(before(root, {}), "their-secret.txt", "plain git: the other folder's files")
-    const status = await readGitStatus(root, 10_000)
+    const status = await readGitStatus(pluginContext(root).git, root, 10_000)
     assert.isDefined(status)
     assert.isFalse(
       status?.dirty.some((file) => file.path.includes("their-secret")),

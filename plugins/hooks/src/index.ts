@@ -4,14 +4,8 @@
  * the matching points of a session, with Claude Code's contract: JSON on stdin, exit code 2 blocks, JSON on stdout
  * decides. Built in; switch it off with `"disabled_plugins": ["@lathe/hooks"]`.
  */
-import {
-  DEFAULT_HOOK_TIMEOUT_MS,
-  definePlugin,
-  type LatheEvent,
-  type Plugin,
-  type PluginHooks,
-  scrubEnv
-} from "@lathe/plugin"
+
+import { definePlugin, type LatheEvent, type Plugin, type PluginHooks, scrubEnv } from "@lathe/plugin"
 import { postToolUse, preToolUse, promptSubmit, sessionStart, stop } from "./decisions.js"
 import { type HookResult, runHookCommand } from "./run-command.js"
 import { type HookCommand, type HookEvent, loadHooks } from "./settings.js"
@@ -45,11 +39,12 @@ export const createHooksPlugin = (options: HooksPluginOptions = {}): Plugin =>
   definePlugin({
     name: "@lathe/hooks",
     setup: (ctx) => {
+      const config = ctx.config
       const loaded = loadHooks({
         home: ctx.home,
         root: ctx.root,
         trusted: ctx.trusted,
-        ...(ctx.config.hooks ? { config: { hooks: ctx.config.hooks, source: "lathe.json `hooks`" } } : {})
+        ...(config.hooks ? { config: { hooks: config.hooks, source: "lathe.json `hooks`" } } : {})
       })
       for (const problem of loaded.problems) ctx.log.warn(problem)
       if (loaded.untrusted.length > 0)
@@ -63,15 +58,17 @@ export const createHooksPlugin = (options: HooksPluginOptions = {}): Plugin =>
 
       const env = {
         ...scrubEnv(options.env ?? process.env, {
-          inherit: ctx.config.shell?.env?.inherit ?? [],
+          inherit: config.shell?.env?.inherit ?? [],
           secrets: ctx.secrets
         }).env,
         CLAUDE_PROJECT_DIR: ctx.root,
         LATHE_PROJECT_DIR: ctx.root
       }
       // A hook runs inside a plugin hook, which the host stops at plugin_timeout_ms: each command stops a second before.
-      const hostLimitMs = ctx.config.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS
-      const servers = Object.keys(ctx.config.mcp ?? {})
+      const hostLimitMs = ctx.hookTimeoutMs
+      // The MCP servers' names (the keys of config `mcp`), to name their tools as Claude Code does.
+      const mcp = config.mcp
+      const servers = typeof mcp === "object" && mcp !== null ? Object.keys(mcp) : []
       const toolName = (tool: string) => claudeToolName(tool, servers)
 
       /** Runs the event's matching commands (each once) in parallel; failures become notices. */

@@ -1,4 +1,4 @@
-import { spawnProgram } from "@lathe/plugin"
+import { runProgram } from "@lathe/plugin"
 import { z } from "zod"
 
 /** What a hook may print on stdout (exit 0) to decide: Claude Code's JSON, unknown keys ignored. */
@@ -59,14 +59,12 @@ const readJson = (stdout: string): HookJson | undefined => {
 
 /**
  * Runs a hook command with bash (`bash -c <command>`) in its own process group, the input JSON on stdin. At the time
- * limit the whole group is killed (SIGTERM, then SIGKILL). Never rejects: every failure is an `error` result.
+ * limit the whole group is killed (the kit's `runProgram`). Never rejects: every failure is an `error` result.
  */
 export const runHookCommand = async (options: RunHookOptions): Promise<HookResult> => {
   const label = `\`${options.command}\``
   try {
-    const run = await spawnProgram({
-      file: "bash",
-      args: ["-c", options.command],
+    const run = await runProgram("bash", ["-c", options.command], {
       cwd: options.cwd,
       env: options.env,
       timeoutMs: options.timeoutMs,

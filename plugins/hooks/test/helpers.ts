@@ -2,10 +2,8 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { type ConfigTestInput, createSession, SessionPrompt } from "@lathe/core"
-import { Bus, ScriptedLLM, type ScriptedStep, SessionStore, testLoopLayer } from "@lathe/core/testing"
-import { definePlugin, type LatheEvent, type Plugin, Tool } from "@lathe/plugin"
-import { Effect, Fiber, Layer, Logger, Stream } from "effect"
+import { definePlugin, type Plugin, Tool } from "@lathe/plugin"
+import { type PluginTurnStep, runPluginTurn } from "@lathe/plugin/testing"
 import { z } from "zod"
 import { createHooksPlugin } from "../src/index.js"
 
@@ -56,45 +54,46 @@ export const on = (
   }
 ]
 
-/** A project, its person's home and config dirs, and the loop with the hooks plugin over a scripted model. */
+/** A project and its person's home, and turns of the loop with the hooks plugin over a scripted model. */
 export const hookLoop = (options: {
-  readonly steps: ReadonlyArray<ScriptedStep>
+  readonly steps: ReadonlyArray<PluginTurnStep>
   /** Written to `~/.claude/settings.json`. */
   readonly personal?: unknown
   /** lathe.json `hooks`. */
-  readonly hooks?: ConfigTestInput["hooks"]
+  readonly hooks?: unknown
   readonly root?: string
 }) => {
   const root = options.root ?? tempDir()
-  const paths = { config: tempDir(), home: tempDir(), data: tempDir() }
-  if (options.personal !== undefined) writeJson(join(paths.home, ".claude", "settings.json"), options.personal)
-  const logs: Array<string> = []
-  const capture = Logger.make(({ message }) => {
-    logs.push(String(Array.isArray(message) ? message[0] : message))
-  })
-  const layer = testLoopLayer({
-    root,
-    paths,
-    plugins: [bashPlugin, createHooksPlugin()],
-    config: options.hooks ? { hooks: options.hooks } : {},
-    steps: options.steps
-  }).pipe(Layer.provide(Logger.layer([capture])))
-  return { root, paths, logs, layer }
+  const home = tempDir()
+  if (options.personal !== undefined) writeJson(join(home, ".claude", "settings.json"), options.personal)
+  /** Runs one prompt; `read` is what the model was given besides the system prompt (prompts, context, tool results). */
+  const run = async (prompt: string) => {
+    const turn = await runPluginTurn({
+      root,
+      home,
+      configDir: tempDir(),
+      plugins: [bashPlugin, createHooksPlugin()],
+      config: options.hooks === undefined ? {} : { hooks: options.hooks },
+      steps: options.steps,
+      prompt
+    })
+    const read = [
+      ...turn.messages.flatMap((message) => message.parts.flatMap((part) => (part.type === "text" ? [part.text] : []))),
+      ...turn.toolResults.map((result) => result.output ?? result.error ?? "")
+    ].join("\n")
+    return { ...turn, read }
+  }
+  return { root, home, run }
 }
 
-/** Creates a session and runs one prompt in it; returns the events published until it was idle, and its messages. */
-export const runTurn = (text: string) =>
-  Effect.gen(function* () {
-    const bus = yield* Bus
-    const session = yield* createSession({ title: "test" })
-    const collected = yield* (yield* bus.subscribe).pipe(
-      Stream.takeUntil((event) => event.type === "session.idle"),
-      Stream.runCollect,
-      Effect.forkChild({ startImmediately: true })
-    )
-    yield* (yield* SessionPrompt).prompt({ sessionID: session.id, parts: [{ type: "text", text }], title: false })
-    const events: ReadonlyArray<LatheEvent> = yield* Fiber.join(collected)
-    const messages = yield* (yield* SessionStore).messages(session.id)
-    const requests = yield* (yield* ScriptedLLM).requests
-    return { sessionID: session.id, events, messages, requests: requests.map((request) => JSON.stringify(request)) }
-  }).pipe(Effect.scoped)
+/** A step calling bash with each command (ids `call_1`, `call_2`…), then a step that answers. */
+export const bashSteps = (...commands: ReadonlyArray<string>): ReadonlyArray<PluginTurnStep> => [
+  {
+    steps: commands.map((command, index) => ({
+      tool: "bash",
+      id: `call_${index + 1}`,
+      input: { command, description: "run" }
+    }))
+  },
+  { steps: [{ text: "done" }] }
+]

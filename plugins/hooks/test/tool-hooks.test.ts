@@ -2,20 +2,9 @@ import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { chunks, Plugins, testLayer } from "@lathe/core/testing"
-import { Effect } from "effect"
+import { pluginContext } from "@lathe/plugin/testing"
 import { createHooksPlugin } from "../src/index.js"
-import { hookLoop, on, readJson, runTurn, script, tempDir } from "./helpers.js"
-
-const usage = { input: 1, output: 1 }
-/** One step calling bash with each command, then a step that answers. */
-const bashSteps = (...commands: ReadonlyArray<string>) => [
-  [
-    ...commands.map((command, index) => chunks.toolCall(`call_${index + 1}`, "bash", { command, description: "run" })),
-    chunks.finish(usage, "tool-calls")
-  ],
-  [chunks.text("done"), chunks.finish(usage)]
-]
+import { bashSteps, hookLoop, on, readJson, script, tempDir } from "./helpers.js"
 
 /** The processes (not zombies) whose process group is `pgid`, from /proc. */
 const liveInGroup = (pgid: number): Array<number> =>
@@ -32,7 +21,7 @@ const liveInGroup = (pgid: number): Array<number> =>
     })
 
 describe("PreToolUse", () => {
-  it.live("a hook exiting 2 blocks a bash call, and the model reads its stderr", () => {
+  it("a hook exiting 2 blocks a bash call, and the model reads its stderr", async () => {
     // Without Lathe, the command does its damage.
     const bare = tempDir()
     mkdirSync(join(bare, "victim"))
@@ -55,24 +44,22 @@ describe("PreToolUse", () => {
     )
     const t = hookLoop({ steps: bashSteps("rm -rf victim"), personal: { hooks: { PreToolUse: on("Bash", guard) } } })
     mkdirSync(join(t.root, "victim"))
-    return Effect.gen(function* () {
-      const turn = yield* runTurn("clean up")
-      assert.isTrue(existsSync(join(t.root, "victim")))
-      assert.lengthOf(turn.requests, 2)
-      assert.include(turn.requests[1], "rm -rf is not allowed here: delete the files one by one.")
-      assert.deepStrictEqual(readJson(join(hooks, "input.json")), {
-        cwd: t.root,
-        hook_event_name: "PreToolUse",
-        session_id: turn.sessionID,
-        tool_name: "Bash",
-        tool_input: { command: "rm -rf victim", description: "run" },
-        tool_use_id: "call_1"
-      })
-      assert.strictEqual(readFileSync(join(hooks, "project-dir"), "utf8"), `${t.root}|${t.root}`)
-    }).pipe(Effect.provide(t.layer))
+    const turn = await t.run("clean up")
+    assert.isTrue(existsSync(join(t.root, "victim")))
+    assert.lengthOf(turn.requests, 2)
+    assert.include(turn.read, "rm -rf is not allowed here: delete the files one by one.")
+    assert.deepStrictEqual(readJson(join(hooks, "input.json")), {
+      cwd: t.root,
+      hook_event_name: "PreToolUse",
+      session_id: turn.sessionID,
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf victim", description: "run" },
+      tool_use_id: "call_1"
+    })
+    assert.strictEqual(readFileSync(join(hooks, "project-dir"), "utf8"), `${t.root}|${t.root}`)
   })
 
-  it.live("JSON on stdout denies a call (permissionDecision deny, or the older decision: block)", () => {
+  it("JSON on stdout denies a call (permissionDecision deny, or the older decision: block)", async () => {
     const hooks = tempDir()
     const guard = script(
       hooks,
@@ -86,18 +73,16 @@ describe("PreToolUse", () => {
       ].join("\n")
     )
     const t = hookLoop({ steps: bashSteps("touch a", "touch b", "touch c"), hooks: { PreToolUse: on("*", guard) } })
-    return Effect.gen(function* () {
-      const turn = yield* runTurn("make files")
-      assert.deepStrictEqual(
-        ["a", "b", "c"].map((name) => existsSync(join(t.root, name))),
-        [false, false, true]
-      )
-      assert.include(turn.requests[1], "a is reserved")
-      assert.include(turn.requests[1], "b is reserved too")
-    }).pipe(Effect.provide(t.layer))
+    const turn = await t.run("make files")
+    assert.deepStrictEqual(
+      ["a", "b", "c"].map((name) => existsSync(join(t.root, name))),
+      [false, false, true]
+    )
+    assert.include(turn.read, "a is reserved")
+    assert.include(turn.read, "b is reserved too")
   })
 
-  it.live("updatedInput changes the call's input before it runs", () => {
+  it("updatedInput changes the call's input before it runs", async () => {
     const hooks = tempDir()
     const rewrite = script(
       hooks,
@@ -105,69 +90,45 @@ describe("PreToolUse", () => {
       `cat | grep -q 'touch wrong' && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch right"}}}'\nexit 0`
     )
     const t = hookLoop({ steps: bashSteps("touch wrong"), hooks: { PreToolUse: on("Bash", rewrite) } })
-    return Effect.gen(function* () {
-      yield* runTurn("make a file")
-      assert.isFalse(existsSync(join(t.root, "wrong")))
-      assert.isTrue(existsSync(join(t.root, "right")))
-    }).pipe(Effect.provide(t.layer))
+    await t.run("make a file")
+    assert.isFalse(existsSync(join(t.root, "wrong")))
+    assert.isTrue(existsSync(join(t.root, "right")))
   })
 
-  it.live(
-    "permissionDecision allow answers that call's permission ask, and only that call's, until its id is reused",
-    () => {
-      const root = tempDir()
-      const home = tempDir()
-      const allow = script(
-        home,
-        "allow.sh",
-        `cat | grep -q 'git push' && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'\nexit 0`
+  it("permissionDecision allow answers that call's permission ask, and only that call's, until its id is reused", async () => {
+    const root = tempDir()
+    const home = tempDir()
+    const allow = script(
+      home,
+      "allow.sh",
+      `cat | grep -q 'git push' && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'\nexit 0`
+    )
+    const hooks = await createHooksPlugin().setup(
+      pluginContext(root, { home, config: { hooks: { PreToolUse: on("Bash", allow) } } })
+    )
+    const before = (callID: string, command: string) =>
+      hooks["tool.before"]?.({ tool: "bash", sessionID: "s", callID }, { args: { command } })
+    const ask = async (callID: string, permission = "bash") => {
+      const output: { status: "ask" | "allow" | "deny" } = { status: "ask" }
+      await hooks["permission.ask"]?.(
+        { sessionID: "s", callID, permission, patterns: [permission === "bash" ? "git push" : "bash"], metadata: {} },
+        output
       )
-      const layer = testLayer({
-        root,
-        paths: { home, config: tempDir(), data: tempDir() },
-        config: { hooks: { PreToolUse: on("Bash", allow) } },
-        plugins: [createHooksPlugin()]
-      })
-      return Effect.gen(function* () {
-        const plugins = yield* Plugins
-        const ask = (callID: string) =>
-          plugins.trigger(
-            "permission.ask",
-            { sessionID: "s", callID, permission: "bash", patterns: ["git push"], metadata: {} },
-            { status: "ask" }
-          )
-        yield* plugins.trigger(
-          "tool.before",
-          { tool: "bash", sessionID: "s", callID: "c1" },
-          { args: { command: "git push" } }
-        )
-        yield* plugins.trigger(
-          "tool.before",
-          { tool: "bash", sessionID: "s", callID: "c2" },
-          { args: { command: "ls" } }
-        )
-        assert.strictEqual((yield* ask("c1")).status, "allow")
-        assert.strictEqual((yield* ask("c2")).status, "ask")
-        assert.strictEqual((yield* ask("c3")).status, "ask")
-        // The repeated-call guard's ask is never a hook's to answer.
-        const doom = yield* plugins.trigger(
-          "permission.ask",
-          { sessionID: "s", callID: "c1", permission: "doom_loop", patterns: ["bash"], metadata: {} },
-          { status: "ask" }
-        )
-        assert.strictEqual(doom.status, "ask")
-        // A provider that reuses a call id: the new call's PreToolUse resets the approval.
-        yield* plugins.trigger(
-          "tool.before",
-          { tool: "bash", sessionID: "s", callID: "c1" },
-          { args: { command: "ls" } }
-        )
-        assert.strictEqual((yield* ask("c1")).status, "ask")
-      }).pipe(Effect.provide(layer))
+      return output.status
     }
-  )
+    await before("c1", "git push")
+    await before("c2", "ls")
+    assert.strictEqual(await ask("c1"), "allow")
+    assert.strictEqual(await ask("c2"), "ask")
+    assert.strictEqual(await ask("c3"), "ask")
+    // The repeated-call guard's ask is never a hook's to answer.
+    assert.strictEqual(await ask("c1", "doom_loop"), "ask")
+    // A provider that reuses a call id: the new call's PreToolUse resets the approval.
+    await before("c1", "ls")
+    assert.strictEqual(await ask("c1"), "ask")
+  })
 
-  it.live("a hook that hangs is killed with its process group at its timeout, and the call goes on", () => {
+  it("a hook that hangs is killed with its process group at its timeout, and the call goes on", async () => {
     const hooks = tempDir()
     const hang = script(
       hooks,
@@ -178,23 +139,21 @@ describe("PreToolUse", () => {
       steps: bashSteps("touch made"),
       hooks: { PreToolUse: on("Bash", { command: hang, timeout: 1 }) }
     })
-    return Effect.gen(function* () {
-      yield* runTurn("make a file")
-      assert.isTrue(existsSync(join(t.root, "made")))
-      const pgid = Number(readFileSync(join(hooks, "hook.pid"), "utf8"))
-      const child = Number(readFileSync(join(hooks, "child.pid"), "utf8"))
-      assert.isAbove(child, 0)
-      assert.deepStrictEqual(liveInGroup(pgid), [])
-      assert.isTrue(
-        t.logs.some((line) => line.includes(`\`${hang}\` did not finish within 1 s and was stopped`)),
-        t.logs.join("\n")
-      )
-    }).pipe(Effect.provide(t.layer))
+    const turn = await t.run("make a file")
+    assert.isTrue(existsSync(join(t.root, "made")))
+    const pgid = Number(readFileSync(join(hooks, "hook.pid"), "utf8"))
+    const child = Number(readFileSync(join(hooks, "child.pid"), "utf8"))
+    assert.isAbove(child, 0)
+    assert.deepStrictEqual(liveInGroup(pgid), [])
+    assert.isTrue(
+      turn.logs.some((line) => line.message.includes(`\`${hang}\` did not finish within 1 s and was stopped`)),
+      turn.logs.map((line) => line.message).join("\n")
+    )
   })
 })
 
 describe("PostToolUse", () => {
-  it.live("adds context after the tool's output (additionalContext, and exit 2's stderr); matchers pick tools", () => {
+  it("adds context after the tool's output (additionalContext, and exit 2's stderr); matchers pick tools", async () => {
     const hooks = tempDir()
     const lint = script(
       hooks,
@@ -211,12 +170,10 @@ describe("PostToolUse", () => {
       steps: bashSteps("echo hi > a.ts"),
       hooks: { PostToolUse: [...on("Bash", lint, format), ...on("Write|Edit", writeOnly)] }
     })
-    return Effect.gen(function* () {
-      const turn = yield* runTurn("write a.ts")
-      assert.include(turn.requests[1], "PostToolUse hook feedback")
-      assert.include(turn.requests[1], "Lint: 2 warnings in a.ts")
-      assert.include(turn.requests[1], "Formatting changed a.ts; read it again.")
-      assert.isFalse(existsSync(join(hooks, "write-hook-ran")))
-    }).pipe(Effect.provide(t.layer))
+    const turn = await t.run("write a.ts")
+    assert.include(turn.read, "PostToolUse hook feedback")
+    assert.include(turn.read, "Lint: 2 warnings in a.ts")
+    assert.include(turn.read, "Formatting changed a.ts; read it again.")
+    assert.isFalse(existsSync(join(hooks, "write-hook-ran")))
   })
 })

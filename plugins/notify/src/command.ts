@@ -1,4 +1,4 @@
-import { runProcess } from "@lathe/plugin"
+import { runProgram } from "@lathe/plugin"
 
 /**
  * Runs a program with arguments (no shell) and the given environment (Lathe's, without its secrets) and resolves
@@ -14,19 +14,17 @@ export type NotifySpawn = (
 export const COMMAND_TIMEOUT_MS = 10_000
 
 /**
- * The default {@link NotifySpawn}: core's `runProcess` (no shell, its own process group), output ignored, the whole
- * group killed after {@link COMMAND_TIMEOUT_MS}. Rejects with a message naming the program when it cannot start,
+ * The default {@link NotifySpawn}: the kit's `runProgram` (no shell, its own process group), output ignored, the
+ * whole group killed after {@link COMMAND_TIMEOUT_MS}. Rejects with a message naming the program when it cannot start,
  * exits non-zero or times out.
  */
 export const spawnCommand: NotifySpawn = async (file, args, env) => {
-  const result = await runProcess({
-    file,
-    args,
+  // No output kept: done when it exits, even if something it started holds its output open.
+  const result = await runProgram(file, args, {
+    cwd: process.cwd(),
     env,
     timeoutMs: COMMAND_TIMEOUT_MS,
-    killGraceMs: 0,
-    maxOutputBytes: 0,
-    drainMs: 0 // done when it exits, even if something it started holds its output open
+    output: false
   }).catch((error: unknown) => {
     throw new Error(`could not run ${file}: ${error instanceof Error ? error.message : String(error)}`)
   })

@@ -6,6 +6,7 @@
  * { "plugin": [["@lathe/notify", { "style": "osc9" }]] }
  * ```
  */
+
 import { definePlugin, type LatheEvent, type Plugin, scrubEnv } from "@lathe/plugin"
 import { z } from "zod"
 import { type NotifySpawn, spawnCommand } from "./command.js"

@@ -1,6 +1,8 @@
-import { parseOnce } from "@lathe/plugin"
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
+
+/** A skill's front matter parses once per file: zod's compiled fast path would cost more to build than it saves. */
+const PARSE_ONCE = { jitless: true } as const
 
 /** The longest skill name the Agent Skills format allows. */
 export const MAX_NAME_LENGTH = 64
@@ -91,7 +93,7 @@ export const parseSkillFile = (text: string, folder: string): ParseResult => {
   }
   if (typeof data !== "object" || data === null || Array.isArray(data))
     return { ok: false, problem: `the front matter must be a YAML mapping of fields (name: …, description: …)` }
-  const parsed = SkillFrontMatter.safeParse(data, parseOnce)
+  const parsed = SkillFrontMatter.safeParse(data, PARSE_ONCE)
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `field "${issue.path.join(".")}" ${issue.message}`)
     return { ok: false, problem: `invalid front matter: ${issues.join("; ")}` }

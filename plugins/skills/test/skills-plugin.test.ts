@@ -1,8 +1,6 @@
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { createSession, type PathsShape, SessionPrompt, trustProject } from "@lathe/core"
-import { Bus, Config, chunks, Paths, Plugins, ScriptedLLM, SessionStore, testLoopLayer } from "@lathe/core/testing"
-import { Effect, Layer } from "effect"
+import { pluginContext, runPluginTurn } from "@lathe/plugin/testing"
 import skills from "../src/index.js"
 import { skillText, tempDir, write, writeSkill } from "./helpers.js"
 
@@ -29,85 +27,63 @@ const fixture = () => {
 const block = (system: ReadonlyArray<string> | undefined) => system?.find((s) => s.startsWith("<available_skills>"))
 
 describe("@lathe/skills through the loop", () => {
-  it.live("lists only the skills the agent's ruleset lets it load, and the skill tool loads one", () => {
+  it("lists only the skills the agent's ruleset lets it load, and the skill tool loads one", async () => {
     const { root, paths } = fixture()
-    return Effect.gen(function* () {
-      const session = yield* createSession({ title: "test" })
-      yield* (yield* SessionPrompt).prompt({
-        sessionID: session.id,
-        parts: [{ type: "text", text: "write the release notes" }],
-        title: false
-      })
-      const [first, second] = yield* (yield* ScriptedLLM).requests
-      assert.strictEqual(
-        block(first?.system),
-        [
-          "<available_skills>",
-          "Skills hold instructions and resources for specialised tasks. When a task matches a skill's description,",
-          "load it with the `skill` tool (pass its name) before you start, then follow it. Do not load skills that do",
-          "not apply.",
-          "- commit-style: How commit messages are written here.",
-          "- release-notes: Write release notes from the changesets.",
-          "</available_skills>"
-        ].join("\n")
-      )
-      const system = JSON.stringify(first?.system)
-      assert.notInclude(system, "secret-")
-      assert.notInclude(system, "group the entries by package")
-      assert.property(first?.tools ?? {}, "skill")
-      const sent = JSON.stringify(second?.messages)
-      assert.include(sent, "group the entries by package")
-      assert.include(sent, `Skill folder: ${join(root, ".lathe/skills/release-notes")}`)
-      assert.include(sent, "- template.md")
-    }).pipe(
-      Effect.provide(
-        testLoopLayer({
-          root,
-          paths,
-          plugins: [skills],
-          config: { permission: { skill: { "secret-*": "deny" } } },
-          steps: [
-            [
-              chunks.toolCall("call_1", "skill", { name: "release-notes" }),
-              chunks.finish({ input: 1, output: 1 }, "tool-calls")
-            ],
-            [chunks.text("done"), chunks.finish({ input: 1, output: 1 })]
-          ]
-        })
-      )
+    const turn = await runPluginTurn({
+      root,
+      home: paths.home,
+      configDir: paths.config,
+      plugins: [skills],
+      config: { permission: { skill: { "secret-*": "deny" } } },
+      prompt: "write the release notes",
+      steps: [
+        { steps: [{ tool: "skill", id: "call_1", input: { name: "release-notes" } }] },
+        { steps: [{ text: "done" }] }
+      ]
+    })
+    const first = turn.requests[0]
+    assert.strictEqual(
+      block(first?.system),
+      [
+        "<available_skills>",
+        "Skills hold instructions and resources for specialised tasks. When a task matches a skill's description,",
+        "load it with the `skill` tool (pass its name) before you start, then follow it. Do not load skills that do",
+        "not apply.",
+        "- commit-style: How commit messages are written here.",
+        "- release-notes: Write release notes from the changesets.",
+        "</available_skills>"
+      ].join("\n")
     )
+    const system = JSON.stringify(first?.system)
+    assert.notInclude(system, "secret-")
+    assert.notInclude(system, "group the entries by package")
+    assert.include(first?.tools ?? [], "skill")
+    const loaded = turn.toolResults[0]?.output ?? ""
+    assert.include(loaded, "group the entries by package")
+    assert.include(loaded, `Skill folder: ${join(root, ".lathe/skills/release-notes")}`)
+    assert.include(loaded, "- template.md")
   })
 
-  /** The skills block of a host loading the plugin with the real file-based Config (untrusted until trusted). */
-  const hostBlock = (root: string, overrides: Partial<PathsShape>) =>
-    Effect.gen(function* () {
-      const output = yield* (yield* Plugins).trigger("system.transform", stepInput, { system: [] })
-      return block(output.system)
-    }).pipe(
-      Effect.provide(
-        Plugins.layer([skills]).pipe(
-          Layer.provideMerge(
-            Layer.mergeAll(Config.layerWith({}), Bus.layer, SessionStore.memory).pipe(
-              Layer.provideMerge(Paths.layerTest(root, overrides))
-            )
-          )
-        )
-      )
-    )
+  /** The skills block the plugin adds to a system prompt, set up as the host would for a project (un)trusted. */
+  const blockFor = async (
+    root: string,
+    paths: { readonly home: string; readonly config: string },
+    trusted: boolean
+  ) => {
+    const hooks = await skills.setup(pluginContext(root, { home: paths.home, configDir: paths.config, trusted }))
+    const output = { system: [] as Array<string> }
+    await hooks["system.transform"]?.(stepInput, output)
+    return block(output.system)
+  }
 
-  it.live("reads the project's skills only once the person trusts the project", () => {
+  it("reads the project's skills only once the person trusts the project", async () => {
     const { root, paths } = fixture()
-    return Effect.gen(function* () {
-      const untrusted = yield* hostBlock(root, paths)
-      assert.include(untrusted, "- commit-style:")
-      assert.notInclude(untrusted, "release-notes")
-      yield* Effect.gen(function* () {
-        yield* trustProject(yield* Paths)
-      }).pipe(Effect.provide(Paths.layerTest(root, paths)))
-      const trusted = yield* hostBlock(root, paths)
-      assert.include(trusted, "- commit-style:")
-      assert.include(trusted, "- release-notes:")
-      assert.include(trusted, "- secret-keys:")
-    })
+    const untrusted = await blockFor(root, paths, false)
+    assert.include(untrusted, "- commit-style:")
+    assert.notInclude(untrusted, "release-notes")
+    const trusted = await blockFor(root, paths, true)
+    assert.include(trusted, "- commit-style:")
+    assert.include(trusted, "- release-notes:")
+    assert.include(trusted, "- secret-keys:")
   })
 })

@@ -1,4 +1,5 @@
-import { type AgentInfo, Config, Plugins, resolveAgents } from "@lathe/core"
+import { Config, Plugins, resolveAgents } from "@lathe/core"
+import type { AgentInfo } from "@lathe/plugin"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"
 import { defineCommand, parseCommand } from "../command-kit.js"

@@ -1,9 +1,10 @@
 import { createInterface } from "node:readline/promises"
-import type { LatheEvent, PendingAsk, PermissionReply } from "@lathe/core"
+import type { PendingAsk, PermissionReply } from "@lathe/core"
 import { describeAsk, isPersonOnly, personOnlyMessage } from "@lathe/permission"
+import type { LatheEvent } from "@lathe/plugin/schema"
+import type { Backend } from "../backend.js"
 import type { CliIO } from "../io.js"
 import { plainText, visibleText } from "../terminal-text.js"
-import type { Backend } from "../tui/backend.js"
 
 /** A permission ask as the front-ends see it. */
 export type PermissionAskedEvent = Extract<LatheEvent, { type: "permission.asked" }>

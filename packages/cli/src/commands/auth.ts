@@ -1,15 +1,12 @@
+import { Config, ConfigError, type ConfigInfo, Paths } from "@lathe/core"
 import {
   authFile,
-  Config,
-  ConfigError,
-  type ConfigInfo,
   closeMatches,
-  Paths,
   type ProviderDescriptor,
   readAuthFile,
   removeKey,
   storeKey
-} from "@lathe/core"
+} from "@lathe/core/providers"
 import { Effect, Layer } from "effect"
 import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"

@@ -6,12 +6,12 @@ import {
   type ForeignFormat,
   maskConfig,
   Paths,
-  type Rule,
   secretMasker,
   secretValues,
-  startupRulesFiles,
-  storedKeys
+  startupRulesFiles
 } from "@lathe/core"
+import { storedKeys } from "@lathe/core/providers"
+import type { Rule } from "@lathe/plugin"
 import { Effect, Layer } from "effect"
 import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"

@@ -1,11 +1,11 @@
 import { createInterface } from "node:readline"
+import type { BackendFactory } from "../backend.js"
 import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer } from "../render.js"
+import { colorEnabled, createStyle } from "../style.js"
 import { plainText, visibleText } from "../terminal-text.js"
-import type { BackendFactory } from "../tui/backend.js"
 import type { ControllerOptions } from "../tui/controller.js"
-import { colorEnabled, createStyle } from "../tui/style.js"
 
 /** `lathe` itself (the interactive session), declared once for the command kit. */
 export const interactiveSpec = defineCommand({

@@ -1,9 +1,10 @@
 /** `lathe mcp add|remove`: edits the `mcp` block of the person's own config file, keeping its comments. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { configDir, McpServerConfig } from "@lathe/core"
+import { McpServerConfig } from "@lathe/core"
 import { applyEdits, type FormattingOptions, modify, type ParseError, parse, printParseErrorCode } from "jsonc-parser"
 import { defineCommand, type Parsed, parseCommand } from "../command-kit.js"
+import { userConfigFile } from "../connect-config.js"
 import type { CliIO } from "../io.js"
 
 const FORMAT: FormattingOptions = { insertSpaces: true, tabSize: 2, eol: "\n" }
@@ -51,13 +52,6 @@ export const removeSpec = defineCommand({
   usage: ["<name>"],
   positionals: { name: "<name>" }
 })
-
-/** The person's config file: `lathe.jsonc` when it exists, else `lathe.json` (which may not exist yet). */
-export const userConfigFile = (env: CliIO["env"]): string => {
-  const dir = configDir(env)
-  const jsonc = join(dir, "lathe.jsonc")
-  return existsSync(jsonc) ? jsonc : join(dir, "lathe.json")
-}
 
 /** The file's text and value, or a message naming the first syntax error. */
 const read = (file: string): { text: string; value: unknown } | string => {

@@ -5,14 +5,11 @@ import {
   ConfigError,
   type ConfigShape,
   type ConfiguredProvider,
-  descriptorOf,
   ModelCatalog,
   type ModelInfo,
-  Paths,
-  PROVIDER_TYPES,
-  PROVIDERS,
-  storedKeys
+  Paths
 } from "@lathe/core"
+import { descriptorOf, PROVIDER_TYPES, PROVIDERS, storedKeys } from "@lathe/core/providers"
 import { Effect, Layer } from "effect"
 import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"

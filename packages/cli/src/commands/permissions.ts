@@ -1,4 +1,4 @@
-import { Config, type DroppedRule, Paths, type PermissionRequest, runRuleset } from "@lathe/core"
+import { Config, type DroppedRule, Paths, runRuleset } from "@lathe/core"
 import {
   approvalsPath,
   auditPath,
@@ -10,6 +10,7 @@ import {
   type Verdict,
   verdictOf
 } from "@lathe/permission"
+import type { PermissionRequest } from "@lathe/plugin"
 import { checkProtected, locate, resolvePath } from "@lathe/tools"
 import { Effect } from "effect"
 import { runOnApp } from "../app.js"

@@ -21,9 +21,9 @@ const initSpec = defineCommand({
   name: "plugin init",
   summary: "Scaffold a publishable plugin package in ./<name>",
   usage: ["<name>"],
-  description: `Scaffolds a publishable plugin package in ./<name> (package.json, src/index.ts with one hook and one tool on
-@lathe/plugin, a test that runs a real turn with its runPluginTurn, README). Run from a checkout of Lathe, it
-depends on that checkout's packages/plugin and packages/core (file:), so npm install works before they are on npm;
+  description: `Scaffolds a publishable plugin package in ./<name> (package.json, tsconfig.json, src/index.ts with a hook, a
+tool, a command and a resource on @lathe/plugin, tests with its harness, README). It depends on the author kit alone:
+run from a checkout of Lathe, on that checkout's packages/plugin (file:), so npm install works before it is on npm;
 installed from npm, on the same version as this CLI.`,
   positionals: { name: "<name>", max: 1 }
 })
@@ -84,8 +84,9 @@ const list = async (json: boolean, io: CliIO): Promise<number> => {
 }
 
 /**
- * Where a new plugin's `@lathe/core` comes from: this checkout's `packages/core` when the CLI runs from a checkout of
- * Lathe (its `@lathe/cli` folder is `<checkout>/packages/cli`), else the npm version the CLI itself has.
+ * Where a new plugin's Lathe packages come from: this checkout (`path` is its `packages/core`; the kit is
+ * `packages/plugin` beside it) when the CLI runs from a checkout of Lathe (its `@lathe/cli` folder is
+ * `<checkout>/packages/cli`), else the npm version the CLI itself has.
  */
 export type CoreSource =
   | { readonly kind: "checkout"; readonly path: string }
@@ -110,22 +111,46 @@ export const coreSource = (from: string = fileURLToPath(import.meta.url)): CoreS
   return { kind: "npm", version: "0.0.0" }
 }
 
-/** The vitest config of a scaffold whose `@lathe/core` is a checkout's: its source, so no build is needed. */
-const checkoutVitestConfig = (core: string) => `import { defineConfig } from "vitest/config"
+/** The vitest config of a scaffold whose `@lathe/plugin` is a checkout's: its source, so no build is needed. */
+const checkoutVitestConfig = (kit: string) => `import { defineConfig } from "vitest/config"
 
-// @lathe/plugin and @lathe/core come from the Lathe checkout at ${dirname(core)} (file: dependencies, until they
-// are on npm): load their TypeScript source, so the checkout needs no build. When you switch package.json to
-// published versions, delete this file.
+// @lathe/plugin comes from the Lathe checkout at ${dirname(dirname(kit))} (a file: dependency, until it is on npm):
+// load its TypeScript source, so the checkout needs no build. When you switch package.json to a published version,
+// delete this file (and "customConditions" in tsconfig.json).
 export default defineConfig({
   resolve: { conditions: ["@lathe/source"] },
   ssr: { resolve: { conditions: ["@lathe/source"] } }
 })
 `
 
+/** The scaffold's tsconfig.json: strict, type-checks `src` and `test` only (`npm run typecheck`). */
+const tsconfig = (checkout: boolean) =>
+  `${JSON.stringify(
+    {
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2023",
+        lib: ["es2024"],
+        types: ["node"],
+        // A checkout's @lathe/plugin has no build: read its source (it imports effect and zod only).
+        ...(checkout ? { customConditions: ["@lathe/source"] } : {}),
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+        verbatimModuleSyntax: true,
+        skipLibCheck: true,
+        noEmit: true
+      },
+      include: ["src", "test"]
+    },
+    null,
+    2
+  )}\n`
+
 /** The files of a new plugin package. */
 const scaffold = (name: string, source: CoreSource): Record<string, string> => {
   const id = name.replace(/^@[^/]+\//, "")
-  const core = source.kind === "checkout" ? `file:${source.path}` : `^${source.version}`
   const kit = source.kind === "checkout" ? `file:${join(dirname(source.path), "plugin")}` : `^${source.version}`
   return {
     "package.json": `${JSON.stringify(
@@ -137,19 +162,27 @@ const scaffold = (name: string, source: CoreSource): Record<string, string> => {
         exports: { ".": "./src/index.ts" },
         files: ["src"],
         keywords: ["lathe-plugin"],
-        scripts: { test: "vitest run" },
+        scripts: { test: "vitest run", typecheck: "tsc" },
         peerDependencies: { "@lathe/plugin": source.kind === "checkout" ? "*" : kit },
-        // @lathe/core is what the author kit re-exports; named here so a checkout's copy is the one installed.
-        devDependencies: { "@lathe/core": core, "@lathe/plugin": kit, vitest: "5.1.1", zod: "4.6.7" }
+        devDependencies: {
+          "@lathe/plugin": kit,
+          "@types/node": "24.19.2",
+          typescript: "6.0.3",
+          vitest: "5.1.1",
+          zod: "4.6.7"
+        }
       },
       null,
       2
     )}\n`,
-    ...(source.kind === "checkout" ? { "vitest.config.ts": checkoutVitestConfig(source.path) } : {}),
+    "tsconfig.json": tsconfig(source.kind === "checkout"),
+    ...(source.kind === "checkout" ? { "vitest.config.ts": checkoutVitestConfig(kit.slice("file:".length)) } : {}),
     "src/index.ts": `import { definePlugin, Tool } from "@lathe/plugin"
 import { z } from "zod"
 
-/** ${id}: adds a line to the system prompt and a \`word_count\` tool. */
+const countWords = (text: string): number => text.split(/\\s+/).filter(Boolean).length
+
+/** ${id}: a line in the system prompt, a \`word_count\` tool, a \`/wc\` command and a \`words:help\` resource. */
 export default definePlugin({
   name: "${name}",
   setup: async (ctx) => ({
@@ -161,33 +194,66 @@ export default definePlugin({
         description: "Counts the words of a text.",
         parameters: z.object({ text: z.string() }),
         mutates: false,
-        execute: async ({ text }) => ({ title: "word count", output: String(text.split(/\\s+/).filter(Boolean).length) })
+        execute: async ({ text }) => ({ title: "word count", output: String(countWords(text)) })
       })
-    ]
+    ],
+    commands: [
+      {
+        name: "wc",
+        description: "Asks the model to count words with word_count",
+        arguments: [{ name: "text", required: true }],
+        // A command answers with the prompt to send: text (as here), parts, or a Promise of either.
+        run: (args) => {
+          if (args.length === 0) throw new Error("Give the text to count: /wc some words")
+          return \`Count the words of "\${args.join(" ")}" with the word_count tool.\`
+        }
+      }
+    ],
+    resources: {
+      list: () => [{ uri: "words:help", name: "How words are counted" }],
+      read: () => [{ type: "text", text: "Words are runs of characters between spaces.", synthetic: true }]
+    }
   })
 })
 `,
-    "test/index.test.ts": `import { runPluginTurn } from "@lathe/plugin/testing"
-import { expect, it } from "vitest"
+    "test/index.test.ts": `import { pluginContext, readResource, runCommand, runTool } from "@lathe/plugin/testing"
+import { describe, expect, it } from "vitest"
 import plugin from "../src/index.js"
 
-it("adds its system line and its tool works in a real turn", async () => {
-  const turn = await runPluginTurn({
-    plugins: [plugin],
-    steps: [
-      { steps: [{ tool: "word_count", input: { text: "one two three" } }] },
-      { steps: [{ text: "Three words." }] }
-    ]
+describe("${name}", () => {
+  it("adds its line to the system prompt", async () => {
+    const hooks = await plugin.setup(pluginContext("/project"))
+    const output = { system: ["You are Lathe."] }
+    const step = { sessionID: "s", agent: "build", model: { providerID: "p", modelID: "m" }, permission: [] }
+    await hooks["system.transform"]?.(step, output)
+    expect(output.system).toEqual(["You are Lathe.", "This project lives in /project."])
   })
-  expect(turn.requests[0]?.system.join("\\n")).toContain("This project lives in ")
-  expect(JSON.stringify(turn.requests[1]?.messages)).toContain('"value":"3"')
-  expect(turn.text).toBe("Three words.")
+
+  it("counts words with its tool", async () => {
+    const tools = (await plugin.setup(pluginContext("/project"))).tools ?? []
+    const wordCount = tools.find((tool) => tool.id === "word_count")
+    if (!wordCount) throw new Error("no word_count tool")
+    const result = await runTool(wordCount, { text: "one two three" })
+    expect(result.output).toBe("3")
+    await expect(runTool(wordCount, { text: 3 })).rejects.toMatchObject({ _tag: "ToolInvalidArguments" })
+  })
+
+  it("expands /wc to a prompt, and refuses it without text", async () => {
+    const { text } = await runCommand(plugin, "wc", ["one", "two"])
+    expect(text).toBe('Count the words of "one two" with the word_count tool.')
+    await expect(runCommand(plugin, "wc", [])).rejects.toThrow("Give the text to count")
+  })
+
+  it("reads its resource", async () => {
+    const [part] = await readResource(plugin, "words:help")
+    expect(part).toMatchObject({ type: "text", synthetic: true })
+  })
 })
 `,
     "README.md": `# ${name}
 
-A [Lathe](https://github.com/) plugin. It adds a line about the project to the system prompt and a \`word_count\`
-tool.
+A [Lathe](https://github.com/lathe-dev/lathe) plugin. It adds a line about the project to the system prompt, a
+\`word_count\` tool, a \`/wc\` command and a \`words:help\` resource (\`@words:help\` in a prompt).
 
 ## Install
 
@@ -205,14 +271,19 @@ then in \`lathe.json\` (a trusted project, or \`~/.config/lathe/lathe.json\`):
 
 \`\`\`sh
 npm install
-npm test
+npm test            # the plugin's hooks, tool, command and resource, with @lathe/plugin/testing
+npm run typecheck
 \`\`\`
+
+To test a whole turn of Lathe's loop against a scripted model, add Lathe's host (\`npm i -D @lathe/core\`) and use
+\`runPluginTurn\` from \`@lathe/plugin/testing\`: it returns the turn's \`events\` and \`toolResults\`
+([the author kit's README](https://github.com/lathe-dev/lathe/tree/main/packages/plugin#readme)).
 ${
   source.kind === "checkout"
     ? `
-\`@lathe/plugin\` and \`@lathe/core\` come from the Lathe checkout at \`${dirname(source.path)}\` (\`file:\` in
-package.json, and \`vitest.config.ts\` loads their source) while it is not on npm. Once it is, set versions in
-package.json and delete \`vitest.config.ts\`.
+\`@lathe/plugin\` comes from the Lathe checkout at \`${dirname(source.path)}\` (\`file:\` in package.json, and
+\`vitest.config.ts\` and \`tsconfig.json\` read its source) while it is not on npm. Once it is, set its version in
+package.json, delete \`vitest.config.ts\` and \`customConditions\` in \`tsconfig.json\`.
 `
     : ""
 }`
@@ -240,8 +311,7 @@ const init = (args: ReadonlyArray<string>, io: CliIO): number => {
   }
   const from =
     source.kind === "checkout"
-      ? `@lathe/core comes from this Lathe checkout (file:${source.path}), and @lathe/plugin from ` +
-        `file:${join(dirname(source.path), "plugin")}, until they are on npm.\n`
+      ? `@lathe/plugin comes from this Lathe checkout (file:${join(dirname(source.path), "plugin")}), until it is on npm.\n`
       : ""
   io.stdout(`Created ${dir}: ${Object.keys(files).join(", ")}.\n${from}Next: cd ${dir} && npm install && npm test\n`)
   return 0

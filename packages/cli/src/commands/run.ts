@@ -1,13 +1,14 @@
-import { type LatheEvent, type PromptPart, ProviderNotConfigured } from "@lathe/core"
+import { ProviderNotConfigured } from "@lathe/core"
+import type { LatheEvent } from "@lathe/plugin/schema"
 import { cliLogger } from "../app.js"
+import type { Backend, Outcome, TurnEnd } from "../backend.js"
 import { defineCommand, parseCommand } from "../command-kit.js"
-import { attachResources, expandCommand } from "../contributions.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
+import { afterFirstRequestSent } from "../request-sent.js"
+import { colorEnabled, createStyle } from "../style.js"
 import { plainText } from "../terminal-text.js"
-import type { Backend, Outcome, TurnEnd } from "../tui/backend.js"
 import { LocalBackend } from "../tui/local-backend.js"
-import { colorEnabled, createStyle } from "../tui/style.js"
 import { askAnswerer } from "./asks.js"
 
 /** `lathe run`, declared once: its parser, `--help` and usage errors come from the command kit. */
@@ -83,22 +84,15 @@ const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
   return Buffer.concat(chunks).toString("utf8")
 }
 
-const errorText = (error: unknown): string =>
-  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? error.message
-    : String(error)
-
 /** How long a run stopped on a server waits for the server to report the turn over before it exits anyway. */
 const ABORT_GRACE_MS = 5_000
 
-/** What the prompt is: the person's message, or a command's text, and what goes with it (resources, files). */
-interface Message {
-  readonly text: string
-  readonly attached: ReadonlyArray<PromptPart>
-  /** The agent and model a command names (`--agent` and `-m` win). */
-  readonly agent?: string
-  readonly model?: string
-}
+/** A failure of the in-process agent that is the command's, not the turn's: `lathe run --command`'s usage error. */
+const isCommandRefusal = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  "_tag" in error &&
+  (error._tag === "UnknownCommand" || error._tag === "PluginRequestError")
 
 /**
  * `lathe run`: one turn, rendered as text or as JSON events, on a {@link Backend}: the agent in this process, or a
@@ -124,13 +118,10 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr("lathe run: --variant applies to a run on this machine; it cannot be used with --attach.\n")
     return 2
   }
-  if (values.attach !== undefined && values.command) {
-    io.stderr("lathe run: --command runs an MCP prompt of this machine's servers; it cannot be used with --attach.\n")
-    return 2
-  }
 
   const totals = emptyTotals()
-  const text = format === "text" ? await textRendererFor(io, totals) : undefined
+  const textOut = format === "text" ? textRendererFor(io, totals) : undefined
+  const text = textOut?.renderer
   const render: (event: LatheEvent) => void = text ?? ((event) => io.stdout(`${JSON.stringify(event)}\n`))
   // Everything written to the terminal outside the renderer (notices, the logger, asks) erases its live line first.
   const shown: CliIO = text ? { ...io, stdout: text.around(io.stdout), stderr: text.around(io.stderr) } : io
@@ -161,6 +152,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
   // (the in-process backend calls it as events are published; no bus subscription wakes a fiber for every event).
   let answers: ReturnType<typeof askAnswerer> | undefined
   const onEvent = (event: LatheEvent) => {
+    if (event.type === "part.delta" || event.type === "tool.running") textOut?.load()
     if (event.type === "message.updated") flushHeld()
     render(event)
     turn.see(event)
@@ -182,12 +174,23 @@ export const runCommand: Command = async (args, io: CliIO) => {
   const failed = async (outcome: Extract<Outcome<unknown>, { ok: false }>): Promise<number> => {
     await backend.dispose()
     removeInterrupt?.()
+    await textOut?.settled()
     closing()
     // The failure says what the held notice would: the model's settings were in the untrusted config, ignored.
     if (!(outcome.error instanceof ProviderNotConfigured && outcome.error.untrusted === true)) flushHeld()
     if (controller.signal.aborted) return 130
     io.stderr(`lathe: ${plainText(failure(outcome))}\n`)
     return 1
+  }
+
+  /** Ends the run on a command that does not expand here (no such command, a missing argument): a usage error. */
+  const refused = async (text: string): Promise<number> => {
+    await backend.dispose()
+    removeInterrupt?.()
+    closing()
+    flushHeld()
+    io.stderr(`lathe run: ${plainText(text)}\n`)
+    return 2
   }
 
   const setup = await backend.setup()
@@ -197,22 +200,6 @@ export const runCommand: Command = async (args, io: CliIO) => {
     else shown.stderr(`lathe: ${plainText(notice)}\n`)
 
   const local = backend.attached === undefined
-  let prompt: Message = { text: message, attached: [] }
-  if (backend instanceof LocalBackend) {
-    const plugins = await backend.plugins()
-    if (!plugins.ok) return failed(plugins)
-    const expanded = await localMessage(plugins.value, message, values.command, positionals, io)
-    if (typeof expanded === "string") {
-      await backend.dispose()
-      removeInterrupt?.()
-      closing()
-      flushHeld()
-      io.stderr(`lathe run: ${expanded}\n`)
-      return 2
-    }
-    prompt = expanded
-  }
-
   let sessionID: string | undefined
   // A session this run made, removed again if the prompt fails before anything is stored in it (an unknown agent
   // or model, no provider): otherwise every mistyped command left an empty "New session" behind.
@@ -230,23 +217,22 @@ export const runCommand: Command = async (args, io: CliIO) => {
   }
   turn.follow(sessionID)
 
-  // "@explore find the parser" runs that subagent directly (no task permission: the person asked for it), for this
-  // prompt only; without a model of its own it runs on the model --agent's agent (or the session's) would have used.
-  // A server takes the message as typed (its prompt route names primary agents only).
-  const direct = local ? /^@([a-z][a-z0-9_-]*)\s+([\s\S]+)$/.exec(prompt.text) : null
-  const agents = setup.value.agents
-  const named = direct ? agents.find((agent) => agent.name === direct[1]) : undefined
-  const subagent = named && !named.hidden && named.mode !== "primary" ? named.name : undefined
-  const callerModel = values.agent ? agents.find((agent) => agent.name === values.agent)?.model : undefined
+  // The backend makes the message the prompt where the agent runs: `--command`'s plugin command expanded (an MCP
+  // server's prompt among them), the plugin resources `@<uri>` mentions attach (what cannot be read is said on
+  // stderr), and, on this machine, "@explore find the parser" runs that subagent directly (no task permission: the
+  // person asked for it) for this prompt only. A server takes the message as typed (its prompt route names primary
+  // agents only).
   const outcome = await backend.prompt({
     sessionID,
-    text: prompt.text,
-    parts: [{ type: "text", text: subagent && direct ? (direct[2] ?? prompt.text) : prompt.text }, ...prompt.attached],
-    agent: subagent ?? values.agent ?? prompt.agent,
-    model: values.model ?? prompt.model,
+    text: values.command ? positionals.join(" ") : message,
+    parts: [{ type: "text", text: message }],
+    agent: values.agent,
+    model: values.model,
+    ...(values.command ? { command: values.command, arguments: positionals } : {}),
+    expand: true,
+    onNotice: (notice) => shown.stderr(`lathe: ${plainText(notice)}\n`),
     ...(variant === undefined ? {} : { variant }),
-    allowSubagents: subagent !== undefined,
-    ...(subagent && callerModel ? { inheritedModel: callerModel } : {}),
+    allowSubagents: false,
     title: false,
     signal: controller.signal
   })
@@ -254,11 +240,14 @@ export const runCommand: Command = async (args, io: CliIO) => {
   if (!local && (outcome.ok || controller.signal.aborted)) await turn.ended(ABORT_GRACE_MS)
   if (!outcome.ok) {
     if (created !== undefined) await backend.discardIfEmpty(created)
+    if (isCommandRefusal(outcome.error)) return refused(outcome.message)
     return failed(outcome)
   }
   if (!controller.signal.aborted) await answers.settled()
   await backend.dispose()
   removeInterrupt?.()
+  // The terminal renderer loads while the first request is out: text held for it is shown once it has.
+  await textOut?.settled()
   closing()
   flushHeld()
   return exitCode(outcome.value, local, controller.signal.aborted, answers.rejectedForNoTerminal(), io)
@@ -320,35 +309,6 @@ const openBackend = async (
   }
 }
 
-/**
- * The message on this machine: `--command`'s plugin command expanded (an MCP server's prompt among them; the one
- * place `lathe run` expands one), and the plugin resources its `@<uri>` mentions attach (problems with them said on
- * stderr); a string is a usage error. The plugins have loaded (MCP servers waited for), so they serve both now.
- */
-const localMessage = async (
-  plugins: Parameters<typeof expandCommand>[0],
-  message: string,
-  command: string | undefined,
-  words: ReadonlyArray<string>,
-  io: CliIO
-): Promise<Message | string> => {
-  const expanded = command
-    ? await expandCommand(plugins, command, words).then(
-        (expansion) => expansion,
-        (error: unknown) => errorText(error)
-      )
-    : { text: message, parts: [] }
-  if (typeof expanded === "string") return expanded
-  const attached = await attachResources(plugins, expanded.text)
-  for (const problem of attached.problems) io.stderr(`lathe: ${plainText(problem)}\n`)
-  return {
-    text: expanded.text,
-    attached: [...expanded.parts, ...attached.parts],
-    ...("agent" in expanded && expanded.agent !== undefined ? { agent: expanded.agent } : {}),
-    ...("model" in expanded && expanded.model !== undefined ? { model: expanded.model } : {})
-  }
-}
-
 /** Follows one session's events, to wait for its turn's end (`session.idle`) where the prompt returns before it. */
 const turnWatch = () => {
   let sessionID: string | undefined
@@ -382,13 +342,50 @@ const turnWatch = () => {
  * The text renderer for this output: on a terminal a live line while a tool runs (unless TERM=dumb), colour and the
  * answer as terminal Markdown (unless NO_COLOR); piped, the plain lines a script can rely on, byte for byte.
  */
-const textRendererFor = async (io: CliIO, totals: Totals): Promise<TextRenderer> => {
+/**
+ * The text renderer of a run, and `load`, which starts loading what a terminal needs of it if that has not started.
+ * At a terminal the Markdown renderer and the live line (with the text measuring, and ICU with it) cost more than the
+ * rest of a run's start-up and are needed only once the model answers, so they load after the first request has gone
+ * out, while the model thinks (`afterFirstRequestSent`), or at the first event that shows the model's output.
+ */
+const textRendererFor = (io: CliIO, totals: Totals): TextOut => {
   const color = io.isTTY && colorEnabled(io.env, io.isTTY)
   const style = createStyle(color)
-  return textRenderer(io.stdout, io.stderr, totals, {
-    style,
-    ...(color ? { markdown: (await import("../answer-markdown.js")).answerMarkdown(style) } : {}),
-    ...(io.isTTY && io.env.TERM !== "dumb" ? { live: (await import("../live-line.js")).liveLine } : {}),
-    columns: () => process.stdout.columns || 80
+  const columns = () => process.stdout.columns || 80
+  const wantsLive = io.isTTY && io.env.TERM !== "dumb"
+  if (!color && !wantsLive) {
+    const renderer = textRenderer(io.stdout, io.stderr, totals, { style, columns })
+    return { renderer, load: () => {}, settled: async () => {} }
+  }
+  // Resolved once: true to load, false when the run ends before anything needed loading.
+  let begin: (load: boolean) => void = () => {}
+  const started = new Promise<boolean>((resolve) => {
+    begin = resolve
   })
+  const later = started.then(async (load) =>
+    load
+      ? {
+          ...(color ? { markdown: (await import("../tui/answer-markdown.js")).answerMarkdown(style) } : {}),
+          ...(wantsLive ? { live: (await import("../live-line.js")).liveLine } : {})
+        }
+      : {}
+  )
+  const renderer = textRenderer(io.stdout, io.stderr, totals, { style, columns, later })
+  return {
+    renderer,
+    load: afterFirstRequestSent(() => begin(true)),
+    settled: async () => {
+      begin(false)
+      await renderer.ready
+    }
+  }
+}
+
+/** A run's text renderer; see `textRendererFor`. */
+interface TextOut {
+  readonly renderer: TextRenderer
+  /** Starts loading the terminal's renderer now, if it has not started. */
+  readonly load: () => void
+  /** Settles once the held text has been shown (at once when nothing was held). Call before `finish`. */
+  readonly settled: () => Promise<void>
 }

@@ -1,4 +1,5 @@
-import { Config, Paths, type Session, SessionStore } from "@lathe/core"
+import { Config, Paths, SessionStore } from "@lathe/core"
+import type { Session } from "@lathe/plugin/schema"
 import { Effect } from "effect"
 import { runOnStore } from "../app.js"
 import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import type { PromptPart } from "@lathe/core"
+import type { PromptPart } from "@lathe/plugin/schema"
 import { mentionedFiles } from "./mentions.js"
 
 /** Text files attached by @mention are cut at this size. */

@@ -1,10 +1,10 @@
-import type { Part } from "@lathe/core"
+import type { Part } from "@lathe/plugin/schema"
+import type { Style } from "../style.js"
 import { plainText } from "../terminal-text.js"
+import { wrapText } from "../wrap.js"
 import { renderMarkdown } from "./markdown.js"
-import type { Style } from "./style.js"
 import { renderTool } from "./tool-view.js"
 import type { LocalItem, MessageEntry, TimelineItem, Transcript } from "./transcript.js"
-import { wrapText } from "./wrap.js"
 
 /** Whether a tool call among `parts` ended because the turn was interrupted (its block then says "interrupted"). */
 export const stoppedTool = (parts: ReadonlyArray<Part>): boolean =>

@@ -3,18 +3,12 @@
  * (choose the provider, then its key or URL, then the model). Pure steps: the app draws the current one and feeds it
  * keys; the last answer gives the `ProviderSetup` the controller writes to the person's own config.
  */
-import {
-  catalogModelsOf,
-  configuredProviders,
-  type DiscoveredModel,
-  descriptorOf,
-  PROVIDERS,
-  type ProviderDescriptor
-} from "@lathe/core"
+import { catalogModelsOf, configuredProviders } from "@lathe/core"
+import { type DiscoveredModel, descriptorOf, PROVIDERS, type ProviderDescriptor } from "@lathe/core/providers"
 import { keySetting, type ProviderSetup } from "../connect-config.js"
 import { discoverModels } from "../provider-status.js"
+import type { Style } from "../style.js"
 import { listPanel, rule } from "./panels.js"
-import type { Style } from "./style.js"
 
 /** One choice of a list step. */
 export interface ConnectItem {

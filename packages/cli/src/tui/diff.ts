@@ -4,9 +4,9 @@
  * markers; apply_patch joins one such patch per file with a newline). Git's `diff --git` output parses too.
  */
 
+import type { Style } from "../style.js"
 import { plainText } from "../terminal-text.js"
-import type { Style } from "./style.js"
-import { hardWrap, MIN_WIDTH } from "./wrap.js"
+import { hardWrap, MIN_WIDTH } from "../wrap.js"
 
 /** One classified line of a unified diff. */
 type DiffLine =

@@ -3,8 +3,8 @@
  * once on first use, mapped onto the UI's few terminal styles.
  */
 import { common, createLowlight } from "lowlight"
+import type { Style, StyleFn } from "../style.js"
 import { plainText } from "../terminal-text.js"
-import type { Style, StyleFn } from "./style.js"
 
 type Lowlight = ReturnType<typeof createLowlight>
 

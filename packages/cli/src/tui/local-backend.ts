@@ -1,12 +1,10 @@
 import {
-  type AgentInfo,
   Config,
   createSession,
   declineTrust,
   discardIfEmpty,
   LLM,
   listTurns,
-  type MessageWithParts,
   OtherWorkTree,
   Paths,
   PermissionNext,
@@ -21,24 +19,28 @@ import {
   SessionStore,
   StoreError,
   sessionTree,
+  TurnRunner,
   trustDeclined,
   trustProject,
   undoSession
 } from "@lathe/core"
 import { auditPath, readAudit } from "@lathe/permission"
+import type { AgentInfo } from "@lathe/plugin"
+import type { MessageWithParts } from "@lathe/plugin/schema"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
 import { type AppServices, appLayer, failureText, repeatsEvent } from "../app.js"
-import type { CliIO } from "../io.js"
-import { loadDocument } from "../session-document.js"
 import type {
   Backend,
   BackendFactory,
   BackendHooks,
+  BackendPrompt,
   LoadedSession,
   Outcome,
   RevertOptions,
   TurnEnd
-} from "./backend.js"
+} from "../backend.js"
+import type { CliIO } from "../io.js"
+import { loadDocument } from "../session-document.js"
 import { availableModelsWithLocal } from "./models.js"
 import { trustPromptLines } from "./trust-prompt.js"
 
@@ -183,21 +185,51 @@ export class LocalBackend implements Backend {
     return result.ok && result.value
   }
 
-  async prompt(input: Parameters<Backend["prompt"]>[0]): Promise<Outcome<TurnEnd>> {
+  /**
+   * Runs the prompt on the app's `TurnRunner`: with `command` or `expand`, the runner makes `text` the prompt first
+   * (what it could not attach is told to `onNotice` before the turn runs); else `parts` go as they are.
+   */
+  async prompt(input: BackendPrompt): Promise<Outcome<TurnEnd>> {
+    const options = {
+      sessionID: input.sessionID,
+      ...(input.variant ? { variant: input.variant } : {}),
+      ...(input.allowSubagents ? { allowSubagents: true } : {}),
+      ...(input.inheritedModel ? { inheritedModel: input.inheritedModel } : {}),
+      ...(input.title === false ? { title: false } : {}),
+      abort: input.signal
+    }
+    const prepares = input.command !== undefined || input.expand === true
     const result = await this.run(
-      Effect.flatMap(SessionPrompt, (prompt) =>
-        prompt.prompt({
-          sessionID: input.sessionID,
-          parts: [...input.parts],
-          ...(input.agent ? { agent: input.agent } : {}),
-          ...(input.allowSubagents ? { allowSubagents: true } : {}),
-          ...(input.inheritedModel ? { inheritedModel: input.inheritedModel } : {}),
-          ...(input.model ? { model: input.model } : {}),
-          ...(input.variant ? { variant: input.variant } : {}),
-          ...(input.title === false ? { title: false } : {}),
-          abort: input.signal
+      Effect.gen(function* () {
+        const runner = yield* TurnRunner
+        const prepared = prepares
+          ? yield* runner.prepare({
+              sessionID: input.sessionID,
+              text: input.text,
+              ...(input.command !== undefined ? { command: input.command } : {}),
+              ...(input.arguments !== undefined ? { arguments: input.arguments } : {}),
+              mentions: true,
+              subagentMention: true,
+              ...(input.agent ? { agent: input.agent } : {}),
+              ...(input.model ? { model: input.model } : {})
+            })
+          : undefined
+        for (const problem of prepared?.problems ?? []) input.onNotice?.(problem)
+        // The parts as made (here or by the UI): the person's text first (`BackendPrompt.parts`), then the rest.
+        const [first, ...rest] = prepared ? prepared.parts : input.parts
+        const agent = prepared ? prepared.agent : input.agent
+        const model = prepared ? prepared.model : input.model
+        const done = yield* runner.run({
+          ...options,
+          text: first?.type === "text" ? first.text : input.text,
+          attachments: first?.type === "text" ? rest : [...(first ? [first] : []), ...rest],
+          ...(agent ? { agent } : {}),
+          ...(model ? { model } : {}),
+          ...(prepared?.allowSubagents ? { allowSubagents: true } : {}),
+          ...(prepared?.inheritedModel ? { inheritedModel: prepared.inheritedModel } : {})
         })
-      )
+        return done.answer
+      })
     )
     if (!result.ok) return result
     const info = result.value.info

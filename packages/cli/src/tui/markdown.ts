@@ -4,10 +4,10 @@
  * half-written `**bold` as its literal text) and never throws.
  */
 import { Lexer, type MarkedToken, type Token, type Tokens } from "marked"
+import { type Style, stripAnsi } from "../style.js"
 import { plainText } from "../terminal-text.js"
+import { displayWidth, hardWrap, MIN_WIDTH, truncate, wrapText } from "../wrap.js"
 import { highlightCode } from "./highlight.js"
-import { type Style, stripAnsi } from "./style.js"
-import { displayWidth, hardWrap, MIN_WIDTH, truncate, wrapText } from "./wrap.js"
 
 /** What every block renderer needs besides its token. */
 interface Context {

@@ -1,4 +1,6 @@
-import { type AgentInfo, type ConfigInfo, catalogModelsOf, storedKeys } from "@lathe/core"
+import { type ConfigInfo, catalogModelsOf } from "@lathe/core"
+import { storedKeys } from "@lathe/core/providers"
+import type { AgentInfo } from "@lathe/plugin"
 import { catalogueIDOf, discoverModels, yourProviders } from "../provider-status.js"
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -1,11 +1,11 @@
 import type { PendingAsk } from "@lathe/core"
 import { describeAsk } from "@lathe/permission"
+import type { Style } from "../style.js"
 import { plainText, visibleText } from "../terminal-text.js"
+import { displayWidth, truncate, wrapText } from "../wrap.js"
 import { renderDiff } from "./diff.js"
 import { type EditorState, layout } from "./editor.js"
-import type { Style } from "./style.js"
 import type { PermissionAsk, QuestionAsk, Transcript } from "./transcript.js"
-import { displayWidth, truncate, wrapText } from "./wrap.js"
 
 /** A horizontal rule with an optional label. */
 export const rule = (width: number, style: Style, label = ""): string =>

@@ -1,14 +1,7 @@
-import {
-  type AssistantMessage,
-  isTrusted,
-  type LatheEvent,
-  type MessageWithParts,
-  resolvePaths,
-  type Session
-} from "@lathe/core"
+import { isTrusted, resolvePaths } from "@lathe/core"
+import type { AssistantMessage, LatheEvent, MessageWithParts, Session } from "@lathe/plugin/schema"
 import { createLatheClient, type LatheClient } from "@lathe/sdk"
 import { Effect } from "effect"
-import type { CliIO } from "../io.js"
 import type {
   Backend,
   BackendFactory,
@@ -18,8 +11,9 @@ import type {
   Outcome,
   RevertOptions,
   TurnEnd
-} from "./backend.js"
-import { notAvailableWhenAttached } from "./backend.js"
+} from "../backend.js"
+import { notAvailableWhenAttached } from "../backend.js"
+import type { CliIO } from "../io.js"
 
 /** Why attaching failed, written for the person (the server's address and what to do). */
 export class AttachError extends Error {
@@ -119,7 +113,8 @@ const STREAM_OPEN_MS = 5_000
  * The agent behind a `lathe serve` server, over the Promise client of `@lathe/sdk`. Events of the session in view
  * come from `GET /events?sessionID=` (a new session's from its first one, so nothing published before the stream
  * opened is lost); asks are answered over HTTP; a prompt sent while a turn runs goes to the server, which queues it.
- * Features the API has no route for (`!cmd`, `/compact`, `/models`, MCP prompts, image attachments, trust) say so.
+ * Features the API has no route for (`!cmd`, `/compact`, `/models`, image attachments, trust) say so; a command
+ * named in a prompt (`lathe run --command`) is expanded by the server.
  */
 export class RemoteBackend implements Backend {
   readonly queuesPrompts = true
@@ -312,19 +307,27 @@ export class RemoteBackend implements Backend {
     await this.streamOpen
     const client = this.server.client
     this.errors.delete(input.sessionID)
-    // The route takes text only: attached text files and context go inline, after what the person typed.
+    // The route takes text only: attached text files and context go inline, after what the person typed. A command
+    // goes by name, expanded where the plugins run (the server), with the arguments as typed.
     const text = input.parts
       .flatMap((p) => (p.type === "text" ? [p.text] : []))
       .join("\n\n")
       .trim()
     const accepted = await attempt(() =>
       client.sessions.prompt(input.sessionID, {
-        text: text || input.text,
+        ...(input.command === undefined
+          ? { text: text || input.text }
+          : {
+              text: input.text,
+              command: input.command,
+              ...(input.arguments !== undefined ? { arguments: [...input.arguments] } : {})
+            }),
         ...(input.agent ? { agent: input.agent } : {}),
         ...(input.model ? { model: input.model } : {})
       })
     )
     if (!accepted.ok) return accepted
+    for (const notice of accepted.value.notices ?? []) input.onNotice?.(notice)
     if (input.signal.aborted) {
       // Stopped while the prompt was on its way: the turn it started is stopped too.
       void attempt(() => client.sessions.abort(input.sessionID))

@@ -1,4 +1,5 @@
-import type { ListedCommand, Session } from "@lathe/core"
+import type { ListedCommand } from "@lathe/core"
+import type { Session } from "@lathe/plugin/schema"
 import type { SessionDocument } from "../session-document.js"
 import type { Transcript } from "./transcript.js"
 

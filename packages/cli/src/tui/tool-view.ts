@@ -1,9 +1,9 @@
-import type { ToolPart } from "@lathe/core"
+import type { ToolPart } from "@lathe/plugin/schema"
+import type { Style } from "../style.js"
 import { plainText } from "../terminal-text.js"
+import { displayWidth, truncate, wrapText } from "../wrap.js"
 import { renderDiff } from "./diff.js"
-import type { Style } from "./style.js"
 import type { MessageEntry } from "./transcript.js"
-import { displayWidth, truncate, wrapText } from "./wrap.js"
 
 /** What a tool block needs besides its part. */
 export interface ToolContext {

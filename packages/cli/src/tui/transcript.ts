@@ -8,7 +8,7 @@ import type {
   SessionStatus,
   Tokens,
   ToolPart
-} from "@lathe/core"
+} from "@lathe/plugin/schema"
 
 /** A message and its parts, in id (creation) order. */
 export interface MessageEntry {

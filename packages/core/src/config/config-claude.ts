@@ -5,8 +5,8 @@
  * `hooks` are left to `@lathe/hooks`, which reads these files itself; other keys are Claude Code's own and not read.
  */
 import { join, relative, resolve } from "node:path"
+import type { PermissionAction, Rule } from "@lathe/plugin"
 import { findNodeAtLocation } from "jsonc-parser"
-import type { PermissionAction, Rule } from "../contracts/permission-next.js"
 import { isObject, isWithin, type ParsedConfig } from "./config-load.js"
 
 /** Where a Claude rule's paths are anchored: the project root Lathe uses, the settings' project folder, home. */

@@ -4,8 +4,9 @@
  * rule as a `lathe.json` (an untrusted project's file may only narrow) and the same validation, key by key, so one
  * value Lathe cannot take is named in a notice instead of stopping Lathe.
  */
+
+import type { Rule } from "@lathe/plugin"
 import { Effect } from "effect"
-import type { Rule } from "../contracts/permission-next.js"
 import { type ClaudePlaces, translateClaudeSettings } from "./config-claude.js"
 import {
   type ConfigError,

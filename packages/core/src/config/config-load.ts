@@ -4,11 +4,11 @@
  */
 import { readFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
+import { parseOnce } from "@lathe/plugin/host"
 import { Effect, Schema } from "effect"
 import { findNodeAtLocation, type Node, type ParseError, parse, parseTree, printParseErrorCode } from "jsonc-parser"
 import { z } from "zod"
 import { StoreConfig } from "./config-schema.js"
-import { parseOnce } from "./zod-once.js"
 
 /** Why a config could not be loaded. */
 export const ConfigErrorReason = Schema.Literals([

@@ -1,7 +1,33 @@
+import { PermissionConfig } from "@lathe/plugin"
 import { z } from "zod"
-import type { Rule } from "../contracts/permission-next.js"
 import { Reasoning } from "../provider/reasoning.js"
 import { PROVIDER_TYPES } from "../provider/registry.js"
+
+/**
+ * A schema built on first use. Building these schemas is most of what loading this module costs (~20 M instructions,
+ * a few ms before the first request, bench/loop-modules.ts), and most runs never parse a config file: a run with no
+ * `lathe.json` and its model from the environment builds none of them. The value stands for the schema in every way
+ * the code uses one (`parse`, `safeParse`, `optional`, `extend`, `instanceof`, nesting in other schemas).
+ */
+const lazySchema = <S extends object>(build: () => S): S => {
+  let built: S | undefined
+  const schema = (): S => {
+    built ??= build()
+    return built
+  }
+  return new Proxy({} as S, {
+    get: (_, key) => Reflect.get(schema(), key),
+    set: (_, key, value) => Reflect.set(schema(), key, value),
+    has: (_, key) => Reflect.has(schema(), key),
+    ownKeys: () => Reflect.ownKeys(schema()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(schema(), key)
+      // A proxy may not report a property its (empty) target lacks as non-configurable.
+      return descriptor === undefined ? undefined : { ...descriptor, configurable: true }
+    },
+    getPrototypeOf: () => Reflect.getPrototypeOf(schema())
+  })
+}
 
 // Each schema's `error` is the human "expected …" text; the loader writes `<path>: expected <error>, got <value>`.
 const says = (expected: string) => ({ error: expected })
@@ -15,57 +41,41 @@ const modelRef = () =>
   z.string(says('a string like "provider/model"')).includes("/", says('a string like "provider/model"'))
 const options = () => z.record(z.string(), z.unknown())
 
-/** What a permission rule does: `allow`, `deny` or `ask`. */
-export const PermissionActionConfig = z.enum(["allow", "deny", "ask"], says('"allow", "deny" or "ask"'))
-/** What a permission rule does: `allow`, `deny` or `ask`. */
-export type PermissionActionConfig = z.infer<typeof PermissionActionConfig>
-
-/**
- * Permission rules as written in config: one action for everything (`"ask"`), or per permission an action or an
- * object of `pattern: action`. Key order is meaningful: rules expand in order and the last match wins.
- */
-export const PermissionConfig = z.union(
-  [
-    PermissionActionConfig,
-    z.record(
-      z.string(),
-      z.union(
-        [PermissionActionConfig, z.record(z.string(), PermissionActionConfig)],
-        says('"allow", "deny" or "ask", or an object of pattern: action')
-      )
-    )
-  ],
-  says('"allow", "deny" or "ask", or an object of permission: action')
-)
-/** Permission rules as written in config. */
-export type PermissionConfig = z.infer<typeof PermissionConfig>
-
 /** `one of "anthropic", "openai", …`: the provider types, as a schema error and a config hint say them. */
 export const providerTypesText = `one of ${PROVIDER_TYPES.map((type) => JSON.stringify(type)).join(", ")}`
 
 /** The provider kinds Lathe can talk to: the `type` of every provider descriptor (`provider/registry.ts`). */
-export const ProviderType = z.enum(PROVIDER_TYPES as [string, ...Array<string>], says(providerTypesText))
+export const ProviderType = lazySchema(() =>
+  z.enum(PROVIDER_TYPES as [string, ...Array<string>], says(providerTypesText))
+)
 /** The provider kinds Lathe can talk to (`PROVIDER_TYPES`). */
 export type ProviderType = z.infer<typeof ProviderType>
 
-const ModelEntry = z.strictObject({
-  name: z.string().optional(),
-  /** Context window, in tokens. */
-  context: positiveInt().optional(),
-  /** Maximum output, in tokens. */
-  output: positiveInt().optional(),
-  /** USD per million tokens. */
-  cost: z
-    .strictObject({ input: price(), output: price(), cache_read: price().optional(), cache_write: price().optional() })
-    .optional(),
-  reasoning: z
-    .union([z.boolean(), Reasoning], { error: 'true, false, "low", "medium", "high", or { "budget": tokens }' })
-    .optional(),
-  tool_call: z.boolean().optional(),
-  temperature: z.boolean().optional(),
-  /** Whether the model takes images (tool results and attachments); otherwise it gets a short note instead. */
-  image: z.boolean().optional()
-})
+const ModelEntry = lazySchema(() =>
+  z.strictObject({
+    name: z.string().optional(),
+    /** Context window, in tokens. */
+    context: positiveInt().optional(),
+    /** Maximum output, in tokens. */
+    output: positiveInt().optional(),
+    /** USD per million tokens. */
+    cost: z
+      .strictObject({
+        input: price(),
+        output: price(),
+        cache_read: price().optional(),
+        cache_write: price().optional()
+      })
+      .optional(),
+    reasoning: z
+      .union([z.boolean(), Reasoning], { error: 'true, false, "low", "medium", "high", or { "budget": tokens }' })
+      .optional(),
+    tool_call: z.boolean().optional(),
+    temperature: z.boolean().optional(),
+    /** Whether the model takes images (tool results and attachments); otherwise it gets a short note instead. */
+    image: z.boolean().optional()
+  })
+)
 
 /** A validated model entry: `reasoning` is whether it reasons, `reasoning_effort` the setting it runs with. */
 type ModelFields = Omit<z.output<typeof ModelEntry>, "reasoning"> & {
@@ -78,12 +88,14 @@ type ModelFields = Omit<z.output<typeof ModelEntry>, "reasoning"> & {
  * the model reasons) or the setting to run it with (`"low"`, `"medium"`, `"high"`, `{ "budget": tokens }`), which
  * also says it reasons; after validation the setting is in `reasoning_effort` and `reasoning` is a boolean.
  */
-export const ModelConfig = ModelEntry.transform(({ reasoning, ...fields }): ModelFields => {
-  if (reasoning === undefined) return fields
-  return typeof reasoning === "boolean"
-    ? { ...fields, reasoning }
-    : { ...fields, reasoning: true, reasoning_effort: reasoning }
-})
+export const ModelConfig = lazySchema(() =>
+  ModelEntry.transform(({ reasoning, ...fields }): ModelFields => {
+    if (reasoning === undefined) return fields
+    return typeof reasoning === "boolean"
+      ? { ...fields, reasoning }
+      : { ...fields, reasoning: true, reasoning_effort: reasoning }
+  })
+)
 /** One model's limits, price and abilities. */
 export type ModelConfig = z.infer<typeof ModelConfig>
 
@@ -92,45 +104,48 @@ export type ModelConfig = z.infer<typeof ModelConfig>
  * `google`, `gemini`, `ollama`, …; not `openai-compatible`, which needs a `baseURL`); the loader checks this on the
  * merged config, so a project file may add models to a provider the global file declares.
  */
-export const ProviderConfig = z.strictObject({
-  type: ProviderType.optional(),
-  name: z.string().optional(),
-  baseURL: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional(),
-  apiKey: z.string().optional(),
-  headers: z.record(z.string(), z.string(), says("an object of strings")).optional(),
-  /** Passed to the provider's SDK as is. */
-  options: options().optional(),
-  models: z.record(z.string(), ModelConfig).optional()
-})
+export const ProviderConfig = lazySchema(() =>
+  z.strictObject({
+    type: ProviderType.optional(),
+    name: z.string().optional(),
+    baseURL: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional(),
+    apiKey: z.string().optional(),
+    headers: z.record(z.string(), z.string(), says("an object of strings")).optional(),
+    /** Passed to the provider's SDK as is. */
+    options: options().optional(),
+    models: z.record(z.string(), ModelConfig).optional()
+  })
+)
 /** A provider as written in config. */
 export type ProviderConfig = z.infer<typeof ProviderConfig>
 
 /** An agent defined or adjusted in config. */
-export const AgentConfig = z.strictObject({
-  description: z.string().optional(),
-  mode: z.enum(["primary", "subagent", "all"], says('"primary", "subagent" or "all"')).optional(),
-  hidden: z.boolean().optional(),
-  disable: z.boolean().optional(),
-  prompt: z.string().optional(),
-  model: modelRef().optional(),
-  temperature: z.number().optional(),
-  top_p: z.number().optional(),
-  /** How hard this agent's model reasons (reasoning models only); `lathe run --variant` overrides it for one run. */
-  reasoning: Reasoning.optional(),
-  /** Model calls per turn for this agent, overriding the top-level `max_steps`; 0 = no cap. */
-  max_steps: nonNegativeInt().optional(),
-  /** Tools on (`true`) or off (`false`) by id; wildcards allowed. */
-  tools: z.record(z.string(), z.boolean(), says("an object of true/false")).optional(),
-  permission: PermissionConfig.optional(),
-  color: z.string().optional()
-})
+export const AgentConfig = lazySchema(() =>
+  z.strictObject({
+    description: z.string().optional(),
+    mode: z.enum(["primary", "subagent", "all"], says('"primary", "subagent" or "all"')).optional(),
+    hidden: z.boolean().optional(),
+    disable: z.boolean().optional(),
+    prompt: z.string().optional(),
+    model: modelRef().optional(),
+    temperature: z.number().optional(),
+    top_p: z.number().optional(),
+    /** How hard this agent's model reasons (reasoning models only); `lathe run --variant` overrides it for one run. */
+    reasoning: Reasoning.optional(),
+    /** Model calls per turn for this agent, overriding the top-level `max_steps`; 0 = no cap. */
+    max_steps: nonNegativeInt().optional(),
+    /** Tools on (`true`) or off (`false`) by id; wildcards allowed. */
+    tools: z.record(z.string(), z.boolean(), says("an object of true/false")).optional(),
+    permission: PermissionConfig.optional(),
+    color: z.string().optional()
+  })
+)
 /** An agent as written in config. */
 export type AgentConfig = z.infer<typeof AgentConfig>
 
 /** A plugin to load: a package name or path, or `[name, options]`. */
-export const PluginSpec = z.union(
-  [z.string(), z.tuple([z.string(), options()])],
-  says('a plugin name, or ["name", { options }]')
+export const PluginSpec = lazySchema(() =>
+  z.union([z.string(), z.tuple([z.string(), options()])], says('a plugin name, or ["name", { options }]'))
 )
 /** A plugin to load. */
 export type PluginSpec = z.infer<typeof PluginSpec>
@@ -139,50 +154,54 @@ export type PluginSpec = z.infer<typeof PluginSpec>
 const SANDBOX_HOST =
   /^(?:\*\.[a-zA-Z0-9_-][a-zA-Z0-9_.-]*|\[[0-9a-fA-F:.]+\]|[a-zA-Z0-9_-][a-zA-Z0-9_.-]*)(?::\d{1,5})?$/
 
-const SandboxObject = z.strictObject({
-  /** `workspace-write`: the project, the OS temp dir and Lathe's truncation dir; `read-only`: the temp dir only. */
-  mode: z.enum(["workspace-write", "read-only", "off"], says('"workspace-write", "read-only" or "off"')).optional(),
-  /**
-   * Whether commands may reach the network (default false): `true` opens it whole; a list of hosts
-   * (`"registry.npmjs.org"`, `"*.github.com"`, `"127.0.0.1:8080"`, `"[::1]:8080"`; no port means 80 and 443) opens
-   * only those, through a proxy Lathe runs for each command (bubblewrap only; elsewhere a list keeps it closed).
-   */
-  network: z
-    .union(
-      [
-        z.boolean(),
-        z.array(
-          z
-            .string()
-            .regex(
-              SANDBOX_HOST,
-              says('a host like "registry.npmjs.org", "*.github.com", "127.0.0.1:8080" or "[::1]:8080"')
-            ),
-          says("an array of hosts")
-        )
-      ],
-      says('true, false, or an array of hosts like ["registry.npmjs.org", "*.github.com"]')
-    )
-    .optional(),
-  /** Refuse bash when no sandbox is available (default false: rely on the permission rules). */
-  required: z.boolean().optional()
-})
+const SandboxObject = lazySchema(() =>
+  z.strictObject({
+    /** `workspace-write`: the project, the OS temp dir and Lathe's truncation dir; `read-only`: the temp dir only. */
+    mode: z.enum(["workspace-write", "read-only", "off"], says('"workspace-write", "read-only" or "off"')).optional(),
+    /**
+     * Whether commands may reach the network (default false): `true` opens it whole; a list of hosts
+     * (`"registry.npmjs.org"`, `"*.github.com"`, `"127.0.0.1:8080"`, `"[::1]:8080"`; no port means 80 and 443) opens
+     * only those, through a proxy Lathe runs for each command (bubblewrap only; elsewhere a list keeps it closed).
+     */
+    network: z
+      .union(
+        [
+          z.boolean(),
+          z.array(
+            z
+              .string()
+              .regex(
+                SANDBOX_HOST,
+                says('a host like "registry.npmjs.org", "*.github.com", "127.0.0.1:8080" or "[::1]:8080"')
+              ),
+            says("an array of hosts")
+          )
+        ],
+        says('true, false, or an array of hosts like ["registry.npmjs.org", "*.github.com"]')
+      )
+      .optional(),
+    /** Refuse bash when no sandbox is available (default false: rely on the permission rules). */
+    required: z.boolean().optional()
+  })
+)
 
 /**
  * The sandbox bash runs in: a mode string, `"required"` (refuse bash where no sandbox can run), or an object
  * `{ mode, network, required }`. Both forms come out as the object, so sources merge key by key (a project's
  * `"required"` keeps the global mode). Defaults: `workspace-write`, network closed, not required.
  */
-export const SandboxConfig = z.union(
-  [
-    z
-      .enum(["workspace-write", "read-only", "off", "required"])
-      .transform(
-        (value): z.output<typeof SandboxObject> => (value === "required" ? { required: true } : { mode: value })
-      ),
-    SandboxObject
-  ],
-  says('"workspace-write", "read-only", "off", "required", or an object with mode / network / required')
+export const SandboxConfig = lazySchema(() =>
+  z.union(
+    [
+      z
+        .enum(["workspace-write", "read-only", "off", "required"])
+        .transform(
+          (value): z.output<typeof SandboxObject> => (value === "required" ? { required: true } : { mode: value })
+        ),
+      SandboxObject
+    ],
+    says('"workspace-write", "read-only", "off", "required", or an object with mode / network / required')
+  )
 )
 /** The sandbox settings after validation (the string shorthand expanded). */
 export type SandboxConfig = z.output<typeof SandboxConfig>
@@ -190,61 +209,67 @@ export type SandboxConfig = z.output<typeof SandboxConfig>
 const stringMap = () => z.record(z.string(), z.string(), says("an object of strings"))
 
 /** An MCP server Lathe starts itself and talks to over stdio. */
-export const McpLocalConfig = z.strictObject({
-  type: z.literal("local", says('"local" or "remote"')),
-  /** The program and its arguments, e.g. `["npx", "-y", "@modelcontextprotocol/server-everything"]`. */
-  command: z.array(z.string(), says('an array of strings, e.g. ["npx", "-y", "my-mcp-server"]')).min(1, {
-    error: 'a non-empty array of strings, e.g. ["npx", "-y", "my-mcp-server"]'
-  }),
-  /** Extra environment variables (`{env:VAR}` works here). */
-  env: stringMap().optional(),
-  /** The working directory, relative to the project root. */
-  cwd: z.string().optional(),
-  /** `false` keeps the server configured but not started (default true). */
-  enabled: z.boolean().optional(),
-  /** How long to wait for it to start, in ms (default 10000). */
-  timeout: positiveInt().optional(),
-  /** `true`: a run waits for this server (up to `timeout`) before its first model request (default false). */
-  wait: z.boolean().optional()
-})
+export const McpLocalConfig = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("local", says('"local" or "remote"')),
+    /** The program and its arguments, e.g. `["npx", "-y", "@modelcontextprotocol/server-everything"]`. */
+    command: z.array(z.string(), says('an array of strings, e.g. ["npx", "-y", "my-mcp-server"]')).min(1, {
+      error: 'a non-empty array of strings, e.g. ["npx", "-y", "my-mcp-server"]'
+    }),
+    /** Extra environment variables (`{env:VAR}` works here). */
+    env: stringMap().optional(),
+    /** The working directory, relative to the project root. */
+    cwd: z.string().optional(),
+    /** `false` keeps the server configured but not started (default true). */
+    enabled: z.boolean().optional(),
+    /** How long to wait for it to start, in ms (default 10000). */
+    timeout: positiveInt().optional(),
+    /** `true`: a run waits for this server (up to `timeout`) before its first model request (default false). */
+    wait: z.boolean().optional()
+  })
+)
 
 const CLIENT_METADATA_URL =
   "an https URL with a path, where the client ID metadata document is served (e.g. https://example.com/lathe/client.json)"
 
 /** An MCP server reached over HTTP: Streamable HTTP, falling back to SSE. */
-export const McpRemoteConfig = z.strictObject({
-  type: z.literal("remote", says('"local" or "remote"')),
-  url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }),
-  /** Extra request headers (`{env:VAR}` works here). */
-  headers: stringMap().optional(),
-  /** OAuth settings, or `false` to never try OAuth (default: OAuth when the server asks for it). */
-  oauth: z
-    .union(
-      [
-        z.literal(false),
-        z.strictObject({
-          clientId: z.string().optional(),
-          clientSecret: z.string().optional(),
-          scope: z.string().optional(),
-          /** A client ID metadata document (an https URL with a path) to use as the client_id where the server takes one. */
-          clientMetadataUrl: z
-            .url({ protocol: /^https$/, error: CLIENT_METADATA_URL })
-            .refine((url) => URL.canParse(url) && new URL(url).pathname !== "/", says(CLIENT_METADATA_URL))
-            .optional()
-        })
-      ],
-      says("false, or an object with clientId / clientSecret / scope / clientMetadataUrl")
-    )
-    .optional(),
-  enabled: z.boolean().optional(),
-  timeout: positiveInt().optional(),
-  wait: z.boolean().optional()
-})
+export const McpRemoteConfig = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("remote", says('"local" or "remote"')),
+    url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }),
+    /** Extra request headers (`{env:VAR}` works here). */
+    headers: stringMap().optional(),
+    /** OAuth settings, or `false` to never try OAuth (default: OAuth when the server asks for it). */
+    oauth: z
+      .union(
+        [
+          z.literal(false),
+          z.strictObject({
+            clientId: z.string().optional(),
+            clientSecret: z.string().optional(),
+            scope: z.string().optional(),
+            /** A client ID metadata document (an https URL with a path) to use as the client_id where the server takes one. */
+            clientMetadataUrl: z
+              .url({ protocol: /^https$/, error: CLIENT_METADATA_URL })
+              .refine((url) => URL.canParse(url) && new URL(url).pathname !== "/", says(CLIENT_METADATA_URL))
+              .optional()
+          })
+        ],
+        says("false, or an object with clientId / clientSecret / scope / clientMetadataUrl")
+      )
+      .optional(),
+    enabled: z.boolean().optional(),
+    timeout: positiveInt().optional(),
+    wait: z.boolean().optional()
+  })
+)
 
 /** One MCP server in config: `local` (a command) or `remote` (a URL). */
-export const McpServerConfig = z.discriminatedUnion("type", [McpLocalConfig, McpRemoteConfig], {
-  error: 'an object with "type": "local" (and "command") or "type": "remote" (and "url")'
-})
+export const McpServerConfig = lazySchema(() =>
+  z.discriminatedUnion("type", [McpLocalConfig, McpRemoteConfig], {
+    error: 'an object with "type": "local" (and "command") or "type": "remote" (and "url")'
+  })
+)
 /** One MCP server in config. */
 export type McpServerConfig = z.infer<typeof McpServerConfig>
 
@@ -258,10 +283,15 @@ const postgresUrl = () =>
  * `{ "type": "postgres", "url": "postgres://…" }` (a database several machines can share, through `@lathe/store-pg`).
  * Global config and `LATHE_STORE` may choose it; a project's files only once the folder is trusted.
  */
-export const StoreConfig = z.discriminatedUnion(
-  "type",
-  [z.strictObject({ type: z.literal("sqlite") }), z.strictObject({ type: z.literal("postgres"), url: postgresUrl() })],
-  { error: 'an object with "type": "sqlite", or "type": "postgres" and a "url"' }
+export const StoreConfig = lazySchema(() =>
+  z.discriminatedUnion(
+    "type",
+    [
+      z.strictObject({ type: z.literal("sqlite") }),
+      z.strictObject({ type: z.literal("postgres"), url: postgresUrl() })
+    ],
+    { error: 'an object with "type": "sqlite", or "type": "postgres" and a "url"' }
+  )
 )
 /** Where sessions are kept. */
 export type StoreConfig = z.infer<typeof StoreConfig>
@@ -271,148 +301,140 @@ export type StoreConfig = z.infer<typeof StoreConfig>
  * `SessionStart`, `Notification`): a list of `{ "matcher": "Bash|Edit", "hooks": [{ "type": "command", "command": "…",
  * "timeout": 30 }] }` (`timeout` in seconds). `@lathe/hooks` runs them; other keys of an entry are left for it to judge.
  */
-export const HooksConfig = z.record(
-  z.string(),
-  z.array(
-    z.looseObject({
-      matcher: z.string(says("a regular expression over tool names")).optional(),
-      hooks: z.array(
-        z.looseObject({
-          type: z.string(says('"command"')),
-          command: z.string(says("a shell command")).optional(),
-          timeout: z.number(says("a number of seconds")).positive(says("a number of seconds > 0")).optional()
-        }),
-        says('an array of { "type": "command", "command": "…" }')
-      )
-    }),
-    says('an array of { "matcher": "…", "hooks": [ … ] }')
-  ),
-  says('an object of event names, e.g. { "PreToolUse": [ … ] }')
+export const HooksConfig = lazySchema(() =>
+  z.record(
+    z.string(),
+    z.array(
+      z.looseObject({
+        matcher: z.string(says("a regular expression over tool names")).optional(),
+        hooks: z.array(
+          z.looseObject({
+            type: z.string(says('"command"')),
+            command: z.string(says("a shell command")).optional(),
+            timeout: z.number(says("a number of seconds")).positive(says("a number of seconds > 0")).optional()
+          }),
+          says('an array of { "type": "command", "command": "…" }')
+        )
+      }),
+      says('an array of { "matcher": "…", "hooks": [ … ] }')
+    ),
+    says('an object of event names, e.g. { "PreToolUse": [ … ] }')
+  )
 )
 /** Shell hooks by event, as written in config. */
 export type HooksConfig = z.infer<typeof HooksConfig>
 
 /** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
-export const ConfigFile = z.strictObject({
-  $schema: z.string().optional(),
-  /** The default model, `provider/model`. */
-  model: modelRef().optional(),
-  /** A cheaper model for titles and summaries, `provider/model`. */
-  small_model: modelRef().optional(),
-  default_agent: z.string().optional(),
-  provider: z.record(z.string(), ProviderConfig).optional(),
-  permission: PermissionConfig.optional(),
-  agent: z.record(z.string(), AgentConfig).optional(),
-  plugin: z.array(PluginSpec).optional(),
-  /** MCP servers by name; their tools are `<name>_<tool>`. An untrusted project's servers are not started. */
-  mcp: z.record(z.string(), McpServerConfig).optional(),
-  /**
-   * The share of the model's context window (0–1, default 0.1) MCP tool definitions may take before they are no
-   * longer all sent and the model finds them with `mcp_search` instead; `false` always sends them all.
-   */
-  mcp_tool_search: z
-    .union(
-      [z.literal(false), z.number().min(0, says("a number from 0 to 1")).max(1, says("a number from 0 to 1"))],
-      says("a number from 0 to 1, or false")
-    )
-    .optional(),
-  /**
-   * How long after the MCP servers start a turn's first request may wait for those still starting, in ms (default
-   * 10000 for `lathe run`, 2000 in the interactive UI; 0 never waits). A server the prompt or the agent names, or
-   * marked `wait: true`, is waited for up to its own start timeout; a server that fails holds nothing up.
-   */
-  mcp_startup_wait: nonNegativeInt().optional(),
-  /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
-  disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
-  /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
-  plugin_timeout_ms: positiveInt().optional(),
-  /** Shell hooks with Claude Code's contract (see {@link HooksConfig}); an untrusted project's do not run. */
-  hooks: HooksConfig.optional(),
-  /** Globs or paths of extra rules files (relative to the project root); an untrusted project's stay inside it. */
-  instructions: z.array(z.string(), says("an array of strings")).optional(),
-  /**
-   * The most model calls (steps) one turn may make (default 200; an agent's `max_steps` overrides it; 0 = no cap).
-   * The last one offers no tools and asks for a summary; the turn then ends with a `StepLimit` error.
-   */
-  max_steps: nonNegativeInt().optional(),
-  tool_output: z.strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() }).optional(),
-  doom_loop: z
-    .strictObject({
-      threshold: z.number().int(says("an integer")).optional(),
-      ignored_tools: z.array(z.string()).optional()
-    })
-    .optional(),
-  retry: z
-    .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
-    .optional(),
-  compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
-  /** Undo snapshots: `false` turns them off; caps are in bytes. Only the person's config and trusted projects set it. */
-  snapshot: z
-    .union(
-      [
-        z.literal(false),
-        z.strictObject({ max_file_size: positiveInt().optional(), max_snapshot_size: positiveInt().optional() })
-      ],
-      says("false, or an object with max_file_size / max_snapshot_size in bytes")
-    )
-    .optional(),
-  /**
-   * webfetch: `allow_private_hosts` lists hosts (`host` or `host:port`) on this machine or a private network it may
-   * fetch; every other non-public address is refused. It widens, so an untrusted project may not set it.
-   */
-  webfetch: z
-    .strictObject({
-      allow_private_hosts: z.array(z.string(), says('an array of "host" or "host:port" strings')).optional()
-    })
-    .optional(),
-  /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
-  sandbox: SandboxConfig.optional(),
-  /** Where sessions are kept; see {@link StoreConfig}. `LATHE_STORE` overrides it for one run. */
-  store: StoreConfig.optional(),
-  /**
-   * The model catalogue: `refresh: false` stops the daily background download (default true); `url` is where it is
-   * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both); `notice: false`
-   * silences the notice about a model the catalogue does not know (shown once per model otherwise).
-   */
-  models: z
-    .strictObject({
-      refresh: z.boolean().optional(),
-      notice: z.boolean().optional(),
-      url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional()
-    })
-    .optional(),
-  /** How bash builds commands' environment. */
-  shell: z
-    .strictObject({
-      env: z
-        .strictObject({
-          /** Variables that reach commands although their names look like secrets (KEY, SECRET, TOKEN, PASSWORD). */
-          inherit: z.array(z.string(), says("an array of variable names")).optional(),
-          /**
-           * Variables set for every command (Claude Code's `env` lands here); a secret-looking name still needs
-           * `inherit`. Only the person's config and trusted projects set it.
-           */
-          set: stringMap().optional()
-        })
-        .optional()
-    })
-    .optional()
-})
+export const ConfigFile = lazySchema(() =>
+  z.strictObject({
+    $schema: z.string().optional(),
+    /** The default model, `provider/model`. */
+    model: modelRef().optional(),
+    /** A cheaper model for titles and summaries, `provider/model`. */
+    small_model: modelRef().optional(),
+    default_agent: z.string().optional(),
+    provider: z.record(z.string(), ProviderConfig).optional(),
+    permission: PermissionConfig.optional(),
+    agent: z.record(z.string(), AgentConfig).optional(),
+    plugin: z.array(PluginSpec).optional(),
+    /** MCP servers by name; their tools are `<name>_<tool>`. An untrusted project's servers are not started. */
+    mcp: z.record(z.string(), McpServerConfig).optional(),
+    /**
+     * The share of the model's context window (0–1, default 0.1) MCP tool definitions may take before they are no
+     * longer all sent and the model finds them with `mcp_search` instead; `false` always sends them all.
+     */
+    mcp_tool_search: z
+      .union(
+        [z.literal(false), z.number().min(0, says("a number from 0 to 1")).max(1, says("a number from 0 to 1"))],
+        says("a number from 0 to 1, or false")
+      )
+      .optional(),
+    /**
+     * How long after the MCP servers start a turn's first request may wait for those still starting, in ms (default
+     * 10000 for `lathe run`, 2000 in the interactive UI; 0 never waits). A server the prompt or the agent names, or
+     * marked `wait: true`, is waited for up to its own start timeout; a server that fails holds nothing up.
+     */
+    mcp_startup_wait: nonNegativeInt().optional(),
+    /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
+    disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
+    /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
+    plugin_timeout_ms: positiveInt().optional(),
+    /** Shell hooks with Claude Code's contract (see {@link HooksConfig}); an untrusted project's do not run. */
+    hooks: HooksConfig.optional(),
+    /** Globs or paths of extra rules files (relative to the project root); an untrusted project's stay inside it. */
+    instructions: z.array(z.string(), says("an array of strings")).optional(),
+    /**
+     * The most model calls (steps) one turn may make (default 200; an agent's `max_steps` overrides it; 0 = no cap).
+     * The last one offers no tools and asks for a summary; the turn then ends with a `StepLimit` error.
+     */
+    max_steps: nonNegativeInt().optional(),
+    tool_output: z
+      .strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() })
+      .optional(),
+    doom_loop: z
+      .strictObject({
+        threshold: z.number().int(says("an integer")).optional(),
+        ignored_tools: z.array(z.string()).optional()
+      })
+      .optional(),
+    retry: z
+      .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
+      .optional(),
+    compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
+    /** Undo snapshots: `false` turns them off; caps are in bytes. Only the person's config and trusted projects set it. */
+    snapshot: z
+      .union(
+        [
+          z.literal(false),
+          z.strictObject({ max_file_size: positiveInt().optional(), max_snapshot_size: positiveInt().optional() })
+        ],
+        says("false, or an object with max_file_size / max_snapshot_size in bytes")
+      )
+      .optional(),
+    /**
+     * webfetch: `allow_private_hosts` lists hosts (`host` or `host:port`) on this machine or a private network it may
+     * fetch; every other non-public address is refused. It widens, so an untrusted project may not set it.
+     */
+    webfetch: z
+      .strictObject({
+        allow_private_hosts: z.array(z.string(), says('an array of "host" or "host:port" strings')).optional()
+      })
+      .optional(),
+    /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
+    sandbox: SandboxConfig.optional(),
+    /** Where sessions are kept; see {@link StoreConfig}. `LATHE_STORE` overrides it for one run. */
+    store: StoreConfig.optional(),
+    /**
+     * The model catalogue: `refresh: false` stops the daily background download (default true); `url` is where it is
+     * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both); `notice: false`
+     * silences the notice about a model the catalogue does not know (shown once per model otherwise).
+     */
+    models: z
+      .strictObject({
+        refresh: z.boolean().optional(),
+        notice: z.boolean().optional(),
+        url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional()
+      })
+      .optional(),
+    /** How bash builds commands' environment. */
+    shell: z
+      .strictObject({
+        env: z
+          .strictObject({
+            /** Variables that reach commands although their names look like secrets (KEY, SECRET, TOKEN, PASSWORD). */
+            inherit: z.array(z.string(), says("an array of variable names")).optional(),
+            /**
+             * Variables set for every command (Claude Code's `env` lands here); a secret-looking name still needs
+             * `inherit`. Only the person's config and trusted projects set it.
+             */
+            set: stringMap().optional()
+          })
+          .optional()
+      })
+      .optional()
+  })
+)
 /** A config file after validation. */
 export type ConfigFile = z.infer<typeof ConfigFile>
 /** A config file as written (what `Config.layerTest` takes). */
 export type ConfigFileInput = z.input<typeof ConfigFile>
-
-/**
- * Expands config permissions into an ordered ruleset, in key order: `"ask"` is `*: *`, `{ "bash": "ask" }` is
- * `bash: *`, `{ "read": { "*": "allow", "*.env": "ask" } }` is two `read` rules. Every rule carries `source`.
- */
-export const permissionRules = (config: PermissionConfig | undefined, source: string): Array<Rule> => {
-  if (config === undefined) return []
-  if (typeof config === "string") return [{ permission: "*", pattern: "*", action: config, source }]
-  return Object.entries(config).flatMap(([permission, value]) =>
-    typeof value === "string"
-      ? [{ permission, pattern: "*", action: value, source }]
-      : Object.entries(value).map(([pattern, action]) => ({ permission, pattern, action, source }))
-  )
-}

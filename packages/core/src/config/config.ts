@@ -1,8 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, relative, resolve, sep } from "node:path"
+import type { Rule } from "@lathe/plugin"
+import { permissionRules } from "@lathe/plugin/host"
 import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
-import type { Rule } from "../contracts/permission-next.js"
 import { descriptorOf } from "../provider/registry.js"
 import type { ForeignFormat } from "./config-foreign.js"
 import {
@@ -25,7 +26,6 @@ import {
   ConfigFile,
   type ConfigFileInput,
   type PluginSpec,
-  permissionRules,
   providerTypesText
 } from "./config-schema.js"
 import { type DroppedRule, droppedAllowRules, stripUntrusted, type UntrustedItem } from "./config-untrusted.js"

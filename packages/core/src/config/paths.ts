@@ -2,7 +2,7 @@ import { realpath } from "node:fs/promises"
 import { homedir } from "node:os"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import { Context, Effect, Layer } from "effect"
-import { gitOutput, prefetchGit, startupGitCommands } from "./git-prefetch.js"
+import { gitOutput, prefetchGit, startupGitCommands } from "../process/git-prefetch.js"
 import { sha1Hex } from "./sha1.js"
 
 /** Where Lathe keeps its files, and which project it is working on. */

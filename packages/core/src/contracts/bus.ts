@@ -1,5 +1,5 @@
+import type { LatheEvent, LatheEventType } from "@lathe/plugin/schema"
 import { Context, Effect, Fiber, Layer, PubSub, type Scope, Stream } from "effect"
-import type { LatheEvent, LatheEventType } from "../schema/events.js"
 
 /** A handle on a callback subscription; `close()` stops delivery. */
 export interface Listener {

@@ -1,36 +1,5 @@
-import { Context, Effect, Layer, Schema } from "effect"
-
-/** What a rule does when it matches. */
-export const PermissionAction = Schema.Literals(["allow", "deny", "ask"])
-export type PermissionAction = typeof PermissionAction.Type
-
-/**
- * One rule: `permission` (e.g. `edit`, `bash`, `read`, or `*`) and `pattern` (a wildcard over the thing asked
- * for: a path, a command) decide `action`. A ruleset is an ordered list; the LAST matching rule wins.
- */
-export const Rule = Schema.Struct({
-  permission: Schema.String,
-  pattern: Schema.String,
-  action: PermissionAction,
-  /** Where the rule came from (a config file, an agent, "session"), for explanations and the audit trail. */
-  source: Schema.optionalKey(Schema.String),
-  /**
-   * A rule that may only make a decision stricter (an untrusted project's deny or ask): it decides only when it is
-   * stricter than what the other rules decide, wherever it stands in the ruleset. So a cloned repository's
-   * `"rm *": "ask"` cannot turn the user's or an agent's `deny` into a question.
-   */
-  narrows: Schema.optionalKey(Schema.Boolean),
-  /**
-   * A rule that decides only the asks its pattern matches (a plugin's default for its own tools, such as MCP's
-   * `mcp:may-write` ask): it never stands for what a command Lathe cannot analyse might run, so it cannot turn an
-   * unknown bash command or write into an ask. Rules a person writes are never scoped.
-   */
-  scoped: Schema.optionalKey(Schema.Boolean)
-})
-export type Rule = typeof Rule.Type
-
-/** An ordered list of rules; the last matching rule wins. Rulesets merge by concatenation. */
-export type Ruleset = ReadonlyArray<Rule>
+import { type PermissionError, type PermissionRequest, type Ruleset, rejected } from "@lathe/plugin"
+import { Context, Effect, Layer } from "effect"
 
 /**
  * The rules every ruleset starts with: the host's defaults (`defaults()` of `@lathe/permission` in the CLI). The loop
@@ -39,24 +8,6 @@ export type Ruleset = ReadonlyArray<Rule>
 export const PermissionDefaults = Context.Reference<Ruleset>("@lathe/core/PermissionDefaults", {
   defaultValue: () => []
 })
-
-/** What a tool asks for. `patterns` are matched against rules; `always` are remembered on an "always" reply. */
-export interface PermissionRequest {
-  /** The permission asked for: `edit`, `bash`, `external_directory`, `doom_loop`, a tool name, … */
-  readonly permission: string
-  /** The concrete things asked for, e.g. file paths or normalised commands. An ask with no pattern asks for `*`. */
-  readonly patterns: ReadonlyArray<string>
-  /** The patterns an "always" reply adds allow rules for (e.g. `git push *`); defaults to `patterns`. */
-  readonly always?: ReadonlyArray<string>
-  /** Shown to the person answering: a diff, the full command, a reason. */
-  readonly metadata?: Readonly<Record<string, unknown>>
-  /**
-   * Only a person may approve this ask (a rerun outside the sandbox, a write to a protected path): no wildcard rule,
-   * no built-in default, no plugin hook and no `--yes` answers it; only a rule naming this very permission, an
-   * "always" a person gave, or a person at a terminal. Without a terminal it is refused and the model told why.
-   */
-  readonly requiresPerson?: boolean
-}
 
 /** A request as the service receives it: who asks, under which ruleset. */
 export interface PermissionAsk extends PermissionRequest {
@@ -82,47 +33,6 @@ export type PermissionReply =
 
 /** Who answered: the person (default), or a blanket `--yes`; recorded in the audit trail. */
 export type ReplySource = "person" | "yes"
-
-/** A rule said `deny`. The message is written for the model. */
-export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {
-  permission: Schema.String,
-  pattern: Schema.String,
-  rule: Schema.optionalKey(Rule),
-  message: Schema.String
-}) {}
-
-/** The person (or a hook) rejected the ask, optionally with guidance for the model in `feedback`. */
-export class PermissionRejected extends Schema.TaggedError<PermissionRejected>()("PermissionRejected", {
-  permission: Schema.String,
-  patterns: Schema.Array(Schema.String),
-  feedback: Schema.optionalKey(Schema.String),
-  message: Schema.String
-}) {}
-
-/** Every way an ask can fail. */
-export type PermissionError = PermissionDenied | PermissionRejected
-
-/** Builds the model-facing denial for a deny rule. */
-export const denied = (permission: string, pattern: string, rule?: Rule): PermissionDenied =>
-  new PermissionDenied({
-    permission,
-    pattern,
-    ...(rule ? { rule } : {}),
-    message:
-      `Permission "${permission}" is denied for "${pattern}" by a rule` +
-      `${rule?.source ? ` in ${rule.source}` : ""}. Do not retry it; choose another approach or ask the user.`
-  })
-
-/** Builds the model-facing rejection, carrying the person's words when they gave any. */
-export const rejected = (permission: string, patterns: ReadonlyArray<string>, feedback?: string): PermissionRejected =>
-  new PermissionRejected({
-    permission,
-    patterns: [...patterns],
-    ...(feedback ? { feedback } : {}),
-    message: feedback
-      ? `The user rejected this ${permission} request and said: ${feedback}`
-      : `The user rejected this ${permission} request. Stop and wait for the user's next instruction.`
-  })
 
 /** A pending ask, as a UI lists it. */
 export interface PendingAsk extends PermissionRequest {

@@ -6,6 +6,11 @@ export interface SnapshotPatch {
   readonly hash: string
   /** Paths relative to the project root. */
   readonly files: ReadonlyArray<string>
+  /**
+   * The tree the change is measured to: the work tree as recorded when the patch was taken (what `track` would return
+   * right after), when the service took one.
+   */
+  readonly after?: string
 }
 
 /** One file's change between two snapshots, for showing what a step did. */

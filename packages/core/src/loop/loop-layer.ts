@@ -1,11 +1,13 @@
 import { Layer } from "effect"
 import { Compaction } from "./compaction.js"
+import { NestedRules } from "./nested-rules.js"
 import { Processor } from "./processor.js"
 import { SessionPrompt } from "./session-prompt.js"
 import { Step } from "./step.js"
 import { SystemPrompt } from "./system-prompt.js"
 import { Title } from "./title.js"
 import { ToolRunner } from "./tool-runner.js"
+import { TurnRunner } from "./turn-runner.js"
 
 /**
  * Replacements for the loop's own services, each built over the same services the real one needs (a `Title` that
@@ -21,21 +23,21 @@ export interface LoopLayers {
 }
 
 /**
- * The agent loop, its services each on its own layer and bound once: `ToolRunner` (one call) under `Processor` (one
- * streamed step) and `SystemPrompt`, under `Step` (an attempt and its retries), under `Compaction` and `Title`, under
- * `SessionPrompt` (the turn). Every one of them is in the output, so a caller can use or replace any; the services
- * they need (store, writer, bus, LLM, config, paths, plugins, permission, snapshot, question, subagents, retry) come
- * from below.
+ * The agent loop, its services each on its own layer and bound once: `SystemPrompt` (and the `NestedRules` it hands
+ * out) under `ToolRunner` (one call), under `Processor` (one streamed step), under `Step` (an attempt and its
+ * retries), under `Compaction` and `Title`, under `SessionPrompt` (the turn), under `TurnRunner` (what every front
+ * drives). Every one of them is in the output, so a
+ * caller can use or replace any; the services they need (store, writer, bus, LLM, config, paths, plugins, permission,
+ * snapshot, question, subagents, retry) come from below.
  */
 export const loopLayer = (replace: LoopLayers = {}) => {
-  const tools = replace.toolRunner ?? ToolRunner.layer
-  const processor = Layer.mergeAll(
-    replace.processor ?? Processor.layer,
-    replace.systemPrompt ?? SystemPrompt.layer
-  ).pipe(Layer.provideMerge(tools))
+  // The runner reaches the session's nested rules through the system prompt's layer, below it.
+  const system = NestedRules.layer.pipe(Layer.provideMerge(replace.systemPrompt ?? SystemPrompt.layer))
+  const tools = (replace.toolRunner ?? ToolRunner.layer).pipe(Layer.provideMerge(system))
+  const processor = (replace.processor ?? Processor.layer).pipe(Layer.provideMerge(tools))
   const step = (replace.step ?? Step.layer).pipe(Layer.provideMerge(processor))
   const aside = Layer.mergeAll(replace.compaction ?? Compaction.layer, replace.title ?? Title.layer).pipe(
     Layer.provideMerge(step)
   )
-  return SessionPrompt.layer.pipe(Layer.provideMerge(aside))
+  return TurnRunner.layer.pipe(Layer.provideMerge(SessionPrompt.layer.pipe(Layer.provideMerge(aside))))
 }

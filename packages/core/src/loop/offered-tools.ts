@@ -1,7 +1,6 @@
-import type { Ruleset } from "../contracts/permission-next.js"
-import { compilePattern } from "../contracts/wildcard.js"
-import { type AgentInfo, agentAllowsTool } from "../plugin-host/agent.js"
-import type { AnyTool } from "../plugin-host/tool.js"
+import type { AgentInfo, AnyTool, Ruleset } from "@lathe/plugin"
+import { compilePattern } from "@lathe/plugin/host"
+import { agentAllowsTool } from "../plugin-host/agent.js"
 
 /** The permission that offers or withholds a tool: `edit` for the tools that edit files (trait `edits`), else its id. */
 export const toolPermission = (tool: AnyTool): string => (tool.edits ? "edit" : tool.id)

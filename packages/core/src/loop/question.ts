@@ -1,7 +1,7 @@
-import { Context, Deferred, Effect, Layer, Schema } from "effect"
+import { type QuestionAnswers, QuestionDismissed } from "@lathe/plugin"
+import type { QuestionItem } from "@lathe/plugin/schema"
+import { Context, Deferred, Effect, Layer } from "effect"
 import { Bus } from "../contracts/bus.js"
-import type { QuestionAnswers } from "../contracts/tool-answers.js"
-import type { QuestionItem } from "../schema/events.js"
 
 /** Questions a tool asks the person. */
 export interface QuestionAsk {
@@ -19,13 +19,6 @@ export interface PendingQuestion {
   readonly callID?: string
   readonly questions: ReadonlyArray<QuestionItem>
 }
-
-/** The questions were not answered: dismissed by the person, by a host that cannot ask, or by an abort. */
-export class QuestionDismissed extends Schema.TaggedError<QuestionDismissed>()("QuestionDismissed", {
-  message: Schema.String
-}) {}
-
-export type { QuestionAnswers } from "../contracts/tool-answers.js"
 
 /**
  * Lets a tool ask the person questions mid-turn (the `question` tool). The host (CLI, server) sees

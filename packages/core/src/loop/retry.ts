@@ -1,6 +1,6 @@
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
-import type { ProviderError } from "../provider/provider-error.js"
+import type { ProviderError } from "../llm/provider-error.js"
 
 /** The policy's knobs; `Retry.layer` reads them from config `retry`. */
 export interface RetryPolicy {

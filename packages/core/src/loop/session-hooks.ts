@@ -1,11 +1,10 @@
+import type { AgentInfo } from "@lathe/plugin"
+import type { AssistantMessage, Part, Session, UserMessage } from "@lathe/plugin/schema"
 import { Effect } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import type { Bus } from "../contracts/bus.js"
-import type { AgentInfo } from "../plugin-host/agent.js"
 import type { Plugins } from "../plugin-host/plugins.js"
 import { ascendingId } from "../schema/id.js"
-import type { AssistantMessage, Session, UserMessage } from "../schema/message.js"
-import type { Part } from "../schema/part.js"
 import type { StoreError } from "../store/session-store.js"
 import type { SessionWriter } from "../store/session-writer.js"
 

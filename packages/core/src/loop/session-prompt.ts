@@ -1,21 +1,20 @@
+import type { AgentInfo, Ruleset } from "@lathe/plugin"
+import type { AssistantMessage, MessageWithParts, PromptPart, Session, UserMessage } from "@lathe/plugin/schema"
 import { Clock, Context, Effect, Layer, Schema, type Scope } from "effect"
 import { assumedModelNotice } from "../catalog/model-catalog.js"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config } from "../config/config.js"
 import { Paths } from "../config/paths.js"
 import { Bus } from "../contracts/bus.js"
-import { PermissionDefaults, type Ruleset } from "../contracts/permission-next.js"
-import { assembleRuleset } from "../contracts/permission-ruleset.js"
-import { type AgentInfo, resolveAgents } from "../plugin-host/agent.js"
+import { PermissionDefaults } from "../contracts/permission-next.js"
+import { LLM } from "../llm/llm.js"
+import type { ModelNotFound, ProviderError, ProviderNotConfigured } from "../llm/provider-error.js"
+import { isOverflow } from "../llm/usage.js"
+import { resolveAgents } from "../plugin-host/agent.js"
 import { Plugins } from "../plugin-host/plugins.js"
 import { truncationDir } from "../plugin-host/truncate.js"
-import { LLM } from "../provider/llm.js"
-import type { ModelNotFound, ProviderError, ProviderNotConfigured } from "../provider/provider-error.js"
 import type { Reasoning } from "../provider/reasoning.js"
-import { isOverflow } from "../provider/usage.js"
 import { ascendingId } from "../schema/id.js"
-import type { AssistantMessage, MessageWithParts, Session, UserMessage } from "../schema/message.js"
-import type { PromptPart } from "../schema/prompt-part.js"
 import { DEFAULT_SESSION_TITLE } from "../store/session.js"
 import { recoverSession } from "../store/session-recover.js"
 import { commitRevert } from "../store/session-revert.js"
@@ -24,6 +23,7 @@ import { SessionWriter } from "../store/session-writer.js"
 import { Compaction } from "./compaction.js"
 import { type DoomLoopDetected, DoomLoopGuard, defaultDoomLoop, repeatingTools } from "./doom-loop.js"
 import { subagentRules, turnTools } from "./offered-tools.js"
+import { assembleRuleset } from "./permission-ruleset.js"
 import { makeTurnHooks } from "./session-hooks.js"
 import { Step } from "./step.js"
 import { recordStepLimit, stepCap } from "./step-limit.js"
@@ -39,7 +39,7 @@ import {
 } from "./user-prompt.js"
 
 /** A piece of a prompt as a person gives it (defined beside the plugin API, which contributes them too). */
-export type { PromptPart } from "../schema/prompt-part.js"
+export type { PromptPart } from "@lathe/plugin/schema"
 
 /** One prompt to a session. */
 export interface PromptInput {
@@ -188,81 +188,277 @@ const asSubagentFailure = (agent: string, error: { readonly _tag: string; readon
     ? (error as SubagentFailed)
     : new SubagentFailed({ agent, message: `The ${agent} subagent failed: ${error.message}` })
 
+/** The services a turn runs on, bound once by `makeSessionPrompt`. */
+interface TurnServices {
+  readonly store: SessionStore["Service"]
+  readonly writer: SessionWriter["Service"]
+  readonly bus: Bus["Service"]
+  readonly llm: LLM["Service"]
+  readonly config: Config["Service"]
+  readonly plugins: Plugins["Service"]
+  readonly paths: Paths["Service"]
+  readonly step: Step["Service"]
+  readonly compaction: Compaction["Service"]
+  readonly title: Title["Service"]
+  /** The permission rules every agent starts from. */
+  readonly defaults: Ruleset
+  /** The layer's scope: a session's title is generated on it, outliving the turn that asked for it. */
+  readonly scope: Scope.Scope
+  /** Recovery and undo are store functions: they run on the store and writer bound here, once. */
+  readonly storage: Context.Context<SessionStore | SessionWriter>
+  readonly hooks: ReturnType<typeof makeTurnHooks>
+}
+
+/** The agent a prompt names, else the session's while it can take a prompt, else the default; checked. */
+const pickAgent = Effect.fnUntraced(function* (
+  { config, bus }: TurnServices,
+  input: PromptInput,
+  session: Session,
+  agents: Map<string, AgentInfo>
+) {
+  const fallback = config.info.default_agent ?? "build"
+  const primary = (a: AgentInfo | undefined): a is AgentInfo => a !== undefined && !a.hidden && a.mode !== "subagent"
+  // The session's agent, unless it can no longer take a prompt (removed from config, or a subagent stored by a
+  // mention before mentions ran for one prompt only): then the default answers, and the person is told.
+  const stored = session.agent === undefined ? undefined : agents.get(session.agent)
+  const sessionAgent = primary(stored) ? stored.name : fallback
+  const agentName = input.agent ?? sessionAgent
+  const agent = agents.get(agentName)
+  const usable = (a: AgentInfo) => !a.hidden && (input.allowSubagents ? a.mode !== "primary" : a.mode !== "subagent")
+  if (!agent || !usable(agent)) {
+    const names = [...agents.values()].filter(usable).map((a) => a.name)
+    return yield* new AgentNotFound({
+      agent: agentName,
+      message: `No agent "${agentName}" can take a prompt. Available agents: ${names.sort().join(", ")}.`
+    })
+  }
+  if (input.agent === undefined && session.agent !== undefined && session.agent !== agentName)
+    yield* bus.publish({
+      type: "notice",
+      level: "warn",
+      message:
+        `Session ${session.id}'s agent "${session.agent}" cannot take a prompt ` +
+        `(${stored === undefined ? "no agent has that name now" : "it is a subagent"}); the "${agentName}" agent ` +
+        `answers instead.`
+    })
+  return { agent, sessionAgent }
+})
+
+/** The session, agents, agent and model a prompt runs with (the agent and model checked). */
+const resolvePrompt = Effect.fnUntraced(function* (services: TurnServices, input: PromptInput) {
+  const { store, plugins, config, llm, paths, bus } = services
+  const session = yield* store.getSession(input.sessionID)
+  const agents = resolveAgents(plugins.agents, config.info.agent)
+  const { agent, sessionAgent } = yield* pickAgent(services, input, session, agents)
+  // A subagent with no model of its own runs on its caller's: the turn that started it, else (a mention) the
+  // model the session's own agent would have used.
+  const inherited = input.allowSubagents ? (input.inheritedModel ?? agents.get(sessionAgent)?.model) : undefined
+  const resolved = yield* llm.resolve(input.model ?? agent.model ?? inherited)
+  // Once per model, remembered across runs: the limits Lathe guessed, and how to set them.
+  const assumed = assumedModelNotice(resolved, {
+    dataDir: paths.data,
+    configDir: paths.config,
+    silenced: config.info.models?.notice === false
+  })
+  if (assumed !== undefined) yield* bus.publish({ type: "notice", level: "warn", message: assumed })
+  const reasoning = input.variant ?? config.info.agent?.[agent.name]?.reasoning ?? resolved.reasoning
+  const model: ModelInfo = reasoning === undefined ? resolved : { ...resolved, reasoning }
+  return { session, agents, agent, model }
+})
+
+/** Stores a person's prompt as a user message with its parts (and publishes them); `id` when the caller chose it. */
+const storeUser = Effect.fnUntraced(function* (
+  writer: SessionWriter["Service"],
+  sessionID: string,
+  agent: AgentInfo,
+  model: ModelInfo,
+  parts: ReadonlyArray<PromptPart>,
+  id?: string
+) {
+  const user = userMessage(sessionID, agent, model, yield* Clock.currentTimeMillis, id)
+  yield* writer.putMessage(user)
+  for (const part of promptParts(sessionID, user.id, parts)) yield* writer.putPart(part)
+  return user
+})
+
+/**
+ * Opens a turn: closes what a dead process left open, makes an undo final, stores (or finds) the prompt, runs the
+ * prompt hooks, and names the session. Undefined when a hook withdrew the prompt.
+ */
+const openTurn = Effect.fnUntraced(function* (
+  services: TurnServices,
+  sessionID: string,
+  agent: AgentInfo,
+  model: ModelInfo,
+  input: PromptInput,
+  agents: Map<string, AgentInfo>
+) {
+  const { store, writer, bus, storage, hooks, title, scope } = services
+  // A step a dead process left open is closed first, so the history sent to the model is well-formed.
+  yield* recoverSession(sessionID).pipe(Effect.provide(storage))
+  // A new prompt after an undo makes the undo final: the hidden messages go.
+  yield* commitRevert(sessionID).pipe(Effect.provide(storage))
+  const now = yield* Clock.currentTimeMillis
+  const stored = yield* store.messages(sessionID)
+  // A prompt stored earlier (`append`, while another turn ran) is answered as it is; otherwise the parts are stored.
+  const existing = input.messageID
+    ? stored.find((m) => m.info.id === input.messageID && m.info.role === "user")
+    : undefined
+  const user: UserMessage =
+    existing?.info.role === "user"
+      ? existing.info
+      : yield* storeUser(writer, sessionID, agent, model, input.parts, input.messageID)
+  const history = stored.filter((m) => m.info.id < user.id)
+  const parts = existing ? storedPromptParts(existing) : input.parts
+  yield* bus.publish({ type: "session.started", sessionID, messageID: user.id })
+  yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
+
+  const session = yield* store.getSession(sessionID)
+  const promptText = parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
+  // Plugins see the prompt before the model does: they may add context to it, or withdraw it.
+  const said = parts.flatMap((part) => (part.type === "text" && !part.synthetic ? [part.text] : [])).join("\n")
+  if (yield* hooks.beforePrompt(session, agent, user.id, said, history.length === 0)) return { user, opened: undefined }
+  const firstText = parts.find((part) => part.type === "text")?.text.trim() ?? ""
+  // A subagent's prompt (a mention; a task's child session was made with its agent) leaves the session's agent.
+  const kept = input.allowSubagents ? {} : { agent: agent.name }
+  const titled = quickTitle(session, firstText, history.length === 0)
+  yield* writer.updateSession({ ...session, ...titled, ...kept, time: { ...session.time, updated: now } })
+  const titleAgent = agents.get("title")
+  if (history.length === 0 && firstText && input.title !== false && titleAgent) {
+    // A title needs no thinking: the turn's reasoning setting is not sent with it.
+    const { reasoning: _, ...titleModel } = model
+    yield* Effect.forkIn(title.generate(sessionID, firstText, titleAgent, titleModel), scope)
+  }
+  return { user, opened: { session, history, promptText } }
+})
+
+/** Compacts the history before the turn in progress, when the config lets the loop do it on its own. */
+const autoCompact = (services: TurnServices, turn: TurnContext, request?: string) =>
+  services.compaction.compact({
+    sessionID: turn.sessionID,
+    keepFrom: turn.user.id,
+    model: turn.model,
+    agents: turn.agents,
+    abort: turn.abort,
+    auto: true,
+    ...(request !== undefined ? { request } : {})
+  })
+
+/**
+ * The turn's steps, until the model stops calling tools (and no `turn.stop` hook sends it on), a call is blocked,
+ * the turn is aborted, or the step cap is reached; compacts in between when the context filled up. Returns the
+ * last step's message.
+ */
+const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: TurnContext) {
+  const { config, plugins, defaults, paths, step, writer, bus, hooks } = services
+  const { agent, model, abort, input } = turn
+  const guard = new DoomLoopGuard({
+    threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
+    ignoredTools: config.info.doom_loop?.ignored_tools ?? repeatingTools(plugins.tools)
+  })
+  const ruleset: Ruleset = assembleRuleset({
+    defaults,
+    agent: agent.permission,
+    config: config.info.permission,
+    truncationDir: truncationDir(paths.data),
+    extraRules: input.extraRules
+  })
+  const offer = turnTools(agent, ruleset, input.callerTools)
+  // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
+  const cap = stepCap(agent.maxSteps, config.info.max_steps)
+  let last: AssistantMessage | undefined
+  let continued = 0
+  for (let number = 1; ; number++) {
+    if (abort.aborted) break
+    const lastStep = cap !== undefined && number >= cap
+    const tools = offer(plugins.tools)
+    const assistant = assistantMessage(
+      turn.user,
+      agent,
+      model,
+      { cwd: paths.directory, root: paths.root },
+      yield* Clock.currentTimeMillis
+    )
+    const output = yield* step.run({
+      assistant,
+      agent,
+      model,
+      tools: lastStep ? {} : tools,
+      abort,
+      ruleset,
+      step: number,
+      guard,
+      lastStep,
+      ...(input.constraints ? { constraints: input.constraints } : {})
+    })
+    last = output.message
+    if (lastStep && !abort.aborted) last = yield* recordStepLimit(writer, bus, last, number)
+    // A plugin may send a turn the model ended on with an instruction, a few times at most.
+    if (
+      output.result === "stop" &&
+      !lastStep &&
+      !abort.aborted &&
+      (yield* hooks.goOn(turn.session, agent, model, output.message, continued))
+    ) {
+      continued++
+      continue
+    }
+    if (output.result === "stop" || lastStep) break
+    if (output.result === "compact") {
+      if (config.info.compaction?.auto === false) break
+      yield* autoCompact(services, turn, turn.promptText)
+    }
+  }
+  return last
+})
+
+/** The child session a subagent runs in: the one the request continues (if it is this session's), else a new one. */
+const openChild = Effect.fnUntraced(function* (services: TurnServices, request: SubagentRequest) {
+  const { store, writer, paths } = services
+  if (request.sessionID) {
+    const existing = yield* store.getSession(request.sessionID).pipe(Effect.option)
+    if (existing._tag === "None" || existing.value.parentID !== request.parentSessionID)
+      return yield* new SubagentFailed({
+        agent: request.agent,
+        message: `Session ${request.sessionID} is not a subagent session of this session; omit session_id to start one.`
+      })
+    return request.sessionID
+  }
+  const child = childSession(request, paths, yield* Clock.currentTimeMillis)
+  yield* writer.createSession(child, request.callID ? { callID: request.callID } : {})
+  return child.id
+})
+
+/** The real turn over the services bound here, once; the parts of a turn above take them as `services`. */
 const makeSessionPrompt = Effect.gen(function* () {
-  const store = yield* SessionStore
   const writer = yield* SessionWriter
   const bus = yield* Bus
-  const llm = yield* LLM
-  const config = yield* Config
   const plugins = yield* Plugins
-  const paths = yield* Paths
+  const services: TurnServices = {
+    store: yield* SessionStore,
+    writer,
+    bus,
+    llm: yield* LLM,
+    config: yield* Config,
+    plugins,
+    paths: yield* Paths,
+    step: yield* Step,
+    compaction: yield* Compaction,
+    title: yield* Title,
+    defaults: yield* PermissionDefaults,
+    scope: yield* Effect.scope,
+    storage: yield* Effect.context<SessionStore | SessionWriter>(),
+    hooks: makeTurnHooks({ plugins, writer, bus, storeUser: (...args) => storeUser(writer, ...args) })
+  }
+  const { store, llm, config, compaction } = services
   const subagents = yield* Subagents
-  const step = yield* Step
-  const compaction = yield* Compaction
-  const title = yield* Title
-  const defaults = yield* PermissionDefaults
-  const scope: Scope.Scope = yield* Effect.scope
-  // Recovery and undo are store functions: they run on the store and writer bound here, once.
-  const storage = yield* Effect.context<SessionStore | SessionWriter>()
   const running = new Map<string, AbortController>()
   /** The `provider/model` of each running turn, by session: what a subagent it starts inherits. */
   const turnModels = new Map<string, string>()
-  const hooks = makeTurnHooks({ plugins, writer, bus, storeUser: (...args) => storeUser(...args) })
-
-  /** The agent a prompt names, else the session's while it can take a prompt, else the default; checked. */
-  const pickAgent = Effect.fnUntraced(function* (input: PromptInput, session: Session, agents: Map<string, AgentInfo>) {
-    const fallback = config.info.default_agent ?? "build"
-    const primary = (a: AgentInfo | undefined): a is AgentInfo => a !== undefined && !a.hidden && a.mode !== "subagent"
-    // The session's agent, unless it can no longer take a prompt (removed from config, or a subagent stored by a
-    // mention before mentions ran for one prompt only): then the default answers, and the person is told.
-    const stored = session.agent === undefined ? undefined : agents.get(session.agent)
-    const sessionAgent = primary(stored) ? stored.name : fallback
-    const agentName = input.agent ?? sessionAgent
-    const agent = agents.get(agentName)
-    const usable = (a: AgentInfo) => !a.hidden && (input.allowSubagents ? a.mode !== "primary" : a.mode !== "subagent")
-    if (!agent || !usable(agent)) {
-      const names = [...agents.values()].filter(usable).map((a) => a.name)
-      return yield* new AgentNotFound({
-        agent: agentName,
-        message: `No agent "${agentName}" can take a prompt. Available agents: ${names.sort().join(", ")}.`
-      })
-    }
-    if (input.agent === undefined && session.agent !== undefined && session.agent !== agentName)
-      yield* bus.publish({
-        type: "notice",
-        level: "warn",
-        message:
-          `Session ${session.id}'s agent "${session.agent}" cannot take a prompt ` +
-          `(${stored === undefined ? "no agent has that name now" : "it is a subagent"}); the "${agentName}" agent ` +
-          `answers instead.`
-      })
-    return { agent, sessionAgent }
-  })
-
-  /** The session, agents, agent and model a prompt runs with (the agent and model checked). */
-  const resolve = Effect.fnUntraced(function* (input: PromptInput) {
-    const session = yield* store.getSession(input.sessionID)
-    const agents = resolveAgents(plugins.agents, config.info.agent)
-    const { agent, sessionAgent } = yield* pickAgent(input, session, agents)
-    // A subagent with no model of its own runs on its caller's: the turn that started it, else (a mention) the
-    // model the session's own agent would have used.
-    const inherited = input.allowSubagents ? (input.inheritedModel ?? agents.get(sessionAgent)?.model) : undefined
-    const resolved = yield* llm.resolve(input.model ?? agent.model ?? inherited)
-    // Once per model, remembered across runs: the limits Lathe guessed, and how to set them.
-    const assumed = assumedModelNotice(resolved, {
-      dataDir: paths.data,
-      configDir: paths.config,
-      silenced: config.info.models?.notice === false
-    })
-    if (assumed !== undefined) yield* bus.publish({ type: "notice", level: "warn", message: assumed })
-    const reasoning = input.variant ?? config.info.agent?.[agent.name]?.reasoning ?? resolved.reasoning
-    const model: ModelInfo = reasoning === undefined ? resolved : { ...resolved, reasoning }
-    return { session, agents, agent, model }
-  })
 
   const append = Effect.fn("SessionPrompt.append")(function* (input: PromptInput) {
-    const { session, agent, model } = yield* resolve(input)
-    return yield* storeUser(session.id, agent, model, input.parts, input.messageID)
+    const { session, agent, model } = yield* resolvePrompt(services, input)
+    return yield* storeUser(writer, session.id, agent, model, input.parts, input.messageID)
   })
 
   /**
@@ -294,7 +490,7 @@ const makeSessionPrompt = Effect.gen(function* () {
       found.id,
       `Session ${found.id} is already working on a prompt; wait for it to finish or cancel it.`
     )
-    const { session, agents, agent, model } = yield* resolve(input)
+    const { session, agents, agent, model } = yield* resolvePrompt(services, input)
     const { signal, release } = claim(session.id, model, input.abort)
     return yield* turn(session.id, agent, model, input, signal, agents).pipe(
       Effect.ensuring(
@@ -308,82 +504,6 @@ const makeSessionPrompt = Effect.gen(function* () {
     )
   })
 
-  /** Stores a person's prompt as a user message with its parts (and publishes them); `id` when the caller chose it. */
-  const storeUser = Effect.fnUntraced(function* (
-    sessionID: string,
-    agent: AgentInfo,
-    model: ModelInfo,
-    parts: ReadonlyArray<PromptPart>,
-    id?: string
-  ) {
-    const user = userMessage(sessionID, agent, model, yield* Clock.currentTimeMillis, id)
-    yield* writer.putMessage(user)
-    for (const part of promptParts(sessionID, user.id, parts)) yield* writer.putPart(part)
-    return user
-  })
-
-  /**
-   * Opens a turn: closes what a dead process left open, makes an undo final, stores (or finds) the prompt, runs the
-   * prompt hooks, and names the session. Undefined when a hook withdrew the prompt.
-   */
-  const openTurn = Effect.fnUntraced(function* (
-    sessionID: string,
-    agent: AgentInfo,
-    model: ModelInfo,
-    input: PromptInput,
-    agents: Map<string, AgentInfo>
-  ) {
-    // A step a dead process left open is closed first, so the history sent to the model is well-formed.
-    yield* recoverSession(sessionID).pipe(Effect.provide(storage))
-    // A new prompt after an undo makes the undo final: the hidden messages go.
-    yield* commitRevert(sessionID).pipe(Effect.provide(storage))
-    const now = yield* Clock.currentTimeMillis
-    const stored = yield* store.messages(sessionID)
-    // A prompt stored earlier (`append`, while another turn ran) is answered as it is; otherwise the parts are stored.
-    const existing = input.messageID
-      ? stored.find((m) => m.info.id === input.messageID && m.info.role === "user")
-      : undefined
-    const user: UserMessage =
-      existing?.info.role === "user"
-        ? existing.info
-        : yield* storeUser(sessionID, agent, model, input.parts, input.messageID)
-    const history = stored.filter((m) => m.info.id < user.id)
-    const parts = existing ? storedPromptParts(existing) : input.parts
-    yield* bus.publish({ type: "session.started", sessionID, messageID: user.id })
-    yield* bus.publish({ type: "session.status", sessionID, status: { type: "busy" } })
-
-    const session = yield* store.getSession(sessionID)
-    const promptText = parts.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n")
-    // Plugins see the prompt before the model does: they may add context to it, or withdraw it.
-    const said = parts.flatMap((part) => (part.type === "text" && !part.synthetic ? [part.text] : [])).join("\n")
-    if (yield* hooks.beforePrompt(session, agent, user.id, said, history.length === 0))
-      return { user, opened: undefined }
-    const firstText = parts.find((part) => part.type === "text")?.text.trim() ?? ""
-    // A subagent's prompt (a mention; a task's child session was made with its agent) leaves the session's agent.
-    const kept = input.allowSubagents ? {} : { agent: agent.name }
-    const titled = quickTitle(session, firstText, history.length === 0)
-    yield* writer.updateSession({ ...session, ...titled, ...kept, time: { ...session.time, updated: now } })
-    const titleAgent = agents.get("title")
-    if (history.length === 0 && firstText && input.title !== false && titleAgent) {
-      // A title needs no thinking: the turn's reasoning setting is not sent with it.
-      const { reasoning: _, ...titleModel } = model
-      yield* Effect.forkIn(title.generate(sessionID, firstText, titleAgent, titleModel), scope)
-    }
-    return { user, opened: { session, history, promptText } }
-  })
-
-  /** Compacts the history before the turn in progress, when the config lets the loop do it on its own. */
-  const autoCompact = (turn: TurnContext, request?: string) =>
-    compaction.compact({
-      sessionID: turn.sessionID,
-      keepFrom: turn.user.id,
-      model: turn.model,
-      agents: turn.agents,
-      abort: turn.abort,
-      auto: true,
-      ...(request !== undefined ? { request } : {})
-    })
-
   const turn = Effect.fnUntraced(function* (
     sessionID: string,
     agent: AgentInfo,
@@ -392,7 +512,7 @@ const makeSessionPrompt = Effect.gen(function* () {
     abort: AbortSignal,
     agents: Map<string, AgentInfo>
   ) {
-    const { user, opened } = yield* openTurn(sessionID, agent, model, input, agents)
+    const { user, opened } = yield* openTurn(services, sessionID, agent, model, input, agents)
     if (opened === undefined) return { info: user, parts: [] } satisfies MessageWithParts
     const context: TurnContext = { sessionID, agent, agents, model, input, abort, user, ...opened }
     // A previous turn that ended over the limit is compacted before this one starts.
@@ -402,101 +522,18 @@ const makeSessionPrompt = Effect.gen(function* () {
       isOverflow(lastAssistant.tokens, model) &&
       config.info.compaction?.auto !== false
     )
-      yield* autoCompact(context)
-    const last = yield* runSteps(context)
+      yield* autoCompact(services, context)
+    const last = yield* runSteps(services, context)
     if (!last) return { info: user, parts: [] } satisfies MessageWithParts
     return yield* store.getMessage(sessionID, last.id)
   })
 
-  /**
-   * The turn's steps, until the model stops calling tools (and no `turn.stop` hook sends it on), a call is blocked,
-   * the turn is aborted, or the step cap is reached; compacts in between when the context filled up. Returns the
-   * last step's message.
-   */
-  const runSteps = Effect.fnUntraced(function* (turn: TurnContext) {
-    const { agent, model, abort, input } = turn
-    const guard = new DoomLoopGuard({
-      threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
-      ignoredTools: config.info.doom_loop?.ignored_tools ?? repeatingTools(plugins.tools)
-    })
-    const ruleset: Ruleset = assembleRuleset({
-      defaults,
-      agent: agent.permission,
-      config: config.info.permission,
-      truncationDir: truncationDir(paths.data),
-      extraRules: input.extraRules
-    })
-    const offer = turnTools(agent, ruleset, input.callerTools)
-    // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
-    const cap = stepCap(agent.maxSteps, config.info.max_steps)
-    let last: AssistantMessage | undefined
-    let continued = 0
-    for (let number = 1; ; number++) {
-      if (abort.aborted) break
-      const lastStep = cap !== undefined && number >= cap
-      const tools = offer(plugins.tools)
-      const assistant = assistantMessage(
-        turn.user,
-        agent,
-        model,
-        { cwd: paths.directory, root: paths.root },
-        yield* Clock.currentTimeMillis
-      )
-      const output = yield* step.run({
-        assistant,
-        agent,
-        model,
-        tools: lastStep ? {} : tools,
-        abort,
-        ruleset,
-        step: number,
-        guard,
-        lastStep,
-        ...(input.constraints ? { constraints: input.constraints } : {})
-      })
-      last = output.message
-      if (lastStep && !abort.aborted) last = yield* recordStepLimit(writer, bus, last, number)
-      // A plugin may send a turn the model ended on with an instruction, a few times at most.
-      if (
-        output.result === "stop" &&
-        !lastStep &&
-        !abort.aborted &&
-        (yield* hooks.goOn(turn.session, agent, model, output.message, continued))
-      ) {
-        continued++
-        continue
-      }
-      if (output.result === "stop" || lastStep) break
-      if (output.result === "compact") {
-        if (config.info.compaction?.auto === false) break
-        yield* autoCompact(turn, turn.promptText)
-      }
-    }
-    return last
-  })
-
   const cancel = (sessionID: string) => Effect.sync(() => running.get(sessionID)?.abort())
-
-  /** The child session a subagent runs in: the one the request continues (if it is this session's), else a new one. */
-  const openChild = Effect.fnUntraced(function* (request: SubagentRequest) {
-    if (request.sessionID) {
-      const existing = yield* store.getSession(request.sessionID).pipe(Effect.option)
-      if (existing._tag === "None" || existing.value.parentID !== request.parentSessionID)
-        return yield* new SubagentFailed({
-          agent: request.agent,
-          message: `Session ${request.sessionID} is not a subagent session of this session; omit session_id to start one.`
-        })
-      return request.sessionID
-    }
-    const child = childSession(request, paths, yield* Clock.currentTimeMillis)
-    yield* writer.createSession(child, request.callID ? { callID: request.callID } : {})
-    return child.id
-  })
 
   /** Runs a subagent in a child session (new, or continued by id) and sums up what this run of it did. */
   const runChild = (request: SubagentRequest) =>
     Effect.gen(function* () {
-      const sessionID = yield* openChild(request)
+      const sessionID = yield* openChild(services, request)
       const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
       const inheritedModel = turnModels.get(request.parentSessionID)
       yield* prompt({

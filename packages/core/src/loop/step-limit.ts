@@ -1,6 +1,6 @@
+import type { AssistantMessage, MessageError } from "@lathe/plugin/schema"
 import { Clock, Effect } from "effect"
 import type { Bus } from "../contracts/bus.js"
-import type { AssistantMessage, MessageError } from "../schema/message.js"
 import type { SessionWriter } from "../store/session-writer.js"
 
 /** Model calls one turn may make when neither config `max_steps` nor the agent sets a cap. */

@@ -1,16 +1,14 @@
+import type { AgentInfo, AnyTool, Ruleset } from "@lathe/plugin"
+import type { Part } from "@lathe/plugin/schema"
+import { type AssistantMessage, type MessageWithParts, messageErrorFromFailure } from "@lathe/plugin/schema"
 import { Clock, Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Bus } from "../contracts/bus.js"
-import type { Ruleset } from "../contracts/permission-next.js"
-import type { AgentInfo } from "../plugin-host/agent.js"
+import { LLM, type LLMRequest } from "../llm/llm.js"
+import { toModelMessages } from "../llm/model-messages.js"
+import { ProviderError } from "../llm/provider-error.js"
 import { Plugins } from "../plugin-host/plugins.js"
-import type { AnyTool } from "../plugin-host/tool.js"
-import { LLM, type LLMRequest } from "../provider/llm.js"
-import { toModelMessages } from "../provider/model-messages.js"
-import { ProviderError } from "../provider/provider-error.js"
 import { ascendingId } from "../schema/id.js"
-import { type AssistantMessage, type MessageWithParts, messageErrorFromFailure } from "../schema/message.js"
-import type { Part } from "../schema/part.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
 import type { DoomLoopDetected, DoomLoopGuard } from "./doom-loop.js"
@@ -187,8 +185,7 @@ export class Step extends Context.Service<
           ruleset: input.ruleset,
           step: input.step,
           guard: input.guard,
-          ...(input.constraints ? { constraints: input.constraints } : {}),
-          rulesFor: (files) => system.nested(input.assistant.sessionID, files)
+          ...(input.constraints ? { constraints: input.constraints } : {})
         })
 
       /** Removes what a failed attempt left, except completed tool calls (their effects are real). */

@@ -1,6 +1,5 @@
+import type { Ruleset, SubagentResult } from "@lathe/plugin"
 import { Context, Effect, Layer, Schema, Semaphore } from "effect"
-import type { Ruleset } from "../contracts/permission-next.js"
-import type { SubagentResult } from "../contracts/tool-answers.js"
 
 /** Work handed to a subagent: it runs in a child session of `parentSessionID`. */
 export interface SubagentRequest {
@@ -23,7 +22,8 @@ export interface SubagentRequest {
   readonly callerTools: ReadonlyArray<string>
 }
 
-export type { SubagentCall, SubagentResult } from "../contracts/tool-answers.js"
+export type { SubagentResult } from "@lathe/plugin"
+export type { SubagentCall } from "@lathe/plugin/host"
 
 /** The subagent could not run or failed; `message` is for the model. */
 export class SubagentFailed extends Schema.TaggedError<SubagentFailed>()("SubagentFailed", {

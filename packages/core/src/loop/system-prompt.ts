@@ -1,29 +1,23 @@
-import { statSync } from "node:fs"
-import { dirname, isAbsolute, join, relative, resolve } from "node:path"
+import { isAbsolute, join, relative, resolve } from "node:path"
+import type { AgentInfo, Ruleset } from "@lathe/plugin"
+import type { MessageWithParts } from "@lathe/plugin/schema"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config } from "../config/config.js"
-import { gitOutput, prefetchGit, startupGitCommands } from "../config/git-prefetch.js"
 import { Paths } from "../config/paths.js"
 import {
-  startupRules as findStartupRules,
   folderRulesFiles,
-  MAX_RULES_FILE_BYTES,
-  MAX_RULES_TOTAL_BYTES,
+  type MAX_RULES_FILE_BYTES,
+  type MAX_RULES_TOTAL_BYTES,
   nestedRulesFolders,
-  outsideRealPath,
-  readPrefix,
-  type StartupRulesFile,
-  utf8Prefix
+  type StartupRulesFile
 } from "../config/rules-files.js"
-import { expandImports } from "../config/rules-imports.js"
 import { Bus } from "../contracts/bus.js"
-import type { Ruleset } from "../contracts/permission-next.js"
-import type { AgentInfo } from "../plugin-host/agent.js"
 import { Plugins } from "../plugin-host/plugins.js"
-import type { MessageWithParts } from "../schema/message.js"
+import { gitOutput, prefetchGit, startupGitCommands } from "../process/git-prefetch.js"
 import { SessionStore } from "../store/session-store.js"
 import { basePrompt } from "./prompts.js"
+import { makeRulesReader } from "./rules-reader.js"
 
 /**
  * How long the first request waits for `git status` past the moment it needs the count of changed files (a huge or
@@ -38,6 +32,23 @@ export interface SystemPromptInput {
   readonly model: ModelInfo
   /** The step's effective ruleset (passed to the `system.transform` hook); empty when not given. */
   readonly ruleset?: Ruleset
+}
+
+/** The SystemPrompt's shape. */
+export interface SystemPromptService {
+  /** The system messages, in order. */
+  readonly build: (input: SystemPromptInput) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The rules files' text alone, nested ones loaded so far included, for the compaction summariser (so a summary
+   * never forgets the rules).
+   */
+  readonly rules: (sessionID: string) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The rules of the folders below the working directory that `files` (absolute, `~/…`, or relative to the working
+   * directory) are in and that this session has not seen yet, shallowest folder first, each labelled with its path;
+   * empty when there is nothing new. Publishes a `rules: <path>` notice for each file added.
+   */
+  readonly nested: (sessionID: string, files: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
 }
 
 /**
@@ -63,295 +74,155 @@ export interface SystemPromptInput {
  * Rules files in folders below the working directory (nested `AGENTS.md`) are not part of the system prompt: `nested`
  * hands them out once per session when a tool first touches a file under them, for the loop to add as a synthetic
  * part.
- */
-export class SystemPrompt extends Context.Service<
-  SystemPrompt,
-  {
-    /** The system messages, in order. */
-    readonly build: (input: SystemPromptInput) => Effect.Effect<ReadonlyArray<string>>
-    /**
-     * The rules files' text alone, nested ones loaded so far included, for the compaction summariser (so a summary
-     * never forgets the rules).
-     */
-    readonly rules: (sessionID: string) => Effect.Effect<ReadonlyArray<string>>
-    /**
-     * The rules of the folders below the working directory that `files` (absolute, `~/…`, or relative to the working
-     * directory) are in and that this session has not seen yet, shallowest folder first, each labelled with its path;
-     * empty when there is nothing new. Publishes a `rules: <path>` notice for each file added.
-     */
-    readonly nested: (sessionID: string, files: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
-  }
->()("@lathe/core/SystemPrompt") {
+ */ export class SystemPrompt extends Context.Service<SystemPrompt, SystemPromptService>()("@lathe/core/SystemPrompt") {
   /**
    * The real assembler (requires Paths, Config, Plugins, Bus for the notice of a skipped rules file, and SessionStore
    * for the nested rules a resumed session was already given).
    */
   static readonly layer = Layer.effect(
     SystemPrompt,
-    Effect.gen(function* () {
-      const paths = yield* Paths
-      const config = yield* Config
-      const plugins = yield* Plugins
-      const bus = yield* Bus
-      const store = yield* SessionStore
-      const environments = new Map<string, string>()
-      // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
-      // a big repository `git status` runs while the rest of start-up does. The branch comes from its own cheap
-      // question: a status that is slow (a huge or cold repository) or fails never makes the prompt say the folder is
-      // not a repository. Not a repository: the branch is undefined. Without the CLI's prefetch, both questions still
-      // go to one shell (each process start costs the main thread a few milliseconds).
-      prefetchGit(paths.directory, [startupGitCommands.branch, startupGitCommands.status])
-      const gitBranch = gitOutput(paths.directory, startupGitCommands.branch)
-      const gitStatus = gitOutput(paths.directory, startupGitCommands.status)
-      const files = new Map<string, { mtime: number; size: number; text: string }>()
-
-      // The files the person named (their own rules files, their config's outside instructions): read wherever they
-      // are, even when the project is the home folder. Filled as each session's startup files are found.
-      const personal = new Set<string>()
-      // A config built without the field (not by `loadConfig`) gives the untrusted project no benefit of the doubt.
-      const untrustedInstructions = config.untrustedInstructions ?? (config.trusted ? [] : config.info.instructions)
-      const noticed = new Set<string>()
-      const notices: Array<{ readonly level: "info" | "warn"; readonly message: string }> = []
-      /** Says something once (published by `rules`); the person reads it, the model never does. */
-      const notice = (message: string) => {
-        if (noticed.has(message)) return
-        noticed.add(message)
-        notices.push({ level: "warn", message })
-      }
-      const skip = (file: string, real: string) =>
-        notice(
-          `Ignored from untrusted ${paths.root}: rules file ${file} (its real path ${real} is outside the ` +
-            `project). Run \`lathe trust\` in ${paths.root} to trust this folder.`
-        )
-      const publishNotices = Effect.suspend(() =>
-        Effect.forEach(notices.splice(0), (notice) => bus.publish({ type: "notice", ...notice }), { discard: true })
-      )
-      /**
-       * Whether a rules file may be read: always in a trusted project and for the files the person named; otherwise
-       * only when its real path is inside the project. Synchronous (one `realpath` syscall), as it runs for such
-       * files on every step: a file replaced by a symlink mid-session counts.
-       */
-      const readable = (file: string): boolean => {
-        if (config.trusted || personal.has(file)) return true
-        const real = outsideRealPath(paths.root, file)
-        if (real === undefined) return true
-        if (real !== false) skip(file, real)
-        return false
-      }
-
-      /**
-       * A rules file's text, at most {@link MAX_RULES_FILE_BYTES} of it (a cut one ends with a line saying so, and
-       * the person gets a notice), re-read only when its mtime or size changed; undefined when it is not a file.
-       */
-      const readCached = (file: string): string | undefined => {
-        // Synchronous on purpose: a `stat` of a local file costs microseconds, a round trip through the thread pool
-        // about a hundred, and this runs for every rules file on every step.
-        const info = statSync(file, { throwIfNoEntry: false })
-        if (!info?.isFile()) return undefined
-        const cached = files.get(file)
-        if (cached && cached.mtime === info.mtimeMs && cached.size === info.size) return cached.text
-        const read = readPrefix(file, MAX_RULES_FILE_BYTES)
-        if (read === undefined) return undefined
-        let text = read.text.trim()
-        if (read.cut) {
-          text += `\n[Cut: ${file} is ${info.size} bytes; only its first ${MAX_RULES_FILE_BYTES} bytes are included.]`
-          notice(
-            `Rules file ${file} is ${info.size} bytes: only its first ${MAX_RULES_FILE_BYTES} (256 KiB, the cap ` +
-              "per rules file) are sent to the model. Move what matters to the top, or split it into smaller files."
-          )
-        }
-        files.set(file, { mtime: info.mtimeMs, size: info.size, text })
-        return text
-      }
-
-      const rulesFiles = async (): Promise<Array<StartupRulesFile>> => {
-        const found = await findStartupRules({
-          directory: paths.directory,
-          root: paths.root,
-          home: paths.home,
-          configDir: paths.config,
-          instructions: config.info.instructions,
-          untrustedInstructions,
-          onOutside: (pattern, path) =>
-            notice(
-              `Ignored from untrusted ${paths.root}: instructions ${JSON.stringify(pattern)} reaches ${path}, ` +
-                `outside the project: not searched. Run \`lathe trust\` in ${paths.root} to trust this folder.`
-            )
-        })
-        for (const { file, personal: theirs } of found) if (theirs) personal.add(file)
-        return found
-      }
-
-      /**
-       * Why an import may not be followed, or undefined when it may: anything goes in a trusted project and from the
-       * files the person named; otherwise the import's real path must be inside the project.
-       */
-      const refuseImport = (file: string, rules: string): string | undefined => {
-        if (config.trusted || personal.has(rules)) return undefined
-        const real = outsideRealPath(paths.root, file)
-        if (real === undefined || real === false) return undefined // inside, or absent (noted as missing)
-        return (
-          `${real === file ? file : `${file} leads to ${real}, which`} is outside the untrusted project ` +
-          `${paths.root}: not followed. Run \`lathe trust\` in ${paths.root} to trust this folder.`
-        )
-      }
-      const importHost = {
-        home: paths.home,
-        read: readCached,
-        refuse: refuseImport,
-        notice
-      }
-
-      // Which rules files exist is looked up once per session; their contents are re-read when their mtime changes.
-      const discovering = new Map<string, Promise<Array<StartupRulesFile>>>()
-      const discovered = new Map<string, ReadonlyArray<string>>()
-      /**
-       * The nested rules files each session has been given, in the order they were added. A session this process has
-       * not seen yet (resumed by another process) starts from the synthetic parts already in its history.
-       */
-      const nestedLoaded = new Map<string, Promise<Array<string>>>()
-      const loadedFor = (sessionID: string) => {
-        let pending = nestedLoaded.get(sessionID)
-        if (!pending) {
-          pending = Effect.runPromise(
-            store.messages(sessionID).pipe(
-              Effect.map(nestedInHistory),
-              Effect.orElseSucceed((): Array<string> => [])
-            )
-          )
-          nestedLoaded.set(sessionID, pending)
-        }
-        return Effect.promise(() => pending)
-      }
-      /**
-       * Each rules file's text, labelled with its path, then the files it imports; at most
-       * {@link MAX_RULES_TOTAL_BYTES} of text in all, the file that crosses it cut and those after it left out.
-       */
-      const rulesText = (list: ReadonlyArray<string>, scoped = false): Array<string> => {
-        const out: Array<string> = []
-        let left = MAX_RULES_TOTAL_BYTES
-        const add = (file: string, label: string, text: string) => {
-          if (left <= 0) {
-            notice(`Rules file ${file} left out: the rules already reach ${MAX_RULES_TOTAL_BYTES} bytes (1 MiB cap).`)
-            return
-          }
-          const bytes = Buffer.byteLength(text)
-          let kept = text
-          if (bytes > left) {
-            kept = `${utf8Prefix(Buffer.from(text), left)}\n[Cut: the rules reach the ${MAX_RULES_TOTAL_BYTES}-byte cap here.]`
-            notice(`Rules file ${file} cut: the rules reach ${MAX_RULES_TOTAL_BYTES} bytes (1 MiB cap) within it.`)
-          }
-          left -= bytes
-          out.push(`${label}:\n${kept}`)
-        }
-        for (const file of list) {
-          const text = readable(file) ? readCached(file) : undefined
-          if (!text) continue
-          const scope = scoped ? ` (they apply to files under ${dirname(file)})` : ""
-          add(file, `Instructions from ${file}${scope}`, text)
-          for (const imported of expandImports(file, text, importHost))
-            if (imported.text)
-              add(imported.file, `Instructions from ${imported.file} (imported by ${imported.from})`, imported.text)
-        }
-        return out
-      }
-      const startup = Effect.fnUntraced(function* (sessionID: string) {
-        const list = discovered.get(sessionID)
-        if (list) return list
-        let pending = discovering.get(sessionID)
-        if (!pending) {
-          pending = rulesFiles()
-          discovering.set(sessionID, pending)
-        }
-        const found = (yield* Effect.promise(() => pending)).map((rules) => rules.file)
-        discovered.set(sessionID, found)
-        discovering.delete(sessionID)
-        return found
-      })
-      /** The system prompt's rules: the startup files only, so the prompt stays the same all session long. */
-      const startupRules = Effect.fnUntraced(function* (sessionID: string) {
-        const text = rulesText(yield* startup(sessionID))
-        yield* publishNotices
-        return text
-      })
-      const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
-        const text = [...rulesText(yield* startup(sessionID)), ...rulesText(yield* loadedFor(sessionID), true)]
-        yield* publishNotices
-        return text
-      })
-      const nested = Effect.fn("SystemPrompt.nested")(function* (sessionID: string, files: ReadonlyArray<string>) {
-        const base = new Set(yield* startup(sessionID))
-        const loaded = yield* loadedFor(sessionID)
-        const out: Array<string> = []
-        for (const touched of files) {
-          const file = touched.startsWith("~/")
-            ? join(paths.home, touched.slice(2))
-            : isAbsolute(touched)
-              ? resolve(touched)
-              : resolve(paths.directory, touched)
-          for (const folder of nestedRulesFolders(paths.directory, file))
-            for (const rulesFile of folderRulesFiles(folder)) {
-              if (base.has(rulesFile) || loaded.includes(rulesFile)) continue
-              loaded.push(rulesFile)
-              const text = rulesText([rulesFile], true)
-              if (text.length === 0) continue
-              out.push(...text)
-              notices.push({ level: "info", message: `rules: ${relative(paths.directory, rulesFile)}` })
-            }
-        }
-        yield* publishNotices
-        return out
-      })
-
-      const environment = Effect.fnUntraced(function* (sessionID: string) {
-        const cached = environments.get(sessionID)
-        if (cached) return cached
-        const branch = yield* Effect.promise(() => gitBranch)
-        // The first request waits for the count at most STATUS_BUDGET past the moment it needs it (outside a
-        // repository git fails at once).
-        const status = yield* Effect.promise(() => gitStatus).pipe(
-          Effect.map((out): ChangedFiles => (out === undefined ? { kind: "failed" } : countChanged(out))),
-          Effect.timeoutOption(STATUS_BUDGET),
-          Effect.map(Option.getOrElse((): ChangedFiles => ({ kind: "late" })))
-        )
-        const date = new Date(yield* Clock.currentTimeMillis).toDateString()
-        // A git older than 2.22 has no `branch --show-current`: a status that answered still says it is a repository.
-        const repository = branch !== undefined || status.kind === "counted"
-        const text = environmentText({
-          directory: paths.directory,
-          root: paths.root,
-          branch: repository ? (branch ?? "unknown") : undefined,
-          status,
-          date
-        })
-        environments.set(sessionID, text)
-        return text
-      })
-
-      const build = Effect.fn("SystemPrompt.build")(function* (input: SystemPromptInput) {
-        const system = [
-          basePrompt(input.model.providerID, input.model.modelID),
-          yield* environment(input.sessionID),
-          ...(yield* startupRules(input.sessionID)),
-          ...(input.agent.prompt ? [input.agent.prompt] : [])
-        ]
-        const output = yield* plugins.trigger(
-          "system.transform",
-          {
-            sessionID: input.sessionID,
-            agent: input.agent.name,
-            model: { providerID: input.model.providerID, modelID: input.model.modelID },
-            permission: input.ruleset ?? []
-          },
-          { system }
-        )
-        return output.system
-      })
-
-      return SystemPrompt.of({ build, rules, nested })
-    })
+    Effect.suspend(() => makeSystemPrompt)
   )
 }
+
+/** The real assembler over the services bound here, once; `rules-reader.ts` reads the rules files. */
+const makeSystemPrompt = Effect.gen(function* () {
+  const paths = yield* Paths
+  const config = yield* Config
+  const plugins = yield* Plugins
+  const bus = yield* Bus
+  const store = yield* SessionStore
+  const environments = new Map<string, string>()
+  // Started when the layer is built, or taken from the CLI's prefetch (started before the modules loaded), so on
+  // a big repository `git status` runs while the rest of start-up does. The branch comes from its own cheap
+  // question: a status that is slow (a huge or cold repository) or fails never makes the prompt say the folder is
+  // not a repository. Not a repository: the branch is undefined. Without the CLI's prefetch, both questions still
+  // go to one shell (each process start costs the main thread a few milliseconds).
+  prefetchGit(paths.directory, [startupGitCommands.branch, startupGitCommands.status])
+  const gitBranch = gitOutput(paths.directory, startupGitCommands.branch)
+  const gitStatus = gitOutput(paths.directory, startupGitCommands.status)
+  const reader = makeRulesReader(paths, config)
+  const { notices } = reader
+  const publishNotices = Effect.suspend(() =>
+    Effect.forEach(notices.splice(0), (notice) => bus.publish({ type: "notice", ...notice }), { discard: true })
+  )
+
+  // Which rules files exist is looked up once per session; their contents are re-read when their mtime changes.
+  const discovering = new Map<string, Promise<Array<StartupRulesFile>>>()
+  const discovered = new Map<string, ReadonlyArray<string>>()
+  /**
+   * The nested rules files each session has been given, in the order they were added. A session this process has
+   * not seen yet (resumed by another process) starts from the synthetic parts already in its history.
+   */
+  const nestedLoaded = new Map<string, Promise<Array<string>>>()
+  const loadedFor = (sessionID: string) => {
+    let pending = nestedLoaded.get(sessionID)
+    if (!pending) {
+      pending = Effect.runPromise(
+        store.messages(sessionID).pipe(
+          Effect.map(nestedInHistory),
+          Effect.orElseSucceed((): Array<string> => [])
+        )
+      )
+      nestedLoaded.set(sessionID, pending)
+    }
+    return Effect.promise(() => pending)
+  }
+  const startup = Effect.fnUntraced(function* (sessionID: string) {
+    const list = discovered.get(sessionID)
+    if (list) return list
+    let pending = discovering.get(sessionID)
+    if (!pending) {
+      pending = reader.find()
+      discovering.set(sessionID, pending)
+    }
+    const found = (yield* Effect.promise(() => pending)).map((rules) => rules.file)
+    discovered.set(sessionID, found)
+    discovering.delete(sessionID)
+    return found
+  })
+  /** The system prompt's rules: the startup files only, so the prompt stays the same all session long. */
+  const startupRules = Effect.fnUntraced(function* (sessionID: string) {
+    const text = reader.text(yield* startup(sessionID))
+    yield* publishNotices
+    return text
+  })
+  const rules = Effect.fn("SystemPrompt.rules")(function* (sessionID: string) {
+    const text = [...reader.text(yield* startup(sessionID)), ...reader.text(yield* loadedFor(sessionID), true)]
+    yield* publishNotices
+    return text
+  })
+  const nested = Effect.fn("SystemPrompt.nested")(function* (sessionID: string, files: ReadonlyArray<string>) {
+    const base = new Set(yield* startup(sessionID))
+    const loaded = yield* loadedFor(sessionID)
+    const out: Array<string> = []
+    for (const touched of files) {
+      const file = touched.startsWith("~/")
+        ? join(paths.home, touched.slice(2))
+        : isAbsolute(touched)
+          ? resolve(touched)
+          : resolve(paths.directory, touched)
+      for (const folder of nestedRulesFolders(paths.directory, file))
+        for (const rulesFile of folderRulesFiles(folder)) {
+          if (base.has(rulesFile) || loaded.includes(rulesFile)) continue
+          loaded.push(rulesFile)
+          const text = reader.text([rulesFile], true)
+          if (text.length === 0) continue
+          out.push(...text)
+          notices.push({ level: "info", message: `rules: ${relative(paths.directory, rulesFile)}` })
+        }
+    }
+    yield* publishNotices
+    return out
+  })
+
+  const environment = Effect.fnUntraced(function* (sessionID: string) {
+    const cached = environments.get(sessionID)
+    if (cached) return cached
+    const branch = yield* Effect.promise(() => gitBranch)
+    // The first request waits for the count at most STATUS_BUDGET past the moment it needs it (outside a
+    // repository git fails at once).
+    const status = yield* Effect.promise(() => gitStatus).pipe(
+      Effect.map((out): ChangedFiles => (out === undefined ? { kind: "failed" } : countChanged(out))),
+      Effect.timeoutOption(STATUS_BUDGET),
+      Effect.map(Option.getOrElse((): ChangedFiles => ({ kind: "late" })))
+    )
+    const date = new Date(yield* Clock.currentTimeMillis).toDateString()
+    // A git older than 2.22 has no `branch --show-current`: a status that answered still says it is a repository.
+    const repository = branch !== undefined || status.kind === "counted"
+    const text = environmentText({
+      directory: paths.directory,
+      root: paths.root,
+      branch: repository ? (branch ?? "unknown") : undefined,
+      status,
+      date
+    })
+    environments.set(sessionID, text)
+    return text
+  })
+
+  const build = Effect.fn("SystemPrompt.build")(function* (input: SystemPromptInput) {
+    const system = [
+      basePrompt(input.model.providerID, input.model.modelID),
+      yield* environment(input.sessionID),
+      ...(yield* startupRules(input.sessionID)),
+      ...(input.agent.prompt ? [input.agent.prompt] : [])
+    ]
+    const output = yield* plugins.trigger(
+      "system.transform",
+      {
+        sessionID: input.sessionID,
+        agent: input.agent.name,
+        model: { providerID: input.model.providerID, modelID: input.model.modelID },
+        permission: input.ruleset ?? []
+      },
+      { system }
+    )
+    return output.system
+  })
+
+  return SystemPrompt.of({ build, rules, nested })
+})
 
 /** How a nested rules file is labelled in the synthetic part that gave it to the model (see `SystemPrompt.nested`). */
 const NESTED_LABEL = /^Instructions from (.+) \(they apply to files under .+\):$/gm

@@ -1,24 +1,28 @@
+import type {
+  AgentInfo,
+  AnyTool,
+  PermissionError,
+  PermissionRequest,
+  Ruleset,
+  ToolError,
+  ToolOutput,
+  ToolRunContext
+} from "@lathe/plugin"
+import type { AssistantMessage } from "@lathe/plugin/schema"
+import { emptyTokens, type Part, type StepStartPart, type Tokens, type ToolPart } from "@lathe/plugin/schema"
 import { Clock, Context, Effect, Exit, Layer, Ref, Semaphore } from "effect"
 import { Config } from "../config/config.js"
 import { Paths } from "../config/paths.js"
-import {
-  type PermissionError,
-  PermissionNext,
-  type PermissionRequest,
-  type Ruleset
-} from "../contracts/permission-next.js"
+import { PermissionNext } from "../contracts/permission-next.js"
 import { Snapshot } from "../contracts/snapshot.js"
-import type { AgentInfo } from "../plugin-host/agent.js"
+import { addTokens } from "../llm/usage.js"
 import { Plugins } from "../plugin-host/plugins.js"
-import type { AnyTool, ToolError, ToolOutput, ToolRunContext } from "../plugin-host/tool.js"
-import { type TruncationOptions, truncationDir } from "../plugin-host/truncate.js"
-import { addTokens } from "../provider/usage.js"
+import { type TruncationOptions, truncateOutput, truncationDir } from "../plugin-host/truncate.js"
 import { ascendingId } from "../schema/id.js"
-import type { AssistantMessage } from "../schema/message.js"
-import { emptyTokens, type Part, type StepStartPart, type Tokens, type ToolPart } from "../schema/part.js"
 import type { StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
 import { DoomLoopDetected, type DoomLoopGuard, doomLoopReport } from "./doom-loop.js"
+import { NestedRules } from "./nested-rules.js"
 import { Question } from "./question.js"
 import { Subagents } from "./subagents.js"
 
@@ -36,8 +40,6 @@ export interface ToolStepInput {
   readonly guard: DoomLoopGuard
   /** Rulesets of the sessions above (a subagent's parents): every ask must pass them too. */
   readonly constraints?: ReadonlyArray<Ruleset>
-  /** The rules (nested `AGENTS.md`) the files a call touched bring in; added after the call as synthetic text. */
-  readonly rulesFor?: (files: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
 }
 
 /**
@@ -149,283 +151,307 @@ const doomText = (tool: string, count: number, calls: ReadonlyArray<{ tool: stri
   `Stopped: the ${tool} tool was called ${count} times in a row with the same input, and the user chose to stop the ` +
   `loop. Last calls:\n${calls.map((c) => `${c.tool} ${c.input}`).join("\n")}`
 
+/** The services a call runs on, bound once by the ToolRunner's layer. */
+interface RunnerServices {
+  readonly writer: SessionWriter["Service"]
+  readonly permission: PermissionNext["Service"]
+  readonly snapshots: Snapshot["Service"]
+  readonly plugins: Plugins["Service"]
+  readonly paths: Paths["Service"]
+  readonly question: Question["Service"]
+  readonly subagents: Subagents["Service"]
+  readonly nestedRules: NestedRules["Service"]
+  /** How a tool's output is cut (config `tool_output`). */
+  readonly truncation: TruncationOptions
+}
+
+/** Asks a permission for a call, with the step's ruleset, constraints and abort signal. */
+const askFor = (services: RunnerServices, input: ToolStepInput, part: ToolPart) => (request: PermissionRequest) =>
+  services.permission.ask({
+    ...request,
+    sessionID: part.sessionID,
+    messageID: input.assistant.id,
+    callID: part.callID,
+    ruleset: input.ruleset,
+    ...(input.constraints && input.constraints.length > 0 ? { constraints: input.constraints } : {}),
+    signal: input.abort
+  })
+
+/** Asks `doom_loop` for a call that ends a run of identical calls; the stop as an error when refused. */
+const confirmLoop = Effect.fnUntraced(function* (services: RunnerServices, input: ToolStepInput, call: ToolCall) {
+  const { tool } = call.part
+  const decided = yield* Effect.exit(
+    askFor(
+      services,
+      input,
+      call.part
+    )({
+      permission: "doom_loop",
+      patterns: [tool],
+      always: [tool],
+      metadata: { tool, input: call.args, count: call.doomCount }
+    })
+  )
+  if (Exit.isSuccess(decided)) return undefined
+  const calls = input.guard.last(call.doomCount)
+  const report = doomLoopReport(tool, call.doomCount, input.guard.options.threshold, calls)
+  return new DoomLoopDetected({ ...report, calls: [...calls] })
+})
+
+/** The step's snapshot, taken now when this is its first mutating call (and recorded on its step-start). */
+const snapshotOnce = Effect.fnUntraced(function* (services: RunnerServices, step: ToolStep) {
+  const taken = yield* Ref.get(step.snapshot)
+  if (taken !== undefined) return taken
+  const hash = yield* services.snapshots.track.pipe(
+    Effect.catch((error) =>
+      Effect.logWarning("snapshot failed; this step cannot be undone", error).pipe(Effect.as(undefined))
+    )
+  )
+  if (hash === undefined) return undefined
+  yield* Ref.set(step.snapshot, hash)
+  yield* services.writer.putPart({ ...step.stepStart, snapshot: hash })
+  return hash
+})
+
+/**
+ * The context `execute` gets (asks, questions and subagents run on this fiber's services), and the effect that
+ * marks the call settled: from then on its part is final, and a late progress update (a tool's throttle timer
+ * firing after it returned or threw) never turns a completed or failed call back into a running one.
+ */
+const toolContext = Effect.fnUntraced(function* (
+  services: RunnerServices,
+  input: ToolStepInput,
+  part: ToolPart,
+  args: Record<string, unknown>,
+  start: number,
+  onChild: (used: ChildUsage) => void
+) {
+  const { paths, truncation, subagents, question, writer } = services
+  const sessionID = part.sessionID
+  let open = true
+  const settled = Effect.sync(() => {
+    open = false
+  })
+  const runPromiseExit = Effect.runPromiseExitWith(yield* Effect.context<never>())
+  /** Runs an effect for a tool's Promise API: its value, or its typed failure thrown as is. */
+  const settle = async <A, E>(effect: Effect.Effect<A, E>, interrupted: string): Promise<A> => {
+    const exit = await runPromiseExit(effect)
+    if (Exit.isSuccess(exit)) return exit.value
+    const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+    throw error && error._tag === "Fail" ? error.error : new Error(interrupted)
+  }
+  const context: ToolRunContext = {
+    sessionID,
+    messageID: input.assistant.id,
+    callID: part.callID,
+    agent: input.agent.name,
+    directory: paths.directory,
+    root: paths.root,
+    abort: input.abort,
+    truncate: (output: string, tool: string) => truncateOutput(output, { ...truncation, name: tool }),
+    ask: (request) => settle(askFor(services, input, part)(request), "The permission ask was interrupted."),
+    subagent: async (request) => {
+      const result = await settle(
+        subagents.run({
+          parentSessionID: sessionID,
+          callID: part.callID,
+          agent: request.agent,
+          description: request.description,
+          prompt: request.prompt,
+          ...(request.sessionID ? { sessionID: request.sessionID } : {}),
+          abort: input.abort,
+          constraints: [...(input.constraints ?? []), input.ruleset],
+          callerTools: Object.keys(input.tools)
+        }),
+        "The subagent was interrupted."
+      )
+      onChild(result)
+      return result
+    },
+    question: (questions) =>
+      settle(
+        question.ask({ sessionID, callID: part.callID, questions, signal: input.abort }),
+        "The questions were interrupted."
+      ),
+    metadata: (update) => {
+      if (!open) return
+      const live: ToolPart = {
+        ...part,
+        state: {
+          status: "running",
+          input: args,
+          time: { start },
+          ...(update.title !== undefined ? { title: update.title } : {}),
+          ...(update.metadata !== undefined ? { metadata: update.metadata } : {})
+        }
+      }
+      void runPromiseExit(Effect.suspend(() => (open ? writer.putPart(live) : Effect.void)))
+    }
+  }
+  return { context, settled }
+})
+
+/** `tool.after`, the `completed` write, then the rules the touched files bring in. */
+const complete = Effect.fnUntraced(function* (
+  services: RunnerServices,
+  input: ToolStepInput,
+  tool: AnyTool,
+  part: ToolPart,
+  args: Record<string, unknown>,
+  start: number,
+  output: ToolOutput,
+  save: (part: ToolPart, durable?: boolean) => Effect.Effect<void, StoreError>
+) {
+  const after = yield* services.plugins.trigger(
+    "tool.after",
+    { tool: part.tool, sessionID: part.sessionID, callID: part.callID, args },
+    { title: output.title, output: output.output, metadata: { ...output.metadata } }
+  )
+  const end = yield* Clock.currentTimeMillis
+  // A call that may have changed files is on disk before anyone hears it completed: a process killed from here
+  // on never runs it twice (recovery would find it `running` and tell the model it was interrupted).
+  yield* save(
+    {
+      ...part,
+      state: {
+        status: "completed",
+        input: args,
+        output: after.output,
+        title: after.title,
+        metadata: after.metadata,
+        ...(output.attachments && output.attachments.length > 0 ? { attachments: [...output.attachments] } : {}),
+        time: { start, end }
+      }
+    },
+    tool.mutates === true
+  )
+  const touched = touchedFiles(tool, args)
+  const rules = touched.length > 0 ? yield* services.nestedRules.forFiles(part.sessionID, touched) : []
+  if (rules.length === 0) return
+  const text: Part = {
+    id: ascendingId("part"),
+    sessionID: part.sessionID,
+    messageID: input.assistant.id,
+    type: "text",
+    synthetic: true,
+    text: rules.join("\n\n")
+  }
+  yield* services.writer.putPart(text)
+})
+
+/** The ToolRunner's shape. */
+export interface ToolRunnerService {
+  /** What the calls of one step share; `stepStart` is the step's stored `step-start` part. */
+  readonly step: (input: ToolStepInput, stepStart: StepStartPart) => Effect.Effect<ToolStep>
+  /** Runs one call of `step` to its end. */
+  readonly run: (step: ToolStep, call: ToolCall) => Effect.Effect<ToolOutcome>
+}
+
 /**
  * Runs one tool call through its state machine: doom-loop ask, `tool.before`, lazy snapshot (mutating tools),
  * `running`, execute, `tool.after`, then `completed` or `error`, each state written and announced through the
  * `SessionWriter`. `run` never fails: every failure becomes the part's `error` state with a message for the model,
  * and it returns a {@link ToolOutcome} (blocked, a stopped doom loop, the snapshot, subagents' usage) instead of
- * telling the processor by callback. A store failure is logged; the outcome carries the part as last written.
+ * telling the processor by callback. A store failure is logged; the outcome carries the part as last written. After
+ * a call that touched files, the rules those files bring in ({@link NestedRules}) follow as a synthetic text part.
  */
-export class ToolRunner extends Context.Service<
-  ToolRunner,
-  {
-    /** What the calls of one step share; `stepStart` is the step's stored `step-start` part. */
-    readonly step: (input: ToolStepInput, stepStart: StepStartPart) => Effect.Effect<ToolStep>
-    /** Runs one call of `step` to its end. */
-    readonly run: (step: ToolStep, call: ToolCall) => Effect.Effect<ToolOutcome>
-  }
->()("@lathe/core/ToolRunner") {
+export class ToolRunner extends Context.Service<ToolRunner, ToolRunnerService>()("@lathe/core/ToolRunner") {
   /** The real runner: asks through `PermissionNext`, snapshots through `Snapshot`, writes through `SessionWriter`. */
   static readonly layer = Layer.effect(
     ToolRunner,
-    Effect.gen(function* () {
-      const writer = yield* SessionWriter
-      const permission = yield* PermissionNext
-      const snapshots = yield* Snapshot
-      const plugins = yield* Plugins
-      const paths = yield* Paths
-      const config = yield* Config
-      const question = yield* Question
-      const subagents = yield* Subagents
-      const limits = config.info.tool_output
-      const truncation: TruncationOptions = {
-        dir: truncationDir(paths.data),
-        ...(limits?.max_lines ? { maxLines: limits.max_lines } : {}),
-        ...(limits?.max_bytes ? { maxBytes: limits.max_bytes } : {})
-      }
-
-      const step = (input: ToolStepInput, stepStart: StepStartPart) =>
-        Effect.all({ lock: Semaphore.make(1), snapshot: Ref.make<string | undefined>(undefined) }).pipe(
-          Effect.map(({ lock, snapshot }): ToolStep => ({ input, stepStart, lock, snapshot }))
-        )
-
-      /** Asks a permission for a call, with the step's ruleset, constraints and abort signal. */
-      const askFor = (input: ToolStepInput, part: ToolPart) => (request: PermissionRequest) =>
-        permission.ask({
-          ...request,
-          sessionID: part.sessionID,
-          messageID: input.assistant.id,
-          callID: part.callID,
-          ruleset: input.ruleset,
-          ...(input.constraints && input.constraints.length > 0 ? { constraints: input.constraints } : {}),
-          signal: input.abort
-        })
-
-      /** Asks `doom_loop` for a call that ends a run of identical calls; the stop as an error when refused. */
-      const confirmLoop = Effect.fnUntraced(function* (input: ToolStepInput, call: ToolCall) {
-        const { tool } = call.part
-        const decided = yield* Effect.exit(
-          askFor(
-            input,
-            call.part
-          )({
-            permission: "doom_loop",
-            patterns: [tool],
-            always: [tool],
-            metadata: { tool, input: call.args, count: call.doomCount }
-          })
-        )
-        if (Exit.isSuccess(decided)) return undefined
-        const calls = input.guard.last(call.doomCount)
-        const report = doomLoopReport(tool, call.doomCount, input.guard.options.threshold, calls)
-        return new DoomLoopDetected({ ...report, calls: [...calls] })
-      })
-
-      /** The step's snapshot, taken now when this is its first mutating call (and recorded on its step-start). */
-      const snapshotOnce = Effect.fnUntraced(function* (step: ToolStep) {
-        const taken = yield* Ref.get(step.snapshot)
-        if (taken !== undefined) return taken
-        const hash = yield* snapshots.track.pipe(
-          Effect.catch((error) =>
-            Effect.logWarning("snapshot failed; this step cannot be undone", error).pipe(Effect.as(undefined))
-          )
-        )
-        if (hash === undefined) return undefined
-        yield* Ref.set(step.snapshot, hash)
-        yield* writer.putPart({ ...step.stepStart, snapshot: hash })
-        return hash
-      })
-
-      const run = Effect.fn("ToolRunner.run")(function* (step: ToolStep, call: ToolCall) {
-        const { input } = step
-        const start = yield* Clock.currentTimeMillis
-        let latest: ToolPart = call.part
-        let children: ChildUsage = { tokens: emptyTokens(), cost: 0 }
-        let snapshot: string | undefined
-        let blocked = false
-        let doom: DoomLoopDetected | undefined
-        const save = (part: ToolPart, durable = false) =>
-          Effect.suspend(() => {
-            latest = part
-            return writer.putPart(part, { durable })
-          })
-        const outcome = (): ToolOutcome => ({
-          part: latest,
-          blocked,
-          ...(doom ? { doom } : {}),
-          ...(snapshot !== undefined ? { snapshot } : {}),
-          children
-        })
-        const fail = Effect.fnUntraced(function* (error: string) {
-          const end = yield* Clock.currentTimeMillis
-          yield* save({ ...call.part, state: { status: "error", input: call.args, error, time: { start, end } } })
-        })
-
-        const body = Effect.gen(function* () {
-          const refused = cannotStart(input, call, (name) => plugins.tools.some((tool) => tool.id === name))
-          if (refused !== undefined) return yield* fail(refused)
-          const tool = input.tools[call.part.tool] as AnyTool
-          if (call.doomCount > 0) {
-            doom = yield* confirmLoop(input, call)
-            if (doom !== undefined) return yield* fail(doomText(call.part.tool, call.doomCount, doom.calls))
-          }
-          const { part } = call
-          const before = yield* plugins.trigger(
-            "tool.before",
-            { tool: part.tool, sessionID: part.sessionID, callID: part.callID },
-            { args: { ...call.args } }
-          )
-          const args = before.args
-          if (before.block !== undefined)
-            return yield* fail(`The ${part.tool} call was blocked by a plugin: ${before.block}`)
-
-          const execute = Effect.gen(function* () {
-            if (tool.mutates) snapshot = yield* snapshotOnce(step)
-            yield* save({ ...part, state: { status: "running", input: args, time: { start } } })
-            const { context, settled } = yield* toolContext(input, part, args, start, (used) => {
-              children = { tokens: addTokens(children.tokens, used.tokens), cost: children.cost + used.cost }
-            })
-            return yield* tool.run(args, context).pipe(Effect.ensuring(settled))
-          })
-          const result = yield* Effect.exit(tool.mutates ? step.lock.withPermit(execute) : execute)
-          if (Exit.isFailure(result)) {
-            const reason = result.cause.reasons.find((r) => r._tag === "Fail")
-            const failed = failureText(reason?._tag === "Fail" ? reason.error : undefined, input.abort.aborted)
-            blocked = failed.blocked
-            return yield* fail(failed.text)
-          }
-          yield* complete(input, tool, part, args, start, result.value, save)
-        })
-        yield* body.pipe(
-          Effect.catchTag("StoreError", (error) => Effect.logError("could not store a tool part", error))
-        )
-        return outcome()
-      })
-
-      /**
-       * The context `execute` gets (asks, questions and subagents run on this fiber's services), and the effect that
-       * marks the call settled: from then on its part is final, and a late progress update (a tool's throttle timer
-       * firing after it returned or threw) never turns a completed or failed call back into a running one.
-       */
-      const toolContext = Effect.fnUntraced(function* (
-        input: ToolStepInput,
-        part: ToolPart,
-        args: Record<string, unknown>,
-        start: number,
-        onChild: (used: ChildUsage) => void
-      ) {
-        const sessionID = part.sessionID
-        let open = true
-        const settled = Effect.sync(() => {
-          open = false
-        })
-        const runPromiseExit = Effect.runPromiseExitWith(yield* Effect.context<never>())
-        /** Runs an effect for a tool's Promise API: its value, or its typed failure thrown as is. */
-        const settle = async <A, E>(effect: Effect.Effect<A, E>, interrupted: string): Promise<A> => {
-          const exit = await runPromiseExit(effect)
-          if (Exit.isSuccess(exit)) return exit.value
-          const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-          throw error && error._tag === "Fail" ? error.error : new Error(interrupted)
-        }
-        const context: ToolRunContext = {
-          sessionID,
-          messageID: input.assistant.id,
-          callID: part.callID,
-          agent: input.agent.name,
-          directory: paths.directory,
-          root: paths.root,
-          abort: input.abort,
-          truncation,
-          ask: (request) => settle(askFor(input, part)(request), "The permission ask was interrupted."),
-          subagent: async (request) => {
-            const result = await settle(
-              subagents.run({
-                parentSessionID: sessionID,
-                callID: part.callID,
-                agent: request.agent,
-                description: request.description,
-                prompt: request.prompt,
-                ...(request.sessionID ? { sessionID: request.sessionID } : {}),
-                abort: input.abort,
-                constraints: [...(input.constraints ?? []), input.ruleset],
-                callerTools: Object.keys(input.tools)
-              }),
-              "The subagent was interrupted."
-            )
-            onChild(result)
-            return result
-          },
-          question: (questions) =>
-            settle(
-              question.ask({ sessionID, callID: part.callID, questions, signal: input.abort }),
-              "The questions were interrupted."
-            ),
-          metadata: (update) => {
-            if (!open) return
-            const live: ToolPart = {
-              ...part,
-              state: {
-                status: "running",
-                input: args,
-                time: { start },
-                ...(update.title !== undefined ? { title: update.title } : {}),
-                ...(update.metadata !== undefined ? { metadata: update.metadata } : {})
-              }
-            }
-            void runPromiseExit(Effect.suspend(() => (open ? writer.putPart(live) : Effect.void)))
-          }
-        }
-        return { context, settled }
-      })
-
-      /** `tool.after`, the `completed` write, then the rules the touched files bring in. */
-      const complete = Effect.fnUntraced(function* (
-        input: ToolStepInput,
-        tool: AnyTool,
-        part: ToolPart,
-        args: Record<string, unknown>,
-        start: number,
-        output: ToolOutput,
-        save: (part: ToolPart, durable?: boolean) => Effect.Effect<void, StoreError>
-      ) {
-        const after = yield* plugins.trigger(
-          "tool.after",
-          { tool: part.tool, sessionID: part.sessionID, callID: part.callID, args },
-          { title: output.title, output: output.output, metadata: { ...output.metadata } }
-        )
-        const end = yield* Clock.currentTimeMillis
-        // A call that may have changed files is on disk before anyone hears it completed: a process killed from here
-        // on never runs it twice (recovery would find it `running` and tell the model it was interrupted).
-        yield* save(
-          {
-            ...part,
-            state: {
-              status: "completed",
-              input: args,
-              output: after.output,
-              title: after.title,
-              metadata: after.metadata,
-              ...(output.attachments && output.attachments.length > 0 ? { attachments: [...output.attachments] } : {}),
-              time: { start, end }
-            }
-          },
-          tool.mutates === true
-        )
-        const touched = touchedFiles(tool, args)
-        const rules = touched.length > 0 && input.rulesFor ? yield* input.rulesFor(touched) : []
-        if (rules.length === 0) return
-        const text: Part = {
-          id: ascendingId("part"),
-          sessionID: part.sessionID,
-          messageID: input.assistant.id,
-          type: "text",
-          synthetic: true,
-          text: rules.join("\n\n")
-        }
-        yield* writer.putPart(text)
-      })
-
-      return ToolRunner.of({ step, run })
-    })
+    Effect.suspend(() => makeToolRunner)
   )
 }
+
+/** The real runner over the services bound here, once. */
+const makeToolRunner = Effect.gen(function* () {
+  const paths = yield* Paths
+  const limits = (yield* Config).info.tool_output
+  const services: RunnerServices = {
+    writer: yield* SessionWriter,
+    permission: yield* PermissionNext,
+    snapshots: yield* Snapshot,
+    plugins: yield* Plugins,
+    paths,
+    question: yield* Question,
+    subagents: yield* Subagents,
+    nestedRules: yield* NestedRules,
+    truncation: {
+      dir: truncationDir(paths.data),
+      ...(limits?.max_lines ? { maxLines: limits.max_lines } : {}),
+      ...(limits?.max_bytes ? { maxBytes: limits.max_bytes } : {})
+    }
+  }
+  const { writer, plugins } = services
+
+  const step = (input: ToolStepInput, stepStart: StepStartPart) =>
+    Effect.all({ lock: Semaphore.make(1), snapshot: Ref.make<string | undefined>(undefined) }).pipe(
+      Effect.map(({ lock, snapshot }): ToolStep => ({ input, stepStart, lock, snapshot }))
+    )
+
+  const run = Effect.fn("ToolRunner.run")(function* (step: ToolStep, call: ToolCall) {
+    const { input } = step
+    const start = yield* Clock.currentTimeMillis
+    let latest: ToolPart = call.part
+    let children: ChildUsage = { tokens: emptyTokens(), cost: 0 }
+    let snapshot: string | undefined
+    let blocked = false
+    let doom: DoomLoopDetected | undefined
+    const save = (part: ToolPart, durable = false) =>
+      Effect.suspend(() => {
+        latest = part
+        return writer.putPart(part, { durable })
+      })
+    const outcome = (): ToolOutcome => ({
+      part: latest,
+      blocked,
+      ...(doom ? { doom } : {}),
+      ...(snapshot !== undefined ? { snapshot } : {}),
+      children
+    })
+    const fail = Effect.fnUntraced(function* (error: string) {
+      const end = yield* Clock.currentTimeMillis
+      yield* save({ ...call.part, state: { status: "error", input: call.args, error, time: { start, end } } })
+    })
+
+    const body = Effect.gen(function* () {
+      const refused = cannotStart(input, call, (name) => plugins.tools.some((tool) => tool.id === name))
+      if (refused !== undefined) return yield* fail(refused)
+      const tool = input.tools[call.part.tool] as AnyTool
+      if (call.doomCount > 0) {
+        doom = yield* confirmLoop(services, input, call)
+        if (doom !== undefined) return yield* fail(doomText(call.part.tool, call.doomCount, doom.calls))
+      }
+      const { part } = call
+      const before = yield* plugins.trigger(
+        "tool.before",
+        { tool: part.tool, sessionID: part.sessionID, callID: part.callID },
+        { args: { ...call.args } }
+      )
+      const args = before.args
+      if (before.block !== undefined)
+        return yield* fail(`The ${part.tool} call was blocked by a plugin: ${before.block}`)
+
+      const execute = Effect.gen(function* () {
+        if (tool.mutates) snapshot = yield* snapshotOnce(services, step)
+        yield* save({ ...part, state: { status: "running", input: args, time: { start } } })
+        const { context, settled } = yield* toolContext(services, input, part, args, start, (used) => {
+          children = { tokens: addTokens(children.tokens, used.tokens), cost: children.cost + used.cost }
+        })
+        return yield* tool.run(args, context).pipe(Effect.ensuring(settled))
+      })
+      const result = yield* Effect.exit(tool.mutates ? step.lock.withPermit(execute) : execute)
+      if (Exit.isFailure(result)) {
+        const reason = result.cause.reasons.find((r) => r._tag === "Fail")
+        const failed = failureText(reason?._tag === "Fail" ? reason.error : undefined, input.abort.aborted)
+        blocked = failed.blocked
+        return yield* fail(failed.text)
+      }
+      yield* complete(services, input, tool, part, args, start, result.value, save)
+    })
+    yield* body.pipe(Effect.catchTag("StoreError", (error) => Effect.logError("could not store a tool part", error)))
+    return outcome()
+  })
+
+  return ToolRunner.of({ step, run })
+})

@@ -1,10 +1,9 @@
+import type { AgentInfo } from "@lathe/plugin"
+import type { AssistantMessage, MessageWithParts, PromptPart, Session, UserMessage } from "@lathe/plugin/schema"
+import { emptyTokens, type Part } from "@lathe/plugin/schema"
 import type { ModelInfo } from "../catalog/model-info.js"
-import type { AgentInfo } from "../plugin-host/agent.js"
-import { addTokens } from "../provider/usage.js"
+import { addTokens } from "../llm/usage.js"
 import { ascendingId } from "../schema/id.js"
-import type { AssistantMessage, MessageWithParts, Session, UserMessage } from "../schema/message.js"
-import { emptyTokens, type Part } from "../schema/part.js"
-import type { PromptPart } from "../schema/prompt-part.js"
 import type { SubagentRequest, SubagentResult } from "./subagents.js"
 
 /** The stored parts of a prompt, in the order given. */

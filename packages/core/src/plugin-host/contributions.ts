@@ -1,6 +1,6 @@
+import type { MaybePromise, PluginCommand, PluginCommandArgument, PluginHooks, PluginResource } from "@lathe/plugin"
+import type { PromptPart } from "@lathe/plugin/schema"
 import { Duration, Effect, Schema } from "effect"
-import type { PromptPart } from "../schema/prompt-part.js"
-import type { PluginCommand, PluginCommandArgument, PluginHooks, PluginResource } from "./plugin.js"
 
 /** A plugin command as the host lists it: what `/` completion and help show, and the plugin it came from. */
 export interface ListedCommand {
@@ -50,6 +50,35 @@ export class PluginRequestError extends Schema.TaggedError<PluginRequestError>()
 export const thrownMessage = (error: unknown): string =>
   error instanceof Error ? error.message || error.name : typeof error === "string" ? error : JSON.stringify(error)
 
+/** A value as a `plugin.error` names it: its type, and a short look at it. */
+const describeValue = (value: unknown): string => {
+  if (value === undefined || value === null) return String(value)
+  if (Array.isArray(value)) return `a list (${JSON.stringify(value).slice(0, 60)})`
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value)
+  return `${typeof value === "object" ? "an object" : `a ${typeof value}`} (${(text ?? "").slice(0, 60)})`
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+const isPart = (value: unknown): value is PromptPart =>
+  isRecord(value) &&
+  ((value.type === "text" && typeof value.text === "string") ||
+    (value.type === "file" && typeof value.url === "string" && typeof value.mime === "string"))
+
+const isPartList = (value: unknown): value is ReadonlyArray<PromptPart> => Array.isArray(value) && value.every(isPart)
+
+const isPrompt = (value: unknown): value is ReadonlyArray<PromptPart> | string =>
+  typeof value === "string" || isPartList(value)
+
+const isCommand = (value: unknown): value is PluginCommand =>
+  isRecord(value) && typeof value.name === "string" && typeof value.run === "function"
+
+const isCommandList = (value: unknown): value is ReadonlyArray<PluginCommand> =>
+  Array.isArray(value) && value.every(isCommand)
+
+const isResourceList = (value: unknown): value is ReadonlyArray<PluginResource> =>
+  Array.isArray(value) && value.every((r) => isRecord(r) && typeof r.uri === "string" && typeof r.name === "string")
+
 /** One loaded plugin, as the contributions see it: its hooks, and the commands it set after setup. */
 export interface Contributor {
   readonly name: string
@@ -83,8 +112,9 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
    * A call to a plugin under the time limit. A timeout is reported (plugin.error) and fails the call; what the plugin
    * threw fails it too, and is reported only when `reportThrown` (listing, which no person asked for directly).
    */
-  const call = <A>(plugin: string, hook: string, reportThrown: boolean, run: () => Promise<A>) =>
-    Effect.tryPromise({ try: run, catch: (thrown) => thrown }).pipe(
+  const call = <A>(plugin: string, hook: string, reportThrown: boolean, run: () => MaybePromise<A>) =>
+    // `async` so a plugin may answer with a plain value (plain JavaScript's first try) or throw before any await.
+    Effect.tryPromise({ try: async () => run(), catch: (thrown) => thrown }).pipe(
       Effect.catch((thrown) =>
         (reportThrown ? host.report(plugin, hook, thrown) : Effect.void).pipe(
           Effect.andThen(Effect.fail(new PluginRequestError({ plugin, message: thrownMessage(thrown) })))
@@ -106,7 +136,31 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
       })
     )
 
+  /**
+   * What a plugin answered, checked against the shape `hook` promises: a wrong shape is reported (plugin.error, naming
+   * the plugin and the hook) and fails the call, as a throw would, instead of failing somewhere deeper in the host.
+   */
+  const checked = <A>(plugin: string, hook: string, value: unknown, expected: string, fits: (v: unknown) => v is A) =>
+    fits(value)
+      ? Effect.succeed(value)
+      : Effect.gen(function* () {
+          const error = new Error(`it returned ${describeValue(value)}, not ${expected}`)
+          yield* host.report(plugin, hook, error)
+          return yield* new PluginRequestError({
+            plugin,
+            message: `Plugin "${plugin}" failed in ${hook}: ${error.message}`
+          })
+        })
+
   const reported = new Set<string>()
+  /** A `commands` list of the wrong shape (one command, not a list of them): reported once, and left out. */
+  const listedOnce = (plugin: string, value: unknown) =>
+    reported.has(`${plugin}\u0000commands`)
+      ? Effect.succeed<ReadonlyArray<PluginCommand>>([])
+      : Effect.sync(() => reported.add(`${plugin}\u0000commands`)).pipe(
+          Effect.andThen(checked(plugin, "commands", value, "a list of commands", isCommandList)),
+          Effect.orElseSucceed((): ReadonlyArray<PluginCommand> => [])
+        )
   /** Every command with its plugin, in load order; a later plugin's command of a taken name is reported once. */
   const found = Effect.gen(function* () {
     const byName = new Map<string, Found>()
@@ -114,8 +168,13 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
       const own = hooks.commands
       const listed =
         typeof own === "function"
-          ? yield* call(name, "commands", true, own).pipe(Effect.orElseSucceed(() => []))
-          : (own ?? [])
+          ? yield* call(name, "commands", true, own).pipe(
+              Effect.flatMap((value) => checked(name, "commands", value, "a list of commands", isCommandList)),
+              Effect.orElseSucceed((): ReadonlyArray<PluginCommand> => [])
+            )
+          : isCommandList(own ?? [])
+            ? (own ?? [])
+            : yield* listedOnce(name, own)
       for (const command of [...listed, ...pushed.commands]) {
         const holder = byName.get(command.name)
         if (!holder) byName.set(command.name, { plugin: name, command })
@@ -154,7 +213,11 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
       for (const { name: plugin, hooks } of contributors) {
         const find = hooks.findCommand
         if (!find) continue
-        const command = yield* call(plugin, "findCommand", false, () => find(name))
+        const command = yield* call(plugin, "findCommand", false, () => find(name)).pipe(
+          Effect.flatMap((value) =>
+            checked(plugin, "findCommand", value, "a command or undefined", (v) => v === undefined || isCommand(v))
+          )
+        )
         if (command) return { plugin, command }
       }
       return yield* Effect.fail(
@@ -165,7 +228,10 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
   const runCommand = (name: string, args: ReadonlyArray<string>, text: string = args.join(" ")) =>
     Effect.gen(function* () {
       const { plugin, command } = yield* lookup(name)
-      const result = yield* call(plugin, `command /${name}`, false, () => command.run(args, { text }))
+      const hook = `command /${name}`
+      const result = yield* call(plugin, hook, false, () => command.run(args, { text })).pipe(
+        Effect.flatMap((value) => checked(plugin, hook, value, "a prompt (text, or a list of parts)", isPrompt))
+      )
       const expansion: CommandExpansion = {
         parts: typeof result === "string" ? [{ type: "text", text: result }] : result,
         ...(command.agent !== undefined ? { agent: command.agent } : {}),
@@ -183,6 +249,7 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
       const source = owner.hooks.resources
       if (!source) continue
       const listed = yield* call(owner.name, "resources.list", true, () => source.list()).pipe(
+        Effect.flatMap((value) => checked(owner.name, "resources.list", value, "a list of resources", isResourceList)),
         Effect.orElseSucceed((): ReadonlyArray<PluginResource> => [])
       )
       for (const resource of listed)
@@ -211,7 +278,9 @@ export const makeContributions = (contributors: ReadonlyArray<Contributor>, host
       const source = owner?.hooks.resources
       if (!owner || !source)
         return yield* Effect.fail(new UnknownResource({ uri, message: `No plugin offers the resource "${uri}".` }))
-      return yield* call(owner.name, "resources.read", false, () => source.read(uri))
+      return yield* call(owner.name, "resources.read", false, () => source.read(uri)).pipe(
+        Effect.flatMap((value) => checked(owner.name, "resources.read", value, "a list of prompt parts", isPartList))
+      )
     })
 
   return {

@@ -3,10 +3,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import module from "node:module"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import type { Plugin, PluginSetup } from "@lathe/plugin"
+import { isPlugin } from "@lathe/plugin/host"
 import { parse } from "jsonc-parser"
 import type { ConfigSource } from "../config/config.js"
 import type { PluginSpec } from "../config/config-schema.js"
-import { isPlugin, type Plugin, type PluginSetup } from "./plugin.js"
 
 /** One plugin to load: the plugin, and where it came from. */
 export interface PluginEntry {

@@ -1,12 +1,24 @@
+import type {
+  AnyTool,
+  HookInput,
+  HookName,
+  HookOutput,
+  Plugin,
+  PluginCommand,
+  PluginContext,
+  PluginHooks
+} from "@lathe/plugin"
+import { type AgentInfo, defineAgent } from "@lathe/plugin"
+import { isPlugin, type TriggerHookName } from "@lathe/plugin/host"
+import type { PromptPart } from "@lathe/plugin/schema"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
 import { Paths } from "../config/paths.js"
+import { secretValues } from "../config/secret-values.js"
 import { Bus } from "../contracts/bus.js"
-import { CommandRunner, unsandboxedRunner } from "../process/command-runner.js"
-import { secretValues } from "../process/secret-values.js"
-import type { PromptPart } from "../schema/prompt-part.js"
+import { runSafeGit } from "../process/run-git.js"
 import { SessionStore } from "../store/session-store.js"
-import { type AgentInfo, defineAgent } from "./agent.js"
+import { CommandRunner, unsandboxedRunner } from "./command-runner.js"
 import {
   type CommandExpansion,
   type Contributor,
@@ -18,19 +30,8 @@ import {
   type UnknownCommand,
   type UnknownResource
 } from "./contributions.js"
-import {
-  type HookInput,
-  type HookName,
-  type HookOutput,
-  isPlugin,
-  type Plugin,
-  type PluginCommand,
-  type PluginContext,
-  type PluginHooks,
-  type TriggerHookName
-} from "./plugin.js"
+import { pluginCatalog } from "./plugin-catalog.js"
 import { importPlugins, type PluginEntry, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
-import type { AnyTool } from "./tool.js"
 
 /** How long a hook may run before it is reported and skipped (config `plugin_timeout_ms`). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
@@ -166,6 +167,92 @@ export class Plugins extends Context.Service<
     )
 }
 
+/** What every plugin's context shares, made once by `makePlugins`. */
+interface ContextHost {
+  readonly paths: Paths["Service"]
+  readonly config: Config["Service"]
+  readonly client: PluginContext["client"]
+  /** Runs the programs plugins start (`ctx.run`). */
+  readonly runner: CommandRunner["Service"]
+  readonly secrets: ReturnType<typeof secretValues>
+  readonly timeoutMs: number
+  /** Runs an effect for a plugin's Promise API, on the host's services. */
+  readonly run: ReturnType<typeof Effect.runPromiseWith<never>>
+  /** Forks an effect on the host's services: plugin log lines go through the host's logger, not the default one. */
+  readonly fork: ReturnType<typeof Effect.runForkWith<never>>
+  /** Every plugin's tools by id (`ctx.tools.set` changes them after setup). */
+  readonly tools: Map<string, AnyTool>
+  /** The host's listeners to a change of commands (`watch`). */
+  readonly watchers: Set<() => void>
+}
+
+/**
+ * The context a plugin's `setup` gets. `added` and `pushed` are this plugin's own: the tools it set and the commands
+ * it pushed after setup.
+ */
+const pluginContext = (
+  host: ContextHost,
+  entry: PluginEntry,
+  name: string,
+  added: Map<string, AnyTool>,
+  pushed: Contributor["pushed"]
+): PluginContext => {
+  const { paths, config, client, runner, secrets, timeoutMs, run, fork, tools, watchers } = host
+  const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
+    fork(
+      (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
+        text,
+        data ?? {}
+      ).pipe(Effect.annotateLogs({ plugin: name }))
+    )
+  return {
+    directory: paths.directory,
+    root: paths.root,
+    projectID: paths.projectID,
+    config: config.info,
+    trusted: config.trusted,
+    configDir: paths.config,
+    home: paths.home,
+    options: entry.options ?? {},
+    log: { info: log("info"), warn: log("warn"), error: log("error") },
+    client,
+    run: (file, args, options) => run(runner.run(file, args, options)),
+    secrets,
+    git: async (args, { cwd, ...options } = {}) => {
+      // Output is kept whole: a plugin reading `git status` of a large tree needs all of it.
+      const result = await runSafeGit(cwd ?? paths.root, args, {
+        ...options,
+        maxOutputBytes: Number.POSITIVE_INFINITY
+      })
+      return { ...result, stdout: result.stdout.toString("utf8"), stderr: result.stderr.toString("utf8") }
+    },
+    hookTimeoutMs: timeoutMs,
+    catalog: pluginCatalog(config.info, process.env),
+    tools: {
+      set: (next) => {
+        for (const [id, tool] of added) if (tools.get(id) === tool) tools.delete(id)
+        added.clear()
+        for (const tool of next) {
+          tools.set(tool.id, tool)
+          added.set(tool.id, tool)
+        }
+      }
+    },
+    commands: {
+      set: (next: ReadonlyArray<PluginCommand>) => {
+        pushed.commands = [...next]
+        for (const watcher of watchers) {
+          try {
+            watcher()
+          } catch {
+            // a host's listener failing must not fail the plugin
+          }
+        }
+      }
+    }
+  }
+}
+
 const makePlugins = Effect.fnUntraced(function* (
   entries: ReadonlyArray<PluginEntry | Plugin>,
   importFailures: ReadonlyArray<PluginLoadFailure>
@@ -225,6 +312,7 @@ const makePlugins = Effect.fnUntraced(function* (
   const list: Array<LoadedPlugin> = []
   const tools = new Map<string, AnyTool>()
   const agents = new Map<string, AgentInfo>()
+  const host: ContextHost = { paths, config, client, runner, secrets, timeoutMs, run, fork, tools, watchers }
 
   for (const [index, raw] of entries.entries()) {
     const entry: PluginEntry = isPlugin(raw) ? { plugin: raw } : raw
@@ -236,49 +324,7 @@ const makePlugins = Effect.fnUntraced(function* (
     const added = new Map<string, AnyTool>()
     /** The commands this plugin set after setup through `ctx.commands.set`. */
     const pushed: Contributor["pushed"] = { commands: [] }
-    const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
-      fork(
-        (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
-          text,
-          data ?? {}
-        ).pipe(Effect.annotateLogs({ plugin: name }))
-      )
-    const ctx: PluginContext = {
-      directory: paths.directory,
-      root: paths.root,
-      projectID: paths.projectID,
-      config: config.info,
-      trusted: config.trusted,
-      configDir: paths.config,
-      home: paths.home,
-      options: entry.options ?? {},
-      log: { info: log("info"), warn: log("warn"), error: log("error") },
-      client,
-      run: (file, args, options) => run(runner.run(file, args, options)),
-      secrets,
-      tools: {
-        set: (next) => {
-          for (const [id, tool] of added) if (tools.get(id) === tool) tools.delete(id)
-          added.clear()
-          for (const tool of next) {
-            tools.set(tool.id, tool)
-            added.set(tool.id, tool)
-          }
-        }
-      },
-      commands: {
-        set: (next: ReadonlyArray<PluginCommand>) => {
-          pushed.commands = [...next]
-          for (const watcher of watchers) {
-            try {
-              watcher()
-            } catch {
-              // a host's listener failing must not fail the plugin
-            }
-          }
-        }
-      }
-    }
+    const ctx = pluginContext(host, entry, name, added, pushed)
     const hooks = yield* attempt(async () => setup(ctx)).pipe(
       Effect.tap((hooks) =>
         typeof hooks === "object" && hooks !== null

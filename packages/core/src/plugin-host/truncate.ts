@@ -1,5 +1,6 @@
 import { mkdir, readdir, stat, unlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import type { TruncatedOutput } from "@lathe/plugin/host"
 import { Clock, Effect } from "effect"
 
 /** How a tool's output is cut down before the model sees it. */
@@ -12,14 +13,6 @@ export interface TruncationOptions {
   readonly maxBytes?: number
   /** Keep the first lines (`head`, the default) or the last ones (`tail`, e.g. for logs). */
   readonly direction?: "head" | "tail"
-}
-
-/** What {@link truncateOutput} returns: the text for the model, and where the full text went. */
-export interface TruncatedOutput {
-  readonly content: string
-  readonly truncated: boolean
-  /** The file holding the full text; absent when nothing was cut or the file could not be written. */
-  readonly outputPath?: string
 }
 
 export const DEFAULT_MAX_LINES = 2000

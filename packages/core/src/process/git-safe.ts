@@ -73,7 +73,7 @@ export const GIT_SAFE_QUERY: ReadonlyArray<string> = [
 /**
  * A repository's config names a program in a way Lathe cannot switch off, so Lathe runs no git there. A plain `Error`
  * with a `_tag` (Effect's `catchTag` matches it), not an effect `Schema` class: this module is part of what every
- * `lathe` start loads before it reads its arguments (`config/git-prefetch.ts`), and must not load effect. Effect code
+ * `lathe` start loads before it reads its arguments (`git-prefetch.ts`), and must not load effect. Effect code
  * that calls {@link prepareSafeGit} wraps the rejection in its own tagged error.
  */
 export class GitConfigRefused extends Error {

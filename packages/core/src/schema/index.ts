@@ -1,9 +1,5 @@
 /**
- * @lathe/core/schema: the message model and the event catalogue as Effect schemas, and nothing else.
- *
- * This entry evaluates only `effect`: clients of a Lathe server (`@lathe/sdk`) decode sessions, messages, parts and
- * events with it without loading the agent loop, the providers or the tools.
+ * @lathe/core/schema: the message model and the event catalogue, as the author kit defines them
+ * (`@lathe/plugin/schema`), kept at this address for clients that already import it. New code imports the kit's entry.
  */
-export * from "./events.js"
-export * from "./message.js"
-export * from "./part.js"
+export * from "@lathe/plugin/schema"

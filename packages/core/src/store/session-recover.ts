@@ -4,9 +4,9 @@
  * the model messages would then hold a call without its result, which providers refuse. The store keeps what
  * was streamed, so recovery only settles states: nothing streamed is dropped.
  */
+
+import type { AssistantMessage, MessageWithParts, Part } from "@lathe/plugin/schema"
 import { Clock, Effect } from "effect"
-import type { AssistantMessage, MessageWithParts } from "../schema/message.js"
-import type { Part } from "../schema/part.js"
 import { SessionStore } from "./session-store.js"
 import { SessionWriter } from "./session-writer.js"
 

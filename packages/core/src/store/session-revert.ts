@@ -1,7 +1,7 @@
+import type { MessageWithParts, Session } from "@lathe/plugin/schema"
 import { Effect, Schema } from "effect"
 import { Paths } from "../config/paths.js"
 import { Snapshot, type SnapshotError } from "../contracts/snapshot.js"
-import type { MessageWithParts, Session } from "../schema/message.js"
 import { sessionTree } from "./session.js"
 import { SessionStore } from "./session-store.js"
 import { type StepChange, sessionTurns, stepChanges } from "./session-turns.js"

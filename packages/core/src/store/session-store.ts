@@ -1,6 +1,5 @@
+import type { Message, MessageWithParts, Part, Session } from "@lathe/plugin/schema"
 import { Context, Effect, Layer, Schema } from "effect"
-import type { Message, MessageWithParts, Session } from "../schema/message.js"
-import type { Part } from "../schema/part.js"
 
 /** No session with this id exists in the store. */
 export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("SessionNotFound", {

@@ -1,6 +1,5 @@
+import type { MessageWithParts, Session, StepFinishPart } from "@lathe/plugin/schema"
 import { Effect } from "effect"
-import type { MessageWithParts, Session } from "../schema/message.js"
-import type { StepFinishPart } from "../schema/part.js"
 import { SessionStore } from "./session-store.js"
 
 /** One step's change to the work tree, as undo and redo use it. */

@@ -1,9 +1,8 @@
+import type { Message, Part, ReasoningPart, Session, TextPart } from "@lathe/plugin/schema"
+import { toolEventType } from "@lathe/plugin/schema"
 import { Context, Effect, Layer, Option } from "effect"
+import { maskDeep, SecretMask } from "../config/secret-mask.js"
 import { Bus } from "../contracts/bus.js"
-import { maskDeep, SecretMask } from "../process/secret-mask.js"
-import { toolEventType } from "../schema/events.js"
-import type { Message, Session } from "../schema/message.js"
-import type { Part, ReasoningPart, TextPart } from "../schema/part.js"
 import { SessionStore, type StoreError } from "./session-store.js"
 
 /** How {@link SessionWriter}'s `putPart` writes and announces a part. */

@@ -1,7 +1,7 @@
+import type { Session } from "@lathe/plugin/schema"
 import { Clock, Effect } from "effect"
 import { locateProject, Paths } from "../config/paths.js"
 import { ascendingId } from "../schema/id.js"
-import type { Session } from "../schema/message.js"
 import { SessionStore } from "./session-store.js"
 import { SessionWriter } from "./session-writer.js"
 

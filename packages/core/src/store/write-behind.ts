@@ -5,9 +5,9 @@
  * earlier writes and no batched write outlives a delete), and when the scope closes. Batches are written one at a
  * time, in order; a batch that fails goes back under whatever was put meanwhile, for the next flush.
  */
+
+import type { Message, Part, Session } from "@lathe/plugin/schema"
 import { type Duration, Effect, type Scope, Semaphore } from "effect"
-import type { Message, Session } from "../schema/message.js"
-import type { Part } from "../schema/part.js"
 import { type SessionStore, StoreError } from "./session-store.js"
 
 /** Puts waiting to be written, each map keyed by the row's primary key (the newest version of each row wins). */

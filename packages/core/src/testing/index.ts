@@ -6,6 +6,8 @@
  * ```
  * Override any one service by providing your own layer on top.
  */
+
+import type { Plugin } from "@lathe/plugin"
 import { Layer } from "effect"
 import { Config, type ConfigTestInput } from "../config/config.js"
 import { Paths, type PathsShape } from "../config/paths.js"
@@ -16,7 +18,6 @@ import { type LoopLayers, loopLayer } from "../loop/loop-layer.js"
 import { Question } from "../loop/question.js"
 import { Retry } from "../loop/retry.js"
 import { Subagents } from "../loop/subagents.js"
-import type { Plugin } from "../plugin-host/plugin.js"
 import type { PluginEntry } from "../plugin-host/plugin-loader.js"
 import { Plugins } from "../plugin-host/plugins.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"

@@ -6,8 +6,8 @@ import type {
 import { MockLanguageModelV4 } from "ai/test"
 import { Context, Effect, Layer, Stream } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
-import { LLM, type LLMEvent, type LLMRequest, streamWithModel } from "../provider/llm.js"
-import { ProviderError } from "../provider/provider-error.js"
+import { LLM, type LLMEvent, type LLMRequest, streamWithModel } from "../llm/llm.js"
+import { ProviderError } from "../llm/provider-error.js"
 
 /** A model step's chunks; nested arrays (what the `chunks` builders return) are flattened. */
 export type ScriptedChunks = ReadonlyArray<LanguageModelV4StreamPart | ReadonlyArray<LanguageModelV4StreamPart>>

@@ -11,9 +11,8 @@
  * optional peer dependency of `@lathe/core`).
  */
 import { assert, describe, it } from "@effect/vitest"
+import type { AssistantMessage, Part, Session, UserMessage } from "@lathe/plugin/schema"
 import { Effect, type Layer, type Scope } from "effect"
-import type { AssistantMessage, Session, UserMessage } from "../schema/message.js"
-import type { Part } from "../schema/part.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
 
 /** A session updated at `updated`, optionally a child of `parentID`. */
@@ -131,6 +130,101 @@ export type SharedDatabase = Effect.Effect<
 
 const textsOf = (parts: ReadonlyArray<Part>) => parts.map((part) => (part.type === "text" ? part.text : part.type))
 
+/** Runs an effect against a fresh store of the contract's kind. */
+type RunStore = <A, E>(
+  body: (store: SessionStore["Service"]) => Effect.Effect<A, E>
+) => Effect.Effect<A, E | StoreError>
+
+/** The contract's part on listing sessions (by project, parent, work tree) and deleting them. */
+const listingContract = (run: RunStore) => {
+  it.effect("lists newest first and filters by project, parent and limit", () =>
+    run((store) =>
+      Effect.gen(function* () {
+        yield* store.putSession(session("ses_old", 1))
+        yield* store.putSession(session("ses_new", 5))
+        yield* store.putSession(session("ses_tie", 5))
+        yield* store.putSession(session("ses_child", 3, { parentID: "ses_old" }))
+        yield* store.putSession(session("ses_other", 9, { projectID: "prj_2" }))
+        assert.deepStrictEqual(ids(yield* store.listSessions()), [
+          "ses_other",
+          "ses_tie",
+          "ses_new",
+          "ses_child",
+          "ses_old"
+        ])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", parentID: null })), [
+          "ses_tie",
+          "ses_new",
+          "ses_old"
+        ])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ parentID: "ses_old" })), ["ses_child"])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj_2" })), ["ses_other"])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", limit: 2 })), ["ses_tie", "ses_new"])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ limit: 0 })), [])
+        yield* store.putSession(session("ses_old", 10))
+        assert.deepStrictEqual(ids(yield* store.listSessions({ limit: 1 })), ["ses_old"], "an update moves it up")
+      })
+    )
+  )
+
+  it.effect("filters by work tree: the recorded tree, or for a session without one its directory in the tree", () =>
+    run((store) =>
+      Effect.gen(function* () {
+        yield* store.putSession(session("ses_a", 1, { directory: "/w/a", tree: "/w/a" }))
+        yield* store.putSession(session("ses_a_sub", 2, { directory: "/w/a/src", tree: "/w/a" }))
+        yield* store.putSession(session("ses_b", 3, { directory: "/w/b", tree: "/w/b" }))
+        // Stored before trees were recorded: no tree, matched by directory.
+        yield* store.putSession(session("ses_old_a", 4, { directory: "/w/a/lib" }))
+        yield* store.putSession(session("ses_old_ab", 5, { directory: "/w/ab" }))
+        // A worktree nested in a: its sessions record their own tree, so they are not a's.
+        yield* store.putSession(session("ses_nested", 6, { directory: "/w/a/wt", tree: "/w/a/wt" }))
+        assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", tree: "/w/a" })), [
+          "ses_old_a",
+          "ses_a_sub",
+          "ses_a"
+        ])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/b" })), ["ses_b"])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/ab" })), ["ses_old_ab"])
+        assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/a", limit: 1 })), ["ses_old_a"])
+        assert.strictEqual((yield* store.getSession("ses_b")).tree, "/w/b", "the tree reads back")
+        yield* store.putSession(session("ses_old_a", 7, { directory: "/w/a/lib", tree: "/w/other" }))
+        assert.deepStrictEqual(
+          ids(yield* store.listSessions({ tree: "/w/a" })),
+          ["ses_a_sub", "ses_a"],
+          "a session given a tree later leaves the tree its directory is in"
+        )
+      })
+    )
+  )
+
+  it.effect("deletes a session with its messages, parts and descendants, and nothing else", () =>
+    run((store) =>
+      Effect.gen(function* () {
+        yield* store.putSession(session("ses_root", 1))
+        yield* store.putSession(session("ses_child", 2, { parentID: "ses_root" }))
+        yield* store.putSession(session("ses_grandchild", 3, { parentID: "ses_child" }))
+        yield* store.putSession(session("ses_keep", 4))
+        for (const id of ["ses_root", "ses_child", "ses_grandchild", "ses_keep"]) {
+          yield* store.putMessage(user(id, "msg_1"))
+          yield* store.putPart(text(id, "msg_1", "prt_1", `in ${id}`))
+        }
+        yield* store.deleteSession("ses_root")
+        assert.deepStrictEqual(ids(yield* store.listSessions()), ["ses_keep"])
+        for (const id of ["ses_root", "ses_child", "ses_grandchild"]) {
+          assert.deepStrictEqual(yield* store.messages(id), [])
+          // A message written again under a deleted session's id starts without the old parts.
+          yield* store.putMessage(user(id, "msg_1"))
+          assert.deepStrictEqual((yield* store.getMessage(id, "msg_1")).parts, [])
+        }
+        assert.deepStrictEqual((yield* store.getMessage("ses_keep", "msg_1")).parts, [
+          text("ses_keep", "msg_1", "prt_1", "in ses_keep")
+        ])
+        yield* store.deleteSession("ses_never_existed")
+      })
+    )
+  )
+}
+
 /**
  * Runs the shared `SessionStore` contract against stores built by `make`; with `database`, also what a store whose
  * rows outlive it and whose writes go through the write-behind batch must do.
@@ -218,92 +312,7 @@ export const sessionStoreContract = (
       )
     )
 
-    it.effect("lists newest first and filters by project, parent and limit", () =>
-      run((store) =>
-        Effect.gen(function* () {
-          yield* store.putSession(session("ses_old", 1))
-          yield* store.putSession(session("ses_new", 5))
-          yield* store.putSession(session("ses_tie", 5))
-          yield* store.putSession(session("ses_child", 3, { parentID: "ses_old" }))
-          yield* store.putSession(session("ses_other", 9, { projectID: "prj_2" }))
-          assert.deepStrictEqual(ids(yield* store.listSessions()), [
-            "ses_other",
-            "ses_tie",
-            "ses_new",
-            "ses_child",
-            "ses_old"
-          ])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", parentID: null })), [
-            "ses_tie",
-            "ses_new",
-            "ses_old"
-          ])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ parentID: "ses_old" })), ["ses_child"])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj_2" })), ["ses_other"])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", limit: 2 })), ["ses_tie", "ses_new"])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ limit: 0 })), [])
-          yield* store.putSession(session("ses_old", 10))
-          assert.deepStrictEqual(ids(yield* store.listSessions({ limit: 1 })), ["ses_old"], "an update moves it up")
-        })
-      )
-    )
-
-    it.effect("filters by work tree: the recorded tree, or for a session without one its directory in the tree", () =>
-      run((store) =>
-        Effect.gen(function* () {
-          yield* store.putSession(session("ses_a", 1, { directory: "/w/a", tree: "/w/a" }))
-          yield* store.putSession(session("ses_a_sub", 2, { directory: "/w/a/src", tree: "/w/a" }))
-          yield* store.putSession(session("ses_b", 3, { directory: "/w/b", tree: "/w/b" }))
-          // Stored before trees were recorded: no tree, matched by directory.
-          yield* store.putSession(session("ses_old_a", 4, { directory: "/w/a/lib" }))
-          yield* store.putSession(session("ses_old_ab", 5, { directory: "/w/ab" }))
-          // A worktree nested in a: its sessions record their own tree, so they are not a's.
-          yield* store.putSession(session("ses_nested", 6, { directory: "/w/a/wt", tree: "/w/a/wt" }))
-          assert.deepStrictEqual(ids(yield* store.listSessions({ projectID: "prj", tree: "/w/a" })), [
-            "ses_old_a",
-            "ses_a_sub",
-            "ses_a"
-          ])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/b" })), ["ses_b"])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/ab" })), ["ses_old_ab"])
-          assert.deepStrictEqual(ids(yield* store.listSessions({ tree: "/w/a", limit: 1 })), ["ses_old_a"])
-          assert.strictEqual((yield* store.getSession("ses_b")).tree, "/w/b", "the tree reads back")
-          yield* store.putSession(session("ses_old_a", 7, { directory: "/w/a/lib", tree: "/w/other" }))
-          assert.deepStrictEqual(
-            ids(yield* store.listSessions({ tree: "/w/a" })),
-            ["ses_a_sub", "ses_a"],
-            "a session given a tree later leaves the tree its directory is in"
-          )
-        })
-      )
-    )
-
-    it.effect("deletes a session with its messages, parts and descendants, and nothing else", () =>
-      run((store) =>
-        Effect.gen(function* () {
-          yield* store.putSession(session("ses_root", 1))
-          yield* store.putSession(session("ses_child", 2, { parentID: "ses_root" }))
-          yield* store.putSession(session("ses_grandchild", 3, { parentID: "ses_child" }))
-          yield* store.putSession(session("ses_keep", 4))
-          for (const id of ["ses_root", "ses_child", "ses_grandchild", "ses_keep"]) {
-            yield* store.putMessage(user(id, "msg_1"))
-            yield* store.putPart(text(id, "msg_1", "prt_1", `in ${id}`))
-          }
-          yield* store.deleteSession("ses_root")
-          assert.deepStrictEqual(ids(yield* store.listSessions()), ["ses_keep"])
-          for (const id of ["ses_root", "ses_child", "ses_grandchild"]) {
-            assert.deepStrictEqual(yield* store.messages(id), [])
-            // A message written again under a deleted session's id starts without the old parts.
-            yield* store.putMessage(user(id, "msg_1"))
-            assert.deepStrictEqual((yield* store.getMessage(id, "msg_1")).parts, [])
-          }
-          assert.deepStrictEqual((yield* store.getMessage("ses_keep", "msg_1")).parts, [
-            text("ses_keep", "msg_1", "prt_1", "in ses_keep")
-          ])
-          yield* store.deleteSession("ses_never_existed")
-        })
-      )
-    )
+    listingContract(run)
 
     it.effect("removes a message with its parts, and a single part", () =>
       run((store) =>

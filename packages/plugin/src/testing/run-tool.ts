@@ -1,5 +1,6 @@
-import type { AnyTool, PermissionRequest, ToolContext, ToolInfo, ToolOutput, ToolRunContext } from "@lathe/core"
 import { Effect } from "effect"
+import type { PermissionRequest } from "../permission.js"
+import type { AnyTool, ToolContext, ToolInfo, ToolOutput, ToolRunContext } from "../tool.js"
 
 /** What `toolContext` builds from; every field has a default. */
 export interface ToolContextOptions {

@@ -1,0 +1,30 @@
+import type { ClientRequest } from "node:http"
+
+/**
+ * Calls `then` once, after this process's first outgoing HTTP request has been written out (`node:http`'s request
+ * `finish`; a request through the global `fetch` once undici has sent its body), on a later turn of the event loop, so
+ * that work started there runs while the request is out instead of before it. For work a run needs only once the
+ * model answers (`lathe run` loads its terminal renderer this way). Returns a function that calls `then` at once if it
+ * has not run yet (for a run whose first event needing that work comes some other way).
+ */
+export const afterFirstRequestSent = (then: () => void): (() => void) => {
+  const channels = process.getBuiltinModule("node:diagnostics_channel")
+  let done = false
+  const fire = () => {
+    if (done) return
+    done = true
+    channels.unsubscribe("http.client.request.start", onHttp)
+    channels.unsubscribe("undici:request:bodySent", onUndici)
+    then()
+  }
+  const later = () => setImmediate(fire)
+  const onHttp = (message: unknown) => {
+    const request = (message as { request?: ClientRequest }).request
+    if (request === undefined || request.writableFinished) later()
+    else request.once("finish", later)
+  }
+  const onUndici = () => later()
+  channels.subscribe("http.client.request.start", onHttp)
+  channels.subscribe("undici:request:bodySent", onUndici)
+  return fire
+}

@@ -1,0 +1,565 @@
+import type { LanguageModelV4, SharedV4ProviderOptions } from "@ai-sdk/provider"
+import {
+  type CallWarning,
+  type JSONSchema7,
+  jsonSchema,
+  type LanguageModelStreamPart,
+  type ModelMessage,
+  experimental_streamLanguageModelCall as streamLanguageModelCall,
+  type TextStreamPart,
+  type ToolSet,
+  tool
+} from "ai"
+import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
+import { catalogCandidates, catalogOptions, ModelCatalog } from "../catalog/model-catalog.js"
+import type { ModelInfo } from "../catalog/model-info.js"
+import { Config, type ConfigInfo, type ConfigShape } from "../config/config.js"
+import { configAdvice, renderSnippet } from "../config/config-advice.js"
+import { secretValues } from "../config/secret-values.js"
+import type { CacheStrategy, ProviderDescriptor } from "../provider/descriptor.js"
+import { type ProviderFamily, reasoningOptions } from "../provider/reasoning.js"
+import { descriptorOf } from "../provider/registry.js"
+import {
+  type ConfiguredProvider,
+  configuredProviders,
+  defaultCandidates,
+  defaultModelOf,
+  keyFromOf,
+  referencedProvider,
+  unconfiguredProblem
+} from "./configured.js"
+import { liftToolImages } from "./model-messages.js"
+import { markCache } from "./prompt-cache.js"
+import {
+  ModelNotFound,
+  type ProviderError,
+  ProviderNotConfigured,
+  StreamCutError,
+  toProviderError
+} from "./provider-error.js"
+
+/** One event of a model step: exactly ai 7's `fullStream` part union (see STACK.md §5 for the fields). */
+export type LLMEvent = TextStreamPart<ToolSet>
+
+/** A tool as the model sees it: a name, a description and a JSON schema. Execution stays with the loop. */
+export interface ToolSpec {
+  readonly description: string
+  readonly inputSchema: JSONSchema7
+}
+
+/** One model call. */
+export interface LLMRequest {
+  readonly sessionID: string
+  readonly model: ModelInfo
+  readonly system: ReadonlyArray<string>
+  readonly messages: ReadonlyArray<ModelMessage>
+  readonly tools: Readonly<Record<string, ToolSpec>>
+  readonly temperature?: number
+  readonly topP?: number
+  readonly maxOutputTokens?: number
+  /** Provider-specific options, after the `chat.params` hook. */
+  readonly providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+  readonly headers?: Readonly<Record<string, string>>
+  readonly abort: AbortSignal
+}
+
+/**
+ * The model boundary. `resolve` turns a `provider/model` reference into limits and prices; `stream` performs
+ * exactly one step (one model call; tools are offered but never executed here, the loop runs them).
+ *
+ * Stream contract: once started, the stream never throws or dies. Every failure ends it with a `ProviderError`
+ * in the error channel whose `reason` is classified (see `toProviderError`): an `error` part the provider sends
+ * in-band is turned into that failure (so `error` events never reach the consumer), a stream that ends without
+ * its `finish` part or whose socket is reset is `StreamCut`, and an aborted `request.abort` is `Aborted`. A
+ * successful stream always ends with a `finish` event. The provider SDK never retries (one call, no retry wrapper):
+ * retrying is the loop's job, through `Retry`. Interrupting the stream aborts the HTTP request.
+ */
+export class LLM extends Context.Service<
+  LLM,
+  {
+    /** Resolves `provider/model` (default: the configured model) to its limits and prices. */
+    readonly resolve: (model?: string) => Effect.Effect<ModelInfo, ModelNotFound | ProviderNotConfigured>
+    /** Streams one model step. */
+    readonly stream: (request: LLMRequest) => Stream.Stream<LLMEvent, ProviderError>
+  }
+>()("@lathe/core/LLM") {
+  /**
+   * Providers from `Config`, plus every provider type whose key variable is set in `env` or whose key `lathe auth
+   * login` stored, plus keyless local servers a model reference names (see `configuredProviders`); SDKs load on
+   * first use.
+   */
+  static readonly layerWith = (env: ProviderEnv): Layer.Layer<LLM, never, Config> =>
+    Layer.effect(
+      LLM,
+      Effect.gen(function* () {
+        const config = yield* Config
+        const providers = providerTable(config.info, env)
+        const secrets = credentialsOf(config, providers, env)
+        // The provided ModelCatalog (the CLI's refreshes itself), else a read-only one on this config and env.
+        const catalog = Option.getOrElse(yield* Effect.serviceOption(ModelCatalog), () =>
+          ModelCatalog.make({ ...catalogOptions(config.info, env), refresh: false })
+        )
+        const models = new Map<string, Promise<LanguageModelV4>>()
+        const load = (provider: ConfiguredProvider, modelID: string) => {
+          const key = `${provider.id}/${modelID}`
+          let model = models.get(key)
+          if (model === undefined) {
+            model = provider.descriptor.load(provider.settings, modelID)
+            models.set(key, model)
+            model.catch(() => models.delete(key))
+          }
+          return model
+        }
+        // Start loading the default model's SDK on the next turn of the event loop, so it overlaps start-up's
+        // waits (git, files) instead of delaying the first request.
+        const preferred = config.info.model
+        const slash = preferred?.indexOf("/") ?? -1
+        const preferredProvider = preferred && slash > 0 ? providers.find(preferred.slice(0, slash)) : undefined
+        if (preferred && preferredProvider)
+          setImmediate(() => void load(preferredProvider, preferred.slice(slash + 1)).catch(() => undefined))
+        const resolve = Effect.fn("LLM.resolve")(function* (model?: string) {
+          const resolved: Effect.Effect<ModelInfo, ModelNotFound | ProviderNotConfigured> = resolveModel(
+            config.info,
+            providers,
+            catalog,
+            model
+          )
+          return yield* Effect.mapError(
+            resolved,
+            (error) => ignoredUntrusted(config, model ?? config.info.model) ?? error
+          )
+        })
+        const stream = (request: LLMRequest): Stream.Stream<LLMEvent, ProviderError> => {
+          const { providerID, modelID } = request.model
+          const provider = providers.find(providerID)
+          if (provider === undefined)
+            return Stream.fail(
+              toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID, { secrets })
+            )
+          const keyFrom = keyFromOf(provider, config.apiKeyFiles, env)
+          const options = { ...streamOptionsOf(provider, modelID), ...(keyFrom ? { keyFrom } : {}), secrets }
+          return Stream.unwrap(
+            Effect.map(
+              Effect.tryPromise({
+                try: () => load(provider, modelID),
+                catch: (error) => toProviderError(error, providerID, modelID, options)
+              }),
+              (model) => streamWithModel(model, request, options)
+            )
+          ).pipe(Stream.ensuring(catalog.afterRequest())) // the catalogue refreshes after a request, never before
+        }
+        return LLM.of({ resolve, stream })
+      })
+    )
+
+  /** `layerWith(process.env)`. */
+  static readonly layer: Layer.Layer<LLM, never, Config> = LLM.layerWith(process.env)
+}
+
+/** What `streamWithModel` may know about the provider, for error messages. */
+export interface StreamOptions {
+  /** How a person fixes a rejected key. */
+  readonly keyHint?: string
+  /** Which key was sent, in words (see `ClassifyOptions.keyFrom`). */
+  readonly keyFrom?: string
+  /** The provider's endpoint, for connection failures. */
+  readonly url?: string
+  /**
+   * Whether tool results may carry images (Anthropic, OpenAI; default true). When false (OpenAI-compatible
+   * servers), images move to a user message after the results (`liftToolImages`).
+   */
+  readonly imagesInToolResults?: boolean
+  /**
+   * How the provider takes prompt caching (its descriptor's `cache` for the model): breakpoints marked on the prompt
+   * (Anthropic-family models) or a per-session key (OpenAI). None without it.
+   */
+  readonly cache?: CacheStrategy | undefined
+  /** How the provider asks a model to reason (its descriptor's `reasoning`), for the model's reasoning setting. */
+  readonly reasoning?: ProviderDescriptor["reasoning"]
+  /** What to check when the endpoint cannot be reached (the descriptor's `hints.connect`). */
+  readonly connectHint?: string
+  /** The model ids the provider is known to serve, for "did you mean" when it says the model does not exist. */
+  readonly models?: () => Iterable<string>
+  /** The credentials to mask in error messages (see `ClassifyOptions.secrets`), read only when a step fails. */
+  readonly secrets?: () => ReadonlyArray<string>
+  /**
+   * The provider type whose caching and reasoning options apply, when `cache` and `reasoning` are not given.
+   * @deprecated Pass `cache` and `reasoning` from the provider's descriptor.
+   */
+  readonly family?: ProviderFamily
+}
+
+/**
+ * Every credential a provider error could echo, gathered once on first call: `secretValues` of the config and `env`,
+ * and each provider's key and header values as its SDK gets them (a key `lathe auth login` stored among them).
+ */
+const credentialsOf = (
+  config: ConfigShape,
+  providers: ProviderTable,
+  env: ProviderEnv
+): (() => ReadonlyArray<string>) => {
+  let found: ReadonlyArray<string> | undefined
+  return () => {
+    found ??= [
+      ...secretValues(config, env),
+      ...providers.all.flatMap((provider) => [
+        provider.settings.apiKey ?? "",
+        ...Object.values(provider.settings.headers ?? {}).flatMap((value) => [
+          value,
+          value.trim().split(/\s+/).pop() ?? ""
+        ])
+      ])
+    ].filter((value) => value !== "")
+    return found
+  }
+}
+
+/** What `streamWithModel` knows about `provider`, from its descriptor, for a step of `modelID`. */
+const streamOptionsOf = (provider: ConfiguredProvider, modelID: string): StreamOptions => {
+  const { descriptor } = provider
+  const connectHint = descriptor.hints?.connect
+  return {
+    keyHint: provider.keyHint,
+    url: provider.settings.baseURL ?? "",
+    imagesInToolResults: descriptor.imagesInToolResults,
+    cache: descriptor.cache?.(modelID),
+    reasoning: descriptor.reasoning,
+    // An OpenAI-compatible server's hint says what "is the server running and the base URL right?" already does.
+    ...(connectHint && descriptor.type !== "openai-compatible" ? { connectHint } : {}),
+    models: () => [...Object.keys(provider.models), ...catalogCandidates(provider.id, descriptor.type)]
+  }
+}
+
+const toolSets = new WeakMap<LLMRequest["tools"], ToolSet>()
+
+/** The ai SDK tool set of `tools`, built once per `tools` object (the loop passes one object for a whole turn). */
+const toolSet = (tools: LLMRequest["tools"]): ToolSet => {
+  const cached = toolSets.get(tools)
+  if (cached) return cached
+  const set: ToolSet = Object.fromEntries(
+    Object.entries(tools).map(([name, spec]) => [
+      name,
+      tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema) })
+    ])
+  )
+  toolSets.set(tools, set)
+  return set
+}
+
+/**
+ * One step of `request` on an ai SDK model, under the `LLM.stream` contract. Shared by `LLM.layer` and the
+ * scripted test layer, so tests exercise the same path as production.
+ *
+ * The step is one `streamLanguageModelCall` (the single model call `streamText` makes for each of its steps: the
+ * same prompt standardisation, tool-call parsing and error normalisation), without `streamText`'s multi-step
+ * machinery, whose stream stages and bookkeeping cost about a millisecond per step. Its events are presented as
+ * `streamText`'s `fullStream` of one step: `start`, `start-step` before the first part, the parts as they come,
+ * then `finish-step` and `finish` once the model's stream has ended with its finish chunk.
+ */
+export const streamWithModel = (
+  model: LanguageModelV4,
+  request: LLMRequest,
+  options: StreamOptions = {}
+): Stream.Stream<LLMEvent, ProviderError> =>
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const clock = yield* Clock.Clock
+      const { providerID, modelID } = request.model
+      const classify = (error: unknown) =>
+        toProviderError(error, providerID, modelID, {
+          ...options,
+          now: clock.currentTimeMillisUnsafe(),
+          aborted: request.abort.aborted
+        })
+      if (request.abort.aborted) return Stream.fail(classify(new Error("aborted before the request was sent")))
+      const internal = new AbortController()
+      const hasTools = Object.keys(request.tools).length > 0
+      const abortSignal = AbortSignal.any([request.abort, internal.signal])
+      const prompt = {
+        instructions: request.system.map((content) => ({ role: "system" as const, content })),
+        messages: options.imagesInToolResults === false ? liftToolImages(request.messages) : [...request.messages],
+        tools: hasTools ? toolSet(request.tools) : undefined
+      }
+      const cache = cacheOf(options)
+      const { instructions, messages, tools } = cache?.kind === "breakpoints" ? markCache(prompt, cache.mark) : prompt
+      const providerOptions = requestOptions(request, options)
+      const call = streamLanguageModelCall({
+        model,
+        instructions: [...instructions],
+        messages: [...messages],
+        allowSystemInMessages: true,
+        ...(tools ? { tools } : {}),
+        abortSignal,
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        ...(request.topP === undefined ? {} : { topP: request.topP }),
+        ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+        ...(providerOptions === undefined ? {} : { providerOptions }),
+        ...(request.headers === undefined ? {} : { headers: { ...request.headers } })
+      })
+      // Failures surface through the generator below; this keeps an early one from being an unhandled rejection.
+      call.catch(() => undefined)
+      async function* events(): AsyncGenerator<LLMEvent> {
+        const { stream, request: sent, response } = await call
+        // A model whose stream ignores the signal still stops at once: aborting cancels our read of it.
+        const reader = stream.getReader()
+        const stop = () => void reader.cancel().catch(() => undefined)
+        abortSignal.addEventListener("abort", stop, { once: true })
+        yield { type: "start" }
+        let warnings: Array<CallWarning> = []
+        let meta: { id?: string | undefined; timestamp?: Date | undefined; modelId?: string | undefined } = {}
+        let end: ModelCallEnd | undefined
+        let started = false
+        try {
+          for (;;) {
+            const next = await reader.read()
+            if (abortSignal.aborted) throw new StreamAborted()
+            if (next.done) break
+            const part = next.value
+            if (part.type === "model-call-start") {
+              warnings = part.warnings
+              continue
+            }
+            if (!started) {
+              started = true
+              yield { type: "start-step", request: sent ?? {}, warnings }
+            }
+            if (part.type === "model-call-response-metadata") meta = { ...meta, ...part }
+            else if (part.type === "model-call-end") end = part
+            else if (part.type === "error") throw part.error
+            else yield part
+          }
+        } finally {
+          abortSignal.removeEventListener("abort", stop)
+          stop()
+        }
+        if (end === undefined) throw new StreamCutError()
+        yield {
+          type: "finish-step",
+          finishReason: end.finishReason,
+          rawFinishReason: end.rawFinishReason,
+          usage: end.usage,
+          performance: { ...end.performance, stepTimeMs: end.performance.responseTimeMs, toolExecutionMs: {} },
+          providerMetadata: end.providerMetadata,
+          response: {
+            id: meta.id ?? "",
+            timestamp: meta.timestamp ?? new Date(clock.currentTimeMillisUnsafe()),
+            modelId: meta.modelId ?? modelID,
+            ...(response?.headers ? { headers: response.headers } : {})
+          }
+        }
+        yield {
+          type: "finish",
+          finishReason: end.finishReason,
+          rawFinishReason: end.rawFinishReason,
+          totalUsage: end.usage
+        }
+      }
+      return Stream.fromAsyncIterable(events(), classify).pipe(Stream.ensuring(Effect.sync(() => internal.abort())))
+    })
+  )
+
+/** The cache strategy of `options`: its own, else the one of its (deprecated) `family`'s descriptor. */
+const cacheOf = (options: StreamOptions): CacheStrategy | undefined =>
+  options.cache ?? (options.family === undefined ? undefined : descriptorOf(options.family)?.cache?.(""))
+
+/**
+ * The provider options of one request: what Lathe adds for the provider (a per-session prompt cache key when its
+ * cache strategy is `session-key`, the model's reasoning setting as its descriptor maps it), then the request's own
+ * (the `chat.params` hook's), which win key by key. `provider` is what `streamWithModel` got (or a provider type).
+ */
+export const requestOptions = (
+  request: LLMRequest,
+  provider: Pick<StreamOptions, "cache" | "reasoning" | "family"> | ProviderFamily | undefined
+): SharedV4ProviderOptions | undefined => {
+  const merged: Record<string, Record<string, unknown>> = {}
+  const add = (options: Readonly<Record<string, Readonly<Record<string, unknown>>>>) => {
+    for (const [name, values] of Object.entries(options)) merged[name] = { ...merged[name], ...values }
+  }
+  const options: StreamOptions = typeof provider === "string" ? { family: provider } : (provider ?? {})
+  const cache = cacheOf(options)
+  if (cache?.kind === "session-key") add(cache.options(request.sessionID))
+  const reasoning = options.reasoning ?? (options.family ? descriptorOf(options.family)?.reasoning : undefined)
+  if (reasoning !== undefined) add(reasoningOptions({ reasoning }, request.model, request.model.reasoning))
+  if (request.providerOptions !== undefined) add(request.providerOptions)
+  return Object.keys(merged).length > 0 ? (merged as SharedV4ProviderOptions) : undefined
+}
+
+class StreamAborted extends Error {
+  override readonly name = "AbortError"
+}
+
+/** The part that ends a model call: finish reason, usage and timings. */
+type ModelCallEnd = Extract<LanguageModelStreamPart<ToolSet>, { readonly type: "model-call-end" }>
+
+/** The environment variables the LLM layer reads: provider keys, regions and projects, `LATHE_DATA_DIR`. */
+export type ProviderEnv = Readonly<Record<string, string | undefined>>
+
+/** The providers of one run: the configured table, and keyless local servers looked up when a reference names them. */
+interface ProviderTable {
+  /** The ids of the table, in order (config first, then the ones the environment or a stored key set up). */
+  readonly ids: ReadonlyArray<string>
+  readonly all: ReadonlyArray<ConfiguredProvider>
+  readonly env: ProviderEnv
+  readonly find: (id: string) => ConfiguredProvider | undefined
+}
+
+/** `configuredProviders`, indexed, plus the local servers a model reference names (`ollama/qwen3`), built once. */
+const providerTable = (info: ConfigInfo, env: ProviderEnv): ProviderTable => {
+  const all = configuredProviders(info, env)
+  const byID = new Map(all.map((provider) => [provider.id, provider]))
+  const referenced = new Map<string, ConfiguredProvider | undefined>()
+  const find = (id: string) => {
+    const configured = byID.get(id)
+    if (configured !== undefined) return configured
+    if (!referenced.has(id)) referenced.set(id, referencedProvider(id, env))
+    return referenced.get(id)
+  }
+  return { ids: [...byID.keys()], all, env, find }
+}
+
+/** The three ways to set up a provider, worded like the README's "Configure a model provider". */
+export const providerSetupHelp = [
+  "Lathe needs one model. Any of these three works:",
+  "  1. A provider's API key in the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …: lathe models",
+  "     lists them) or stored with `lathe auth login <provider>`; then LATHE_MODEL=anthropic/claude-sonnet-4-5",
+  "  2. A local server: LATHE_MODEL=ollama/qwen3-coder (Ollama; lmstudio/… for LM Studio), or any OpenAI-style one:",
+  '     LATHE_BASE_URL=http://127.0.0.1:11434/v1 LATHE_MODEL=qwen3-coder lathe run "…"',
+  "     (LATHE_API_KEY is sent as the bearer token if the server wants one)",
+  "  3. Your own config file, ~/.config/lathe/lathe.json (it applies in every folder), with a provider block:",
+  `     ${renderSnippet(configAdvice.localProvider())}`,
+  "     A project's lathe.json may only narrow what Lathe does until you trust the folder (lathe trust), so",
+  "     provider settings there are ignored until then.",
+  "In the interactive session (lathe), /connect writes option 3 for you."
+].join("\n")
+
+const notConfigured = (first: string) => new ProviderNotConfigured({ message: `${first}\n${providerSetupHelp}` })
+
+/** The newest model of catalogue provider `catalogID` (latest release date, then the shortest id). */
+const newestOf = (catalog: ModelCatalog["Service"], catalogID: string) =>
+  Effect.map(catalog.list(catalogID), (models) => {
+    let best: { readonly id: string; readonly date: string } | undefined
+    for (const model of models) {
+      const date = model.releaseDate ?? ""
+      if (best === undefined || date > best.date || (date === best.date && model.modelID.length < best.id.length))
+        best = { id: model.modelID, date }
+    }
+    return best?.id
+  })
+
+/**
+ * The model to use when none is named: Anthropic's default when it is set up, else OpenAI's, else the first other
+ * provider type set up (its first config model, else its descriptor's `defaultModel`, else the catalogue's newest
+ * model), else the first model of any configured provider.
+ */
+const defaultRef = (providers: ProviderTable, catalog: ModelCatalog["Service"]) =>
+  Effect.gen(function* () {
+    for (const provider of defaultCandidates(providers.all)) {
+      const model = defaultModelOf(provider) ?? (yield* newestOf(catalog, provider.descriptor.catalogID))
+      if (model !== undefined) return `${provider.id}/${model}`
+    }
+    for (const provider of providers.all) {
+      const [model] = Object.keys(provider.models)
+      if (model !== undefined) return `${provider.id}/${model}`
+    }
+    return undefined
+  })
+
+/** `ref` (else config `model`, else a default for the keys present) to its `ModelInfo`, checking the provider. */
+const resolveModel = (
+  info: ConfigInfo,
+  providers: ProviderTable,
+  catalog: ModelCatalog["Service"],
+  requested?: string
+): Effect.Effect<ModelInfo, ModelNotFound | ProviderNotConfigured> =>
+  Effect.gen(function* () {
+    const names = providers.ids
+    const configured = names.length > 0 ? `Configured providers: ${names.join(", ")}.` : "No provider is configured."
+    const ref = requested ?? info.model ?? (yield* defaultRef(providers, catalog))
+    if (ref === undefined)
+      return yield* Effect.fail(
+        notConfigured(
+          names.length > 0
+            ? `No model is chosen (providers: ${names.join(", ")}): set "model": "provider/model" in lathe.json, ` +
+                "or LATHE_MODEL."
+            : "No model provider is configured."
+        )
+      )
+    const slash = ref.indexOf("/")
+    if (slash <= 0 || slash === ref.length - 1)
+      return yield* Effect.fail(
+        new ModelNotFound({
+          model: ref,
+          message: `"${ref}" is not a model reference: write "provider/model", for example "anthropic/claude-sonnet-4-5". ${configured}`
+        })
+      )
+    const providerID = ref.slice(0, slash)
+    const modelID = ref.slice(slash + 1)
+    const provider = providers.find(providerID)
+    if (provider === undefined) {
+      const problem = unconfiguredProblem(ref, providerID, providers.env)
+      if (problem !== undefined) return yield* Effect.fail(notConfigured(problem))
+      const message = `Unknown provider "${providerID}" in "${ref}". ${configured} Add it under "provider" in lathe.json.`
+      return yield* Effect.fail(new ModelNotFound({ model: ref, message }))
+    }
+    if (provider.problem !== undefined) return yield* Effect.fail(notConfigured(provider.problem))
+    const entry = provider.models[modelID]
+    // A provider the catalogue does not list under its own id takes the rows of the provider type it is
+    // (`provider.work: { type: "anthropic" }` → anthropic's), when that type's rows have the model.
+    const listed = (yield* catalog.list(providerID)).length > 0
+    const { catalogID } = provider.descriptor
+    const borrow =
+      !listed &&
+      catalogID !== providerID &&
+      (yield* catalog.list(catalogID)).length > 0 &&
+      (yield* catalog.lookup(catalogID, modelID)) !== undefined
+    let found = borrow
+      ? { ...(yield* catalog.info(catalogID, modelID, entry)), providerID }
+      : yield* catalog.info(providerID, modelID, entry)
+    // A server that needs no key (a local server: Ollama, LM Studio, your own OpenAI-compatible gateway) whose own
+    // catalogue rows do not have the model borrows another provider's limits and abilities for it, never its prices:
+    // what you pay there is unknown (zero unless the config entry says `cost`).
+    const ownRow = listed && (yield* catalog.lookup(providerID, modelID)) !== undefined
+    if (provider.descriptor.auth === "optional" && entry?.cost === undefined && !ownRow)
+      found = { ...found, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }
+    return entry?.reasoning_effort === undefined ? found : { ...found, reasoning: entry.reasoning_effort }
+  })
+
+const MODEL_SETTING = /^(model|small_model|agent\.[^ ]+\.model)$/
+
+/** Whether a dropped item (`provider.local.baseURL`, `{env:K} in provider.local.apiKey`) is a provider's (`id`'s). */
+const providerSetting = (item: string, id?: string): boolean => {
+  const at = item.includes(" in ") ? item.slice(item.lastIndexOf(" in ") + 4) : item
+  if (id === undefined) return at.startsWith("provider.") || at.startsWith("provider[")
+  return at.startsWith(`provider.${id}.`) || at.startsWith(`provider[${JSON.stringify(id)}]`)
+}
+
+/**
+ * When a model cannot be resolved and an untrusted project's config had set what was missing (the model, the
+ * provider's URL, type or key), the one failure that says so: which keys, in which file, ignored until the folder is
+ * trusted, and the two ways out. `undefined` when the failure has another cause. `ref` is the model asked for.
+ */
+const ignoredUntrusted = (config: ConfigShape, ref: string | undefined): ProviderNotConfigured | undefined => {
+  const { untrusted, ignored = [] } = config
+  if (untrusted === undefined) return undefined
+  const slash = ref?.indexOf("/") ?? -1
+  if (ref !== undefined && (slash <= 0 || slash === ref.length - 1)) return undefined
+  const providerID = ref?.slice(0, slash)
+  const files = ignored
+    .map(({ file, items }) => ({
+      file,
+      items: items.map((item) => item.name).filter((i) => MODEL_SETTING.test(i) || providerSetting(i))
+    }))
+    .filter(({ items }) => items.length > 0)
+  if (!files.some(({ items }) => providerID === undefined || items.some((i) => providerSetting(i, providerID))))
+    return undefined
+  const them = files.length === 1 && files[0]?.items.length === 1 ? "it" : "them"
+  return new ProviderNotConfigured({
+    untrusted: true,
+    message:
+      `No model to run: ${files.map(({ file, items }) => `${file} sets ${items.join(", ")}`).join("; ")}, but Lathe ignores ${them} ` +
+      "because this folder is not trusted (until you trust it, a project's config may only narrow what Lathe does, " +
+      "not choose where your code is sent).\n" +
+      `Run \`lathe trust\` in ${untrusted.root} to use ${them}, or put the provider settings in your own config, ` +
+      `${untrusted.userConfig}, which applies in every folder.`
+  })
+}

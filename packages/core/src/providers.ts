@@ -1,0 +1,10 @@
+/**
+ * @lathe/core/providers: the provider table and the keys `lathe auth login` stored, for the commands that list and
+ * set up providers (`lathe models`, `lathe auth`, `/connect`, `lathe doctor`). The `LLM` service and the providers a
+ * run has set up (`configuredProviders`) are the main entry's.
+ */
+export { authFile, readAuthFile, removeKey, storedKeys, storeKey } from "./config/auth-store.js"
+export { closeMatches } from "./provider/close-match.js"
+export type { DiscoveredModel, ProviderDescriptor, ProviderSettings } from "./provider/descriptor.js"
+export { ReasoningLevel } from "./provider/reasoning.js"
+export { descriptorFor, descriptorOf, PROVIDER_TYPES, PROVIDERS } from "./provider/registry.js"

@@ -1,0 +1,49 @@
+/**
+ * The config schemas are built on first use (`lazySchema` in config-schema.ts: a run with no config file builds none
+ * of them). What stands for a schema until then must be one in every way the code and plugins use it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { z } from "zod"
+import { ConfigFile, McpServerConfig, ModelConfig, ProviderConfig, StoreConfig } from "../src/config/config-schema.js"
+
+describe("config schemas built on first use", () => {
+  it("are schemas: instanceof, shape, keys, and extend as zod gives them", () => {
+    assert.isTrue(ConfigFile instanceof z.ZodObject)
+    assert.isTrue(ConfigFile instanceof z.ZodType)
+    assert.isTrue("model" in ConfigFile.shape)
+    assert.include(Object.keys(ConfigFile.shape), "provider")
+    const grown = ConfigFile.extend({ extra: z.string().optional() })
+    assert.deepStrictEqual(grown.parse({ model: "a/b", extra: "x" }), { model: "a/b", extra: "x" })
+    assert.strictEqual(ConfigFile.safeParse({ extra: "x" }).success, false)
+  })
+
+  it("parse, transform and reject with the same issues inside another schema as alone", () => {
+    assert.deepStrictEqual(ModelConfig.parse({ context: 1000, reasoning: "high" }), {
+      context: 1000,
+      reasoning: true,
+      reasoning_effort: "high"
+    })
+    const bad = { type: "openai-compatible", baseURL: "ftp://x", models: { m: { context: -1 } } }
+    const alone = ProviderConfig.safeParse(bad)
+    const nested = z.object({ provider: ProviderConfig }).safeParse({ provider: bad })
+    assert.isFalse(alone.success)
+    assert.isFalse(nested.success)
+    assert.deepStrictEqual(
+      nested.error?.issues.map((issue) => ({ ...issue, path: issue.path.slice(1) })),
+      alone.error?.issues
+    )
+    assert.deepStrictEqual(
+      alone.error?.issues.map((issue) => [issue.path.join("."), issue.message]),
+      [
+        ["baseURL", "an http(s) URL"],
+        ["models.m.context", "a positive integer"]
+      ]
+    )
+  })
+
+  it("discriminated unions of them pick their branch", () => {
+    assert.deepStrictEqual(StoreConfig.parse({ type: "sqlite" }), { type: "sqlite" })
+    assert.isTrue(McpServerConfig.safeParse({ type: "local", command: ["x"] }).success)
+    assert.isFalse(McpServerConfig.safeParse({ type: "elsewhere", command: ["x"] }).success)
+  })
+})
