@@ -37,36 +37,10 @@ const ALLOWED_REACHES = [
     to: "@lathe/core",
     files: [
       "packages/tools/src/bash.ts",
-      "packages/tools/src/command-runner.ts",
-      "packages/tools/src/index.ts",
-      "packages/tools/src/paths.ts",
       "packages/tools/src/sandbox-plan.ts",
-      "packages/tools/src/sandbox-protect.ts",
       "packages/tools/src/sandbox-proxy.ts",
       "packages/tools/src/shell.ts",
-      "packages/tools/src/webfetch-net.ts",
-      "packages/tools/test/bash.test.ts",
-      "packages/tools/test/plugin-sandbox.test.ts",
-      "packages/tools/test/plugin.test.ts",
-      "packages/tools/test/real-path.test.ts",
-      "packages/tools/test/secrets-env.test.ts"
-    ]
-  },
-  {
-    from: "@lathe/mcp",
-    to: "@lathe/core",
-    files: [
-      "packages/mcp/src/environment.ts",
-      "packages/mcp/src/plugin.ts",
-      "packages/mcp/src/search-tools.ts",
-      "packages/mcp/src/search.ts",
-      "packages/mcp/src/servers.ts",
-      "packages/mcp/test/contributions.test.ts",
-      "packages/mcp/test/helpers.ts",
-      "packages/mcp/test/oauth.test.ts",
-      "packages/mcp/test/plugin.test.ts",
-      "packages/mcp/test/search-tools.test.ts",
-      "packages/mcp/test/search.test.ts"
+      "packages/tools/src/webfetch-net.ts"
     ]
   }
 ]

@@ -374,6 +374,120 @@ const runCommandFromRunBuild = {
 }
 
 /**
+ * Packages the run build keeps in side files of their own (`run/vendor-<name>.cjs`), required when the code that
+ * imports them first runs. In run.cjs they were read at every start and, with no code cache (the first run after an
+ * install), compiled with the rest although a plain run never evaluates them: the web fetch tool's HTML converters
+ * (turndown with its DOM, html-to-text with its parser), the terminal's Markdown renderer (marked, lowlight with
+ * highlight.js's grammars, loaded after the first request) and yaml (front matter of skills, agents and custom
+ * commands). Without a code cache that was ~130 M instructions of the ~1,950 M of a one-request run. A side file is
+ * taken through Node's `require` (with Node's compile cache): loading one with a V8 code cache of its own, as run.cjs
+ * is, measured no different (a run at a terminal, which loads the Markdown renderer: 1,283–1,295 M either way).
+ * Each package here must be imported only by modules that initialise lazily (behind an `import()`: bundle.e2e checks
+ * a plain run loads none), must not share state with the rest of the build (each side file has its own copy of what
+ * it imports), and is imported by its name alone (no subpath), with `"*"` or the names listed.
+ */
+export const RUN_VENDORS = {
+  turndown: { turndown: "*" },
+  "html-to-text": { "html-to-text": "*" },
+  // By the names the renderer takes: lowlight's namespace would bring every grammar highlight.js has (~1 MB), and
+  // marked's has `defaults`, a binding `setOptions` reassigns (the stand-in re-exports values, not live bindings).
+  markdown: { marked: ["Lexer"], lowlight: ["common", "createLowlight"] },
+  yaml: { yaml: "*" }
+}
+
+/** The file a run vendor is built to, inside `run/`. */
+const vendorFile = (name) => `vendor-${name}.cjs`
+
+/**
+ * The entry of a vendor's side file: each of its packages (`RUN_VENDORS`: all its exports, or the names listed) as
+ * `m0`, `m1`… in order, so a side file holding several packages keeps one copy of what they share.
+ */
+const vendorEntry = (packages) =>
+  Object.entries(packages)
+    .map(([specifier, names], index) =>
+      names === "*"
+        ? `export * as m${index} from ${JSON.stringify(specifier)}\n`
+        : `import { ${names.map((name) => `${name} as m${index}_${name}`).join(", ")} } from ${JSON.stringify(specifier)}\n` +
+          `export const m${index} = { ${names.map((name) => `${name}: m${index}_${name}`).join(", ")} }\n`
+    )
+    .join("")
+
+/**
+ * The names each vendored package exports, read from the side files just built (`dir`: the run build's folder):
+ * the run build's stand-in for a package re-exports exactly these. Loading them evaluates the packages here, once.
+ */
+const vendorExports = (dir) => {
+  const load = createRequire(join(dir, "vendor-exports.cjs"))
+  return new Map(
+    Object.entries(RUN_VENDORS).flatMap(([name, packages]) => {
+      const side = load(`./${vendorFile(name)}`)
+      return Object.keys(packages).map((specifier, index) => [specifier, Object.keys(side[`m${index}`])])
+    })
+  )
+}
+
+/**
+ * In the run build: an import of a vendored package becomes a module that requires its side file (`require` here is
+ * the run build's own, relative to run.cjs) and re-exports the package's names. Taken when the importing module
+ * initialises, i.e. when the code that needs it first runs.
+ */
+const vendorsBesideRunBuild = (exportsOf) => ({
+  name: "vendors-beside-run-build",
+  setup(b) {
+    const where = new Map(
+      Object.entries(RUN_VENDORS).flatMap(([name, packages]) =>
+        Object.keys(packages).map((specifier, index) => [specifier, { file: vendorFile(name), key: `m${index}` }])
+      )
+    )
+    const filter = new RegExp(
+      `^(${[...where.keys()].map((key) => key.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")})$`
+    )
+    b.onResolve({ filter }, (args) => ({ path: args.path, namespace: "lathe-run-vendor" }))
+    b.onResolve({ filter: /^\.\/vendor-[\w-]+\.cjs$/ }, (args) => ({ path: args.path, external: true }))
+    b.onLoad({ filter: /.*/, namespace: "lathe-run-vendor" }, (args) => {
+      const { file, key } = where.get(args.path)
+      const names = exportsOf.get(args.path) ?? []
+      const lines = [`const vendored = require(${JSON.stringify(`./${file}`)}).${key}`]
+      for (const name of names) {
+        if (!/^[A-Za-z_$][\w$]*$/.test(name))
+          throw new Error(`${args.path}: cannot re-export \`${name}\` from its side file`)
+        lines.push(name === "default" ? "export default vendored.default" : `export const ${name} = vendored.${name}`)
+      }
+      return { contents: `${lines.join("\n")}\n`, resolveDir: cli, loader: "js" }
+    })
+  }
+})
+
+/** The options of the build of the run vendors' side files (`RUN_VENDORS`), into the run build's `outdir`. */
+export const runVendorsBuildOptions = (outdir) => {
+  const options = runBuildOptions(outdir)
+  return {
+    ...options,
+    entryPoints: Object.keys(RUN_VENDORS).map((name) => ({
+      in: `lathe-vendor:${name}`,
+      out: vendorFile(name).slice(0, -4)
+    })),
+    plugins: [
+      {
+        name: "run-vendor-entries",
+        setup(b) {
+          b.onResolve({ filter: /^lathe-vendor:/ }, (args) => ({
+            path: args.path.slice("lathe-vendor:".length),
+            namespace: "lathe-vendor"
+          }))
+          b.onLoad({ filter: /.*/, namespace: "lathe-vendor" }, (args) => ({
+            contents: vendorEntry(RUN_VENDORS[args.path]),
+            resolveDir: cli,
+            loader: "js"
+          }))
+        }
+      },
+      ...options.plugins
+    ]
+  }
+}
+
+/**
  * The options of the run build: one CommonJS file, because a `vm.Script` can take a code cache written after the run
  * (with every function the run compiled) where Node's ES module loader takes one written at compile time (top-level
  * code only). `import.meta.url` becomes the file's own URL; `import()` of what stays outside (plugin files, the
@@ -479,9 +593,11 @@ if (isMain()) {
   })
   const providers = await build({ ...providersOptions, plugins: [sdkEntries, ...providersOptions.plugins] })
   const runOptions = runBuildOptions(join(outdir, "run"))
+  const vendors = await build(runVendorsBuildOptions(join(outdir, "run")))
   const run = await build({
     ...runOptions,
     plugins: [
+      vendorsBesideRunBuild(vendorExports(join(outdir, "run"))),
       sdksFromProvidersBuild("../"),
       ...runOptions.plugins,
       grammarBesideBundle(`../${GRAMMAR}`),
@@ -504,6 +620,7 @@ if (isMain()) {
     )
   const outputs = [
     ...Object.values(providers.metafile.outputs),
+    ...Object.values(vendors.metafile.outputs),
     ...Object.values(run.metafile.outputs),
     ...Object.values(main.metafile.outputs)
   ]

@@ -1,11 +1,30 @@
 // The plugins' light entries: their file parsers (and `yaml`) load only when an agent or skill file exists.
 import agents from "@lathe/agents/plugin"
-import { dataDir, type PluginEntry } from "@lathe/core"
+import { type ConfigInfo, dataDir, type PluginEntry, PROVIDER_KEY_NAMES, secretValues } from "@lathe/core"
 import hooks from "@lathe/hooks"
 import { createMcpPlugin, loadOAuthProvider } from "@lathe/mcp/host"
 import skills from "@lathe/skills/plugin"
 import tools from "@lathe/tools"
 import { commandFilesPlugin } from "./command-files.js"
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * What local MCP servers must not inherit: the credentials Lathe itself uses to reach its model providers and its
+ * store (each provider's `apiKey`, secret headers and options, a store URL, and the values of the provider key
+ * variables in `env`), and those variables by name. MCP servers' own settings are not among them: a server gets what
+ * its config gives it (so one server's `env` does not take variables from another).
+ */
+export const mcpCredentials = (
+  config: Pick<ConfigInfo, "provider" | "store">,
+  env: Env
+): { readonly credentials: ReadonlyArray<string>; readonly credentialNames: ReadonlyArray<string> } => ({
+  credentials: secretValues(
+    { info: { provider: config.provider ?? {}, ...(config.store ? { store: config.store } : {}) } },
+    env
+  ),
+  credentialNames: PROVIDER_KEY_NAMES
+})
 
 /**
  * The plugins every run loads, in order: the built-in tools, the agents and the task tool, skills, shell hooks (Claude
@@ -30,6 +49,9 @@ export const builtinPlugins = (
             env,
             wait: options.mcpWait !== false,
             dataDir: dataDir(env),
+            // The plugin sees the merged config as the kit types it; these are the host's own sections of it.
+            credentials: (config, env) =>
+              mcpCredentials(config as Pick<ConfigInfo, "provider" | "store">, env).credentials,
             authProvider: (server) =>
               loadOAuthProvider({
                 serverName: server.name,

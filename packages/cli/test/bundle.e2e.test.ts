@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
@@ -221,6 +222,55 @@ describe("the bundled CLI", () => {
       assert.include(terminal.output, "\x1b[1m\x1b[4m\x1b[35mTitle")
       assert.notInclude(terminal.output, "# Title")
       assert.include(terminal.output, "Some \x1b[1mbold\x1b[22m text.")
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("keeps packages a plain run never evaluates in side files of the run build, loaded when first used", async () => {
+    const runDir = join(dirname(bundle), "run")
+    const runBuild = readFileSync(join(runDir, "run.cjs"), "utf8")
+    // Without a code cache (the first run after an install) V8 compiles all of run.cjs: these are not in it.
+    const sides = ["turndown", "html-to-text", "markdown", "yaml"].map((name) => join(runDir, `vendor-${name}.cjs`))
+    for (const side of sides) assert.isTrue(existsSync(side), `${side} is missing`)
+    assert.notInclude(runBuild, "is not a string, or an element/document/fragment node", "turndown is a side file")
+    assert.notInclude(runBuild, "Implicit map keys need to be followed by map values", "yaml is a side file")
+    // The web fetch tool's converters, as the run build takes them (each package as `m0` of its side file).
+    const load = createRequire(join(runDir, "run.cjs"))
+    const turndown = load("./vendor-turndown.cjs").m0 as { default: new () => { turndown: (html: string) => string } }
+    assert.strictEqual(new turndown.default().turndown("<p>Some <strong>bold</strong> text</p>"), "Some **bold** text")
+    const htmlToText = load("./vendor-html-to-text.cjs").m0 as { convert: (html: string) => string }
+    assert.strictEqual(htmlToText.convert("<p>Hello <b>there</b></p>"), "Hello there")
+    // A plain run requires none of them; a command file's front matter goes through yaml, from its side file.
+    const box = sandbox()
+    const required = join(box.dir, "required.txt")
+    const hook = join(box.dir, "record.cjs")
+    writeFileSync(
+      hook,
+      'const Module = require("node:module")\n' +
+        "const load = Module._load\n" +
+        "Module._load = function (request, ...rest) {\n" +
+        '  if (/vendor-/.test(request)) require("node:fs").appendFileSync(process.env.RECORD_TO, request + "\\n")\n' +
+        "  return load.call(this, request, ...rest)\n" +
+        "}\n"
+    )
+    const recorded = () => (existsSync(required) ? readFileSync(required, "utf8") : "")
+    mkdirSync(join(box.project, ".lathe", "commands"), { recursive: true })
+    writeFileSync(
+      join(box.project, ".lathe", "commands", "ship.md"),
+      "---\ndescription: Ship it\n---\nShip COMMAND-BODY-77c2 now.\n"
+    )
+    const server = await startScriptedServer([{ steps: [{ text: "plain" }] }, { steps: [{ text: "shipped" }] }])
+    try {
+      const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m", RECORD_TO: required }
+      const plain = await run(["run", "--format", "json", "hi"], box.project, env, ["--require", hook])
+      assert.strictEqual(plain.code, 0, plain.stderr)
+      assert.strictEqual(recorded(), "", "a plain run requires no side file")
+      const result = await run(["run", "--format", "json", "--command", "ship"], box.project, env, ["--require", hook])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.include(recorded(), "./vendor-yaml.cjs")
+      assert.include(JSON.stringify(server.requests[1]?.body), "COMMAND-BODY-77c2")
+      assert.notInclude(JSON.stringify(server.requests[1]?.body), "description: Ship it")
     } finally {
       await server.close()
     }

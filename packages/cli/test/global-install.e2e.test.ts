@@ -223,6 +223,11 @@ describe("lathe installed with npm install -g from its tarball", () => {
         "dist/bundle/lathe.js",
         "dist/bundle/models-catalog.dat",
         "dist/bundle/run/run.cjs",
+        // The run build's side files (packages a plain run does not evaluate), required from run.cjs when used.
+        "dist/bundle/run/vendor-html-to-text.cjs",
+        "dist/bundle/run/vendor-markdown.cjs",
+        "dist/bundle/run/vendor-turndown.cjs",
+        "dist/bundle/run/vendor-yaml.cjs",
         "dist/bundle/tree-sitter-bash.wasm",
         "LICENSE",
         "README.md"

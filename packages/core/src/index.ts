@@ -10,10 +10,6 @@
  * room's group; no `export *`.
  */
 
-// Kit names that tools, mcp, agents and plugins/* still take from core: those packages are moving to the kit
-// (issue "The author kit is the foundation"); then this block goes.
-export { PermissionConfig } from "@lathe/plugin"
-export { decide, isPlugin, MIN_CONTAINED_SECRET, parseOnce, permissionRules, SECRET_NAME } from "@lathe/plugin/host"
 // catalog/: the models.dev catalogue: limits, prices and abilities per model (ModelCatalog).
 export type { CatalogModel, CatalogProvider } from "./catalog/catalog-index.js"
 export { groupDigits } from "./catalog/group-digits.js"
@@ -22,7 +18,6 @@ export {
   catalogReady,
   lookupModel,
   ModelCatalog,
-  modelInfo,
   newestCatalogModel
 } from "./catalog/model-catalog.js"
 export type { ModelInfo } from "./catalog/model-info.js"
@@ -62,22 +57,14 @@ export {
   type PermissionReply,
   type ReplySource
 } from "./contracts/permission-next.js"
-export { PROTECTED_PATHS, type ProtectedPath, protectedPathOf } from "./contracts/protected-paths.js"
 export { type FileDiff, Snapshot, SnapshotError, type SnapshotPatch } from "./contracts/snapshot.js"
 // llm/: the LLM service, the providers a run has set up, usage and provider errors.
-export {
-  type ConfiguredProvider,
-  configuredProviders,
-  defaultCandidates,
-  defaultModelOf,
-  referencedProvider
-} from "./llm/configured.js"
+export { type ConfiguredProvider, configuredProviders, referencedProvider } from "./llm/configured.js"
 export { LLM, type LLMRequest, providerSetupHelp, streamWithModel } from "./llm/llm.js"
 export { ProviderNotConfigured } from "./llm/provider-error.js"
 export { tokensFromUsage } from "./llm/usage.js"
 // loop/: the agent loop's services under one front door (TurnRunner), and the ruleset a run is asked under.
 export { doomLoopReport } from "./loop/doom-loop.js"
-export { loopLayer } from "./loop/loop-layer.js"
 export { assembleRuleset, runRuleset } from "./loop/permission-ruleset.js"
 export { Question } from "./loop/question.js"
 export { Retry } from "./loop/retry.js"
@@ -91,8 +78,8 @@ export { resolveAgents } from "./plugin-host/agent.js"
 export { CommandRunError, CommandRunner, childEnv, spawnProgram } from "./plugin-host/command-runner.js"
 export type { ListedCommand, ListedResource } from "./plugin-host/contributions.js"
 export { type PluginEntry, sharePluginModules } from "./plugin-host/plugin-loader.js"
-export { DEFAULT_HOOK_TIMEOUT_MS, LOG_REPEATS_EVENT, Plugins } from "./plugin-host/plugins.js"
-export { truncateOutput, truncationDir } from "./plugin-host/truncate.js"
+export { LOG_REPEATS_EVENT, Plugins } from "./plugin-host/plugins.js"
+export { truncationDir } from "./plugin-host/truncate.js"
 // process/: running programs and git safely (plain Node, no Effect).
 export { GIT_SAFE_OPTIONS, GIT_SAFE_TRANSPORT, gitEnv, prepareSafeGit, type SafeGit } from "./process/git-safe.js"
 export { launcherKeys } from "./process/launcher-keys.js"

@@ -46,4 +46,13 @@ describe("config schemas built on first use", () => {
     assert.isTrue(McpServerConfig.safeParse({ type: "local", command: ["x"] }).success)
     assert.isFalse(McpServerConfig.safeParse({ type: "elsewhere", command: ["x"] }).success)
   })
+
+  // The provider's own refusal of such a URL is tested with @lathe/mcp's OAuth.
+  it("an MCP server's OAuth client metadata URL must be https with a path", () => {
+    const config = (clientMetadataUrl: string) =>
+      McpServerConfig.safeParse({ type: "remote", url: "https://x.dev/mcp", oauth: { clientMetadataUrl } })
+    assert.isTrue(config("https://example.com/lathe/client.json").success)
+    for (const bad of ["http://example.com/client.json", "https://example.com/", "client.json"])
+      assert.match(config(bad).error?.issues[0]?.message ?? "", /^an https URL with a path/)
+  })
 })

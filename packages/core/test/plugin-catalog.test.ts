@@ -23,4 +23,25 @@ describe("pluginCatalog", () => {
     await catalog.ready()
     assert.match(catalog.newestModel("anthropic", "claude-sonnet") ?? "", /^claude-sonnet/)
   })
+
+  it("model: the catalogue's entry with config's override on top, or the unknown model's small window", async () => {
+    const catalog = pluginCatalog(
+      { provider: { local: { type: "openai-compatible", models: { tiny: { context: 1_000 } } } } },
+      { LATHE_DATA_DIR: "/nonexistent" }
+    )
+    await catalog.ready()
+    assert.strictEqual(catalog.model("anthropic", "claude-sonnet-4-5").limit.context, 200_000)
+    assert.strictEqual(catalog.model("local", "tiny").limit.context, 1_000)
+    assert.strictEqual(catalog.model("nowhere", "nothing").limit.context, 32_768)
+  })
+
+  it("defaultModel: the model Lathe answers with when config names none (what the keys present give)", () => {
+    const none = { LATHE_DATA_DIR: "/nonexistent" }
+    assert.strictEqual(pluginCatalog({}, { ...none, OPENAI_API_KEY: "k" }).defaultModel(), "openai/gpt-5")
+    assert.match(
+      pluginCatalog({}, { ...none, OPENAI_API_KEY: "k", ANTHROPIC_API_KEY: "k" }).defaultModel() ?? "",
+      /^anthropic\//
+    )
+    assert.strictEqual(pluginCatalog({}, none).defaultModel(), undefined)
+  })
 })

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, it } from "@effect/vitest"
+import { onTestFinished } from "vitest"
 import { startProcessHelper } from "../src/process/process-helper.js"
 import { runProcess } from "../src/process/run-process.js"
 
@@ -155,14 +156,27 @@ describe("startProcessHelper", () => {
       `import { startProcessHelper } from ${JSON.stringify(source)}\n` +
         `const helper = startProcessHelper({ env: { PATH: process.env.PATH } })\n` +
         `await helper.run({ file: "true" })\n` +
-        `console.log(helper.pid())\nsetInterval(() => {}, 1000)\n`
+        // Alive until killed, but never past a minute: a test that fails before its kill leaves nothing behind.
+        `console.log(helper.pid())\nsetTimeout(() => process.exit(0), 60_000)\n`
     )
     const parent = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), program], {
-      stdio: ["ignore", "pipe", "inherit"]
+      stdio: ["ignore", "pipe", "ignore"]
     })
-    const pid = await new Promise<number>((resolve) =>
-      parent.stdout.once("data", (chunk) => resolve(Number(`${chunk}`)))
-    )
+    onTestFinished(() => {
+      parent.kill("SIGKILL")
+    })
+    // The pid's whole line (a chunk may end before it does).
+    const pid = await new Promise<number>((resolve, reject) => {
+      let out = ""
+      parent.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8")
+        const line = /^(\d+)\n/m.exec(out)
+        if (line) resolve(Number(line[1]))
+      })
+      parent.once("exit", (code) =>
+        reject(new Error(`the parent exited (${code}) before saying the helper's pid: ${out}`))
+      )
+    })
     assert.isTrue(alive(pid))
     parent.kill("SIGKILL")
     assert.isTrue(await gone(pid))

@@ -25,8 +25,10 @@ export interface ConnectionOptions {
   readonly onStatus?: (connection: McpConnection) => void
   /** The environment local servers inherit, before their own `env` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
-  /** Lathe's credentials, kept out of local servers' environment (see `serverEnvironment`; default: provider keys). */
+  /** Lathe's credentials, kept out of local servers' environment (see `serverEnvironment`; default none). */
   readonly credentials?: ReadonlyArray<string>
+  /** The host's provider key variables, never inherited by local servers (`ctx.secretNames`; default none). */
+  readonly credentialNames?: ReadonlyArray<string>
 }
 
 /** The default restart backoff: 0.5 s, 1 s, 2 s, 4 s, 8 s, then give up. */
@@ -196,7 +198,8 @@ export class McpConnection {
         ...(authProvider ? { authProvider } : {}),
         ...(protocol ? { protocol } : {}),
         ...(this.options.env ? { env: this.options.env } : {}),
-        ...(this.options.credentials ? { credentials: this.options.credentials } : {})
+        ...(this.options.credentials ? { credentials: this.options.credentials } : {}),
+        ...(this.options.credentialNames ? { credentialNames: this.options.credentialNames } : {})
       })
       this.captureStderr(transport)
       const client = new Client(CLIENT, {

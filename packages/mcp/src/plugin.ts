@@ -1,8 +1,6 @@
-import { type ConfigInfo, catalogReady, DEFAULT_HOOK_TIMEOUT_MS } from "@lathe/core"
-import { definePlugin, type Plugin } from "@lathe/plugin"
+import { definePlugin, type Plugin, type PluginConfig } from "@lathe/plugin"
 import type { McpConnection } from "./connection.js"
 import { findPromptCommand, mcpResources, promptCommand } from "./contributions.js"
-import { lathesCredentials } from "./environment.js"
 import { listPrompts } from "./prompts.js"
 import { type OfferedTools, offerMcpTools } from "./search-tools.js"
 import { type McpServer, resolveServers } from "./servers.js"
@@ -33,6 +31,15 @@ export interface McpPluginOptions {
    * server. Without it nothing is remembered.
    */
   readonly dataDir?: string
+  /**
+   * The credentials of Lathe's own model providers and store (the host's), removed from what local servers inherit
+   * along with the provider key variables (`ctx.secretNames`). MCP servers' own settings are not among them: a server
+   * gets what its config gives it. Default: every credential the host holds (`ctx.secrets`).
+   */
+  readonly credentials?: (
+    config: PluginConfig,
+    env: Readonly<Record<string, string | undefined>>
+  ) => ReadonlyArray<string>
 }
 
 /**
@@ -48,8 +55,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
   definePlugin({
     name: "@lathe/mcp",
     setup: async (ctx) => {
-      // The host's whole merged config: a first-party plugin reads more of it than the kit types for authors.
-      const config = ctx.config as ConfigInfo
+      const config = ctx.config
       const env = options.env ?? process.env
       const { servers, notices } = await resolveServers({
         config: config,
@@ -66,7 +72,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         import("./connection.js"),
         import("./start-memory.js"),
         import("./startup-wait.js"),
-        catalogReady()
+        ctx.catalog.ready()
       ])
       const { DEFAULT_STARTUP_WAIT_MS, lateToolNotes, serverNeed, startupWaitMs } = waits
       const memory = options.dataDir === undefined ? forgetful : await openStartMemory(options.dataDir)
@@ -88,7 +94,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         const tools = mcpTools(connected)
         const servers = connected.flatMap((connection) => connection.tools.map(() => connection.server.name))
         available = tools.map((tool, index) => ({ name: tool.id, server: servers[index] ?? "" }))
-        offered = offerMcpTools(tools, ctx, env)
+        offered = offerMcpTools(tools, ctx)
         ctx.tools.set(offered.tools)
         for (const connection of connected)
           void memory.remember(
@@ -118,7 +124,8 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         ...(options.authProvider ? { authProvider: options.authProvider } : {}),
         ...(options.restartDelays ? { restartDelays: options.restartDelays } : {}),
         env,
-        credentials: lathesCredentials(config, env),
+        credentials: options.credentials?.(config, env) ?? ctx.secrets,
+        credentialNames: ctx.secretNames,
         onStatus: (connection: McpConnection) => {
           report(connection)
           refresh()
@@ -148,7 +155,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
       const startupWait =
         config.mcp_startup_wait ?? DEFAULT_STARTUP_WAIT_MS[options.wait === false ? "interactive" : "run"]
       // A hook that runs past plugin_timeout_ms is cut off and reported: the wait ends a second before that.
-      const cap = Math.max(0, (config.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS) - 1_000)
+      const cap = Math.max(0, ctx.hookTimeoutMs - 1_000)
       /** Servers already said to be late (said once). */
       const late = new Set<string>()
       return {

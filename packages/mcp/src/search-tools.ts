@@ -1,5 +1,4 @@
 /** The `mcp_search` and `mcp_call` tools offered instead of every MCP tool when their definitions are too large. */
-import type { ConfigInfo } from "@lathe/core"
 import {
   type AnyTool,
   evaluate,
@@ -165,11 +164,9 @@ export interface OfferedTools {
  */
 export const offerMcpTools = (
   mcpTools: ReadonlyArray<AnyTool>,
-  ctx: Pick<PluginContext, "config" | "log" | "client">,
-  env: Readonly<Record<string, string | undefined>> = process.env
+  ctx: Pick<PluginContext, "config" | "log" | "client" | "catalog">
 ): OfferedTools => {
-  // The host's whole merged config: a first-party plugin reads more of it than the kit types for authors.
-  const decision = decideToolSearch(mcpTools, ctx.config as ConfigInfo, env)
+  const decision = decideToolSearch(mcpTools, ctx.config, ctx.catalog)
   if (!decision.search) return { tools: mcpTools }
   ctx.log.info(
     `The ${mcpTools.length} MCP tools' definitions (~${decision.tokens} tokens) exceed the budget of ${decision.budget} ` +

@@ -1,8 +1,6 @@
 /** Tool search: whether MCP tools are sent whole or found by words, and the word index that finds them. */
 
-import type { ConfigInfo } from "@lathe/core"
-import { configuredProviders, defaultCandidates, defaultModelOf, modelInfo } from "@lathe/core"
-import type { AnyTool, ModelInfo } from "@lathe/plugin"
+import type { AnyTool, ModelInfo, PluginCatalog, PluginConfig } from "@lathe/plugin"
 
 /** The share of the context window MCP tool definitions may take before search takes over (config default). */
 export const DEFAULT_TOOL_SEARCH_SHARE = 0.1
@@ -20,27 +18,19 @@ export const estimateToolTokens = (tools: ReadonlyArray<AnyTool>): number =>
 /**
  * The model whose context window sets the budget. Plugins load before any model is resolved and the tool list is
  * fixed then, so this is the configured one: config `model` (which `LATHE_MODEL` sets), else the default Lathe picks
- * for the provider keys present (Anthropic's, then OpenAI's, then another provider's default model), with `provider.<id>.models.<model>` overrides; an unknown model gets the catalogue's
- * small safe window. An agent or `--model` that picks another model is not seen.
+ * for the provider keys present (`catalog.defaultModel()`: Anthropic's, then OpenAI's, then another provider's),
+ * as `catalog.model` knows it (config's `provider.<id>.models.<model>` overrides on top; an unknown model gets the
+ * catalogue's small safe window). An agent or `--model` that picks another model is not seen.
  */
 export const configuredModel = (
-  config: ConfigInfo,
-  env: Readonly<Record<string, string | undefined>> = process.env
+  config: Pick<PluginConfig, "model">,
+  catalog: Pick<PluginCatalog, "model" | "defaultModel">
 ): ModelInfo => {
-  const ref = config.model ?? defaultRef(config, env)
+  const ref = config.model ?? catalog.defaultModel()
   const slash = ref?.indexOf("/") ?? -1
   const providerID = ref && slash > 0 ? ref.slice(0, slash) : "unknown"
   const modelID = ref && slash > 0 ? ref.slice(slash + 1) : "unknown"
-  return modelInfo(providerID, modelID, config.provider?.[providerID]?.models?.[modelID])
-}
-
-/** The first provider-default model the keys in `env` (or stored by `lathe auth login`) give, as `provider/model`. */
-const defaultRef = (config: ConfigInfo, env: Readonly<Record<string, string | undefined>>): string | undefined => {
-  for (const provider of defaultCandidates(configuredProviders(config, env))) {
-    const model = defaultModelOf(provider)
-    if (model !== undefined) return `${provider.id}/${model}`
-  }
-  return undefined
+  return catalog.model(providerID, modelID)
 }
 
 /** Whether tool search is on, and the figures it was decided from. */
@@ -59,10 +49,10 @@ export interface ToolSearchDecision {
  */
 export const decideToolSearch = (
   tools: ReadonlyArray<AnyTool>,
-  config: ConfigInfo,
-  env: Readonly<Record<string, string | undefined>> = process.env
+  config: Pick<PluginConfig, "model" | "mcp_tool_search">,
+  catalog: Pick<PluginCatalog, "model" | "defaultModel">
 ): ToolSearchDecision => {
-  const model = configuredModel(config, env)
+  const model = configuredModel(config, catalog)
   const tokens = estimateToolTokens(tools)
   const share = config.mcp_tool_search ?? DEFAULT_TOOL_SEARCH_SHARE
   if (share === false) return { search: false, tokens, budget: Number.POSITIVE_INFINITY, model }

@@ -1,8 +1,13 @@
 import { readFile } from "node:fs/promises"
 import { isAbsolute, join, resolve } from "node:path"
-import type { McpServerConfig } from "@lathe/core"
-import { type ConfigInfo, parseOnce } from "@lathe/core"
+import type { McpServerConfig, PluginConfig } from "@lathe/plugin"
 import { z } from "zod"
+
+/**
+ * `.mcp.json` parses once per run: zod's compiled fast path (`new Function` on an object schema's first parse) costs
+ * more at start-up than it saves here, as for the host's config files.
+ */
+const PARSE_ONCE = { jitless: true } as const
 
 /** The connect timeout when a server sets none, in ms. */
 export const DEFAULT_TIMEOUT_MS = 10_000
@@ -134,7 +139,7 @@ const readMcpJson = async (
   } catch (error) {
     return { servers: [], notice: `${file}: invalid JSON (${String(error)}); its MCP servers were not started.` }
   }
-  const parsed = McpJson.safeParse(raw, parseOnce)
+  const parsed = McpJson.safeParse(raw, PARSE_ONCE)
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
     return {
@@ -173,7 +178,7 @@ const readMcpJson = async (
  * and says how to trust the folder. (The config loader already dropped an untrusted project file's `mcp` block.)
  */
 export const resolveServers = async (input: {
-  readonly config: Pick<ConfigInfo, "mcp">
+  readonly config: Pick<PluginConfig, "mcp">
   readonly root: string
   readonly trusted: boolean
   readonly env: Env

@@ -2,7 +2,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { lathesCredentials, serverEnvironment } from "./environment.js"
+import { serverEnvironment } from "./environment.js"
 import { oauthFetch } from "./oauth-fetch.js"
 import { McpOAuthProvider } from "./oauth-provider.js"
 import type { McpServer, RemoteServer } from "./servers.js"
@@ -26,10 +26,12 @@ export interface TransportOptions {
   /** For local servers: the environment they inherit (default `process.env`), before the server's own `env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
   /**
-   * For local servers: Lathe's own credentials, removed from the inherited environment (see `serverEnvironment`).
-   * Default: the provider keys of `env` (`lathesCredentials({}, env)`); a host passes its config's providers too.
+   * For local servers: Lathe's own credentials, removed from the inherited environment (see `serverEnvironment`; the
+   * host gives its providers' and store's). Default none.
    */
   readonly credentials?: ReadonlyArray<string>
+  /** For local servers: the host's provider key variables, never inherited (`ctx.secretNames`). Default none. */
+  readonly credentialNames?: ReadonlyArray<string>
 }
 
 /**
@@ -46,7 +48,7 @@ export const createTransport = (server: McpServer, options: TransportOptions = {
     return new ProcessGroupTransport({
       command: server.command,
       args: server.args,
-      env: serverEnvironment(server, base, options.credentials ?? lathesCredentials({}, base)),
+      env: serverEnvironment(server, base, options.credentials ?? [], options.credentialNames),
       cwd: server.cwd
     })
   }

@@ -1,8 +1,7 @@
-import { mkdtempSync, realpathSync } from "node:fs"
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { truncateOutput } from "@lathe/core"
 import type { AnyTool, PermissionRequest, ToolError, ToolOutput, ToolRunContext } from "@lathe/plugin"
 import { Effect } from "effect"
 import type { LocalServer } from "../src/servers.js"
@@ -74,7 +73,7 @@ export const runTool = (
     ...(options.truncationDir
       ? {
           truncate: (output: string, name: string) =>
-            truncateOutput(output, { maxLines: 2000, maxBytes: 50 * 1024, dir: options.truncationDir ?? "", name })
+            Effect.sync(() => truncateAt(output, name, options.truncationDir ?? ""))
         }
       : {})
   }
@@ -91,5 +90,25 @@ export const runTool = (
       flipped ??= Effect.runPromise(Effect.flip(run))
       return flipped
     }
+  }
+}
+
+/**
+ * A host's truncation, as the tests need it (the host's own is tested in core): past 2000 lines the text keeps its
+ * first 2000 and the whole text is written to a file in `dir`.
+ */
+const truncateAt = (
+  output: string,
+  name: string,
+  dir: string
+): { content: string; truncated: boolean; outputPath?: string } => {
+  const lines = output.split("\n")
+  if (lines.length <= 2000) return { content: output, truncated: false }
+  const outputPath = join(dir, `${name}-${Date.now()}.txt`)
+  writeFileSync(outputPath, output)
+  return {
+    content: `${lines.slice(0, 2000).join("\n")}\n… (the whole output: ${outputPath})`,
+    truncated: true,
+    outputPath
   }
 }

@@ -1,7 +1,5 @@
-import { beforeAll, describe, expect, it } from "@effect/vitest"
-import type { ConfigInfo } from "@lathe/core"
-import { catalogReady } from "@lathe/core"
-import { type AnyTool, Tool } from "@lathe/plugin"
+import { describe, expect, it } from "@effect/vitest"
+import { type AnyTool, type ModelInfo, type PluginCatalog, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { decideToolSearch, estimateToolTokens, ToolIndex, words } from "../src/search.js"
 import { createSearchTools, MCP_CALL, MCP_SEARCH } from "../src/search-tools.js"
@@ -25,17 +23,32 @@ const tools = [
   tool("files_read_text_file", "Read a file as text.")
 ]
 
-const config = (fields: Partial<ConfigInfo> = {}): ConfigInfo =>
-  ({ permission: [], agent: {}, plugin: [], instructions: [], ...fields }) as ConfigInfo
+/** A model of `context` tokens, as `ctx.catalog.model` describes one. */
+const modelOf = (providerID: string, modelID: string, context: number): ModelInfo => ({
+  providerID,
+  modelID,
+  name: modelID,
+  limit: { context, output: 4_096 },
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  capabilities: { reasoning: false, toolCall: true, temperature: true, image: false }
+})
+
+/** A catalogue that knows `models` (by `provider/model`, their context) and picks `fallback` when config names none. */
+const catalog = (
+  models: Readonly<Record<string, number>>,
+  fallback?: string
+): Pick<PluginCatalog, "model" | "defaultModel"> => ({
+  model: (providerID, modelID) => modelOf(providerID, modelID, models[`${providerID}/${modelID}`] ?? 32_768),
+  defaultModel: () => fallback
+})
+
+const sonnet = catalog({ "anthropic/claude-sonnet-4-5": 200_000 })
 
 const byName = (list: ReadonlyArray<AnyTool>, name: string): AnyTool => {
   const found = list.find((t) => t.id === name)
   if (!found) throw new Error(`no tool ${name}`)
   return found
 }
-
-// decideToolSearch reads the model catalogue the plugin loads before it decides.
-beforeAll(catalogReady)
 
 describe("the tool index", () => {
   it("splits names at underscores and camelCase humps", () => {
@@ -58,22 +71,28 @@ describe("deciding on tool search", () => {
   const tokens = estimateToolTokens(tools)
 
   it("turns on when the definitions exceed the share of the configured model's context", () => {
-    const context = 200_000 // claude-sonnet-4-5 in the catalogue
-    const on = decideToolSearch(tools, config({ model: "anthropic/claude-sonnet-4-5", mcp_tool_search: 0 }), {})
+    const context = 200_000
+    const model = "anthropic/claude-sonnet-4-5"
+    const on = decideToolSearch(tools, { model, mcp_tool_search: 0 }, sonnet)
     expect(on).toMatchObject({ search: true, tokens, budget: 0 })
-    const off = decideToolSearch(tools, config({ model: "anthropic/claude-sonnet-4-5" }), {})
+    const off = decideToolSearch(tools, { model }, sonnet)
     expect(off).toMatchObject({ search: false, budget: context / 10 })
-    expect(decideToolSearch(tools, config({ mcp_tool_search: false }), {})).toMatchObject({ search: false })
+    expect(decideToolSearch(tools, { mcp_tool_search: false }, sonnet)).toMatchObject({ search: false })
   })
 
-  it("uses a provider's model override, the key's default model, or the unknown model's small window", () => {
-    const local = config({
-      model: "local/tiny",
-      provider: { local: { type: "openai-compatible", models: { tiny: { context: tokens * 5 } } } }
+  // What `ctx.catalog.model` and `defaultModel` answer (overrides, the keys' default) is the host's: core's
+  // plugin-catalog tests.
+  it("uses config's model, else the catalogue's default model, else the unknown model's window", () => {
+    const local = catalog({ "local/tiny": tokens * 5 })
+    expect(decideToolSearch(tools, { model: "local/tiny" }, local)).toMatchObject({
+      search: true,
+      budget: Math.floor(tokens / 2)
     })
-    expect(decideToolSearch(tools, local, {})).toMatchObject({ search: true, budget: Math.floor(tokens / 2) })
-    expect(decideToolSearch(tools, config(), { OPENAI_API_KEY: "k" }).model.modelID).toBe("gpt-5")
-    expect(decideToolSearch(tools, config(), {}).model.limit.context).toBe(32_768)
+    expect(decideToolSearch(tools, {}, catalog({}, "openai/gpt-5")).model.modelID).toBe("gpt-5")
+    expect(decideToolSearch(tools, {}, catalog({})).model).toMatchObject({
+      modelID: "unknown",
+      limit: { context: 32_768 }
+    })
   })
 })
 

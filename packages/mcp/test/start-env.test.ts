@@ -4,7 +4,7 @@
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { McpConnection } from "../src/connection.js"
-import { lathesCredentials, serverEnvironment } from "../src/environment.js"
+import { serverEnvironment } from "../src/environment.js"
 import { mcpTools } from "../src/tools.js"
 import { nodeServer, runTool } from "./helpers.js"
 
@@ -22,6 +22,17 @@ const userEnv = {
   CORP_LLM_TOKEN: "corp-gateway-secret-0123456789"
 }
 
+/**
+ * Some of the host's provider key variables (`ctx.secretNames`), and what the host counts as its credentials for
+ * `userEnv` with a gateway provider whose `apiKey` is `{env:CORP_LLM_TOKEN}` (the CLI's `mcpCredentials`, tested there).
+ */
+const PROVIDER_KEYS = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LATHE_API_KEY"]
+const hostCredentials = (...extra: ReadonlyArray<string>) => [
+  userEnv.ANTHROPIC_API_KEY,
+  userEnv.OPENAI_API_KEY,
+  ...extra
+]
+
 /** Starts the probe server with `env` as Lathe's environment and returns the environment the server saw. */
 const seenBy = async (
   serverEnv: Readonly<Record<string, string>>,
@@ -29,7 +40,8 @@ const seenBy = async (
 ): Promise<Record<string, string>> => {
   const connection = new McpConnection(nodeServer("probe", [probe], { env: serverEnv }), {
     env: userEnv,
-    credentials
+    credentials,
+    credentialNames: PROVIDER_KEYS
   })
   try {
     expect(await connection.start()).toMatchObject({ state: "connected" })
@@ -52,10 +64,7 @@ describe("the environment of a local MCP server", () => {
   })
 
   it("has the person's proxy, CA bundle, npm settings and own variables, and not Lathe's provider keys", async () => {
-    const credentials = lathesCredentials(
-      { provider: { gateway: { apiKey: userEnv.CORP_LLM_TOKEN, baseURL: "https://llm.corp.example/v1" } } },
-      userEnv
-    )
+    const credentials = hostCredentials(userEnv.CORP_LLM_TOKEN)
     const env = await seenBy({}, credentials)
     expect(env.HTTPS_PROXY).toBe(userEnv.HTTPS_PROXY)
     expect(env.NODE_EXTRA_CA_CERTS).toBe(userEnv.NODE_EXTRA_CA_CERTS)
@@ -72,7 +81,7 @@ describe("the environment of a local MCP server", () => {
   it("gets a provider key when its own config names it, and its env wins over the person's", async () => {
     const env = await seenBy(
       { ANTHROPIC_API_KEY: userEnv.ANTHROPIC_API_KEY, MY_TEAM_SETTING: "red" },
-      lathesCredentials({}, userEnv)
+      hostCredentials()
     )
     expect(env.ANTHROPIC_API_KEY).toBe(userEnv.ANTHROPIC_API_KEY)
     expect(env.MY_TEAM_SETTING).toBe("red")

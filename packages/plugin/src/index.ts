@@ -35,6 +35,9 @@ export {
   type HookOutput,
   type Hooks,
   type MaybePromise,
+  type McpLocalServerConfig,
+  type McpRemoteServerConfig,
+  type McpServerConfig,
   type ModelInfo,
   type Plugin,
   type PluginCatalog,
@@ -79,7 +82,7 @@ export type {
   ToolState,
   UserMessage
 } from "./schema/index.js"
-export { scrubEnv } from "./secret-env.js"
+export { MIN_CONTAINED_SECRET, scrubEnv } from "./secret-env.js"
 // Tools.
 export {
   type AnyTool,

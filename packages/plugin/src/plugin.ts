@@ -37,8 +37,52 @@ export interface PluginConfig {
     | undefined
   /** How programs are run: `env.inherit` names the variables that reach them though they look like credentials. */
   readonly shell?: { readonly env?: { readonly inherit?: ReadonlyArray<string> | undefined } | undefined } | undefined
+  /** MCP servers by name (`lathe.json` `mcp`), as config validated them. */
+  readonly mcp?: Readonly<Record<string, McpServerConfig>> | undefined
+  /** The share of the context window MCP tool definitions may take before search takes over; `false`: never. */
+  readonly mcp_tool_search?: number | false | undefined
+  /** How long a turn's first request may wait for MCP servers still starting, in ms. */
+  readonly mcp_startup_wait?: number | undefined
   readonly [key: string]: unknown
 }
+
+/** An MCP server Lathe starts itself and talks to over stdio (config `mcp.<name>`, `"type": "local"`). */
+export interface McpLocalServerConfig {
+  readonly type: "local"
+  /** The program and its arguments. */
+  readonly command: ReadonlyArray<string>
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** The working directory, relative to the project root. */
+  readonly cwd?: string | undefined
+  readonly enabled?: boolean | undefined
+  /** How long to wait for it to start, in ms. */
+  readonly timeout?: number | undefined
+  /** Whether a run waits for it before its first model request. */
+  readonly wait?: boolean | undefined
+}
+
+/** An MCP server reached over HTTP (config `mcp.<name>`, `"type": "remote"`). */
+export interface McpRemoteServerConfig {
+  readonly type: "remote"
+  readonly url: string
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** OAuth settings, or `false` never to try OAuth. */
+  readonly oauth?:
+    | false
+    | {
+        readonly clientId?: string | undefined
+        readonly clientSecret?: string | undefined
+        readonly scope?: string | undefined
+        readonly clientMetadataUrl?: string | undefined
+      }
+    | undefined
+  readonly enabled?: boolean | undefined
+  readonly timeout?: number | undefined
+  readonly wait?: boolean | undefined
+}
+
+/** One MCP server in config. The host's config schema outputs this shape (its type checks say so). */
+export type McpServerConfig = McpLocalServerConfig | McpRemoteServerConfig
 
 /** What the host knows about the model a step runs on (the `chat.params` hook's `modelInfo`). */
 export interface ModelInfo {
@@ -93,6 +137,16 @@ export interface PluginCatalog {
   readonly providers: () => ReadonlyArray<CatalogProvider>
   /** The newest model of `providerID` in the catalogue whose id starts with `prefix` (`claude-sonnet`), if any. */
   readonly newestModel: (providerID: string, prefix: string) => string | undefined
+  /**
+   * What Lathe knows of a model: the catalogue's entry with config's `provider.<id>.models.<model>` on top, or a small
+   * safe window for a model it does not know. Answers from the loaded catalogue (await `ready()` first).
+   */
+  readonly model: (providerID: string, modelID: string) => ModelInfo
+  /**
+   * The `provider/model` Lathe answers with when config names no model: Anthropic's default when its key is there,
+   * else OpenAI's, else another ready provider's; `undefined` when no provider is ready.
+   */
+  readonly defaultModel: () => string | undefined
 }
 
 /** How `ctx.run` runs a program. */
@@ -183,6 +237,11 @@ export interface PluginContext {
    * `scrubEnv(process.env, { secrets })` (from this kit) as its environment.
    */
   readonly secrets: ReadonlyArray<string>
+  /**
+   * The variables Lathe reads its provider keys from (`ANTHROPIC_API_KEY`, `AWS_SECRET_ACCESS_KEY`, …): never passed to
+   * a program whatever they hold. Give them to `scrubEnv` as `names` with `secrets`.
+   */
+  readonly secretNames: ReadonlyArray<string>
   /**
    * Runs `git <args>` the way Lathe runs its own git calls: no program the repository's config names runs (fsmonitor,
    * filters, hooks, pagers…), and no `GIT_*` variable of Lathe's environment points it at another repository. A failing

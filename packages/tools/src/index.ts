@@ -5,7 +5,6 @@
  * Each tool is also exported by name (`ReadTool`, `EditTool`, …), sharing one module-level state, for hosts
  * and tests that pick tools individually; `createTools` builds a fresh set.
  */
-import type { ConfigInfo } from "@lathe/core"
 import { type AnyTool, definePlugin } from "@lathe/plugin"
 import { createApplyPatchTool } from "./apply-patch.js"
 import { type BashOptions, bashOptionsFromConfig, createBashTool } from "./bash.js"
@@ -24,7 +23,6 @@ import { createWriteTool } from "./write.js"
 
 export * from "./apply-patch.js"
 export * from "./bash.js"
-export * from "./command-runner.js"
 export * from "./edit.js"
 export type { EditSpec } from "./edit-apply.js"
 export { applyEdit } from "./edit-apply.js"
@@ -109,6 +107,11 @@ export const TodoWriteTool = createTodoWriteTool(shared)
 /** `todoread` over the module-level state (it sees {@link TodoWriteTool}'s lists). */
 export const TodoReadTool = createTodoReadTool(shared)
 
+/** The sections of the merged config the tools read: bash's (`sandbox`, `shell`) and `webfetch`. */
+type ToolsConfig = Parameters<typeof bashOptionsFromConfig>[0] & {
+  readonly webfetch?: { readonly allow_private_hosts?: ReadonlyArray<string> | undefined } | undefined
+}
+
 /**
  * The plugin: contributes every built-in tool, with state private to this loaded instance. bash takes the config's
  * sandbox and environment settings; the notice that no sandbox is available goes to the plugin log as a warning.
@@ -116,8 +119,8 @@ export const TodoReadTool = createTodoReadTool(shared)
 export default definePlugin({
   name: "@lathe/tools",
   setup: async (ctx) => {
-    // The host's whole merged config: a first-party plugin reads more of it than the kit types for authors.
-    const config = ctx.config as ConfigInfo
+    // The host's merged config, validated by its schema: the sections the tools read (see ToolsConfig).
+    const config = ctx.config as ToolsConfig
     return {
       tools: createTools({
         ripgrep: ctx.options.ripgrep === false ? false : "auto",

@@ -1,8 +1,8 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
-import { protectedPathOf } from "@lathe/core"
 import type { ToolContext } from "@lathe/plugin"
+import { protectedPathOf } from "./protected-paths.js"
 
 /** Most symlinks followed while resolving one path, as Linux's `MAXSYMLINKS`; past it the path is taken as is. */
 const MAX_LINKS = 40
@@ -142,7 +142,7 @@ export const locate = async (
 }
 
 /**
- * Asks `protected_path` when a tool is about to change a protected path (`protectedPathOf` of `@lathe/core`: git's
+ * Asks `protected_path` when a tool is about to change a protected path (`protectedPathOf`, `protected-paths.ts`: git's
  * control files, Lathe's and other agents' project config), judged on its real location (symlinks resolved, so a link
  * to `.git/config` is caught) and on the path as given (a link named `lathe.json` is what Lathe loads). The patterns
  * are those of the two that are protected, relative to the project; only a person may approve (`requiresPerson`).

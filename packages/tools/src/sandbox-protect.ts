@@ -10,7 +10,7 @@ import {
   symlinkSync
 } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
-import { PROTECTED_PATHS, type ProtectedPath } from "@lathe/core"
+import { PROTECTED_PATHS, type ProtectedPath } from "./protected-paths.js"
 
 /** A protected path of one sandboxed run and what it was before the command. */
 interface Guarded {

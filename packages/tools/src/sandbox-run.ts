@@ -85,7 +85,7 @@ const realOr = (path: string): string => {
 /**
  * Everything one sandboxed run needs, for the bash tool and any other runner of commands (formatters, plugin
  * commands): the folders it may write (`settings.mode`), the protected paths inside the project (`protectedPathOf`'s
- * list, `@lathe/core`: existing ones read-only, `.git` pinned against moving or replacing, missing ones checked by
+ * list, `protected-paths.ts`: existing ones read-only, `.git` pinned against moving or replacing, missing ones checked by
  * `after`), the sockets outside the project hidden, and a sandbox without privilege (a user namespace, no
  * capabilities, even as root). `choice` is an available sandbox (`chooseSandbox`). Costs a few `lstat`s and small
  * directory reads (the temp dir, /run), a few milliseconds.

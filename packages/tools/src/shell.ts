@@ -28,9 +28,6 @@ export const shellCommand = (command: string): readonly [string, ReadonlyArray<s
   return bash ? [bash, ["-c", command]] : ["/bin/sh", ["-c", command]]
 }
 
-/** Provider keys and the secret-name rule, from `@lathe/core` (kept here for existing importers). */
-export { PROVIDER_KEY_NAMES, SECRET_NAME } from "@lathe/core"
-
 /**
  * The environment a command gets: `base` scrubbed by `@lathe/core`'s `scrubEnv`: without provider keys, without every
  * variable whose name looks like a secret (`isSecretName`: KEY, SECRET, TOKEN, PASSWORD, PAT, AUTH, DSN, …), whose

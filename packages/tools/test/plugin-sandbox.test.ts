@@ -1,23 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Config, type ConfigTestInput } from "@lathe/core"
+import type { PluginConfig } from "@lathe/plugin"
 import { pluginContext } from "@lathe/plugin/testing"
-import { Effect } from "effect"
 import plugin from "../src/index.js"
 import { harness, run, runError } from "./helpers.js"
 
-/** The merged config the host would give the plugin for `input` (validated and normalised as a lathe.json is). */
-const hostConfig = (input: ConfigTestInput) =>
-  Effect.runSync(
-    Effect.gen(function* () {
-      return (yield* Config).info
-    }).pipe(Effect.provide(Config.layerTest(input)))
-  )
-
-/** The plugin set up over a real config built from `input`, with its warnings collected. */
-const setup = async (root: string, input: ConfigTestInput) => {
+/**
+ * The plugin set up over `config` (the merged config as the host gives it: core's schema turns `"sandbox": "off"`
+ * into `{ mode: "off" }`, see its config tests), with its warnings collected.
+ */
+const setup = async (root: string, config: PluginConfig) => {
   const warnings: Array<string> = []
   const ctx = pluginContext(root, {
-    config: hostConfig(input),
+    config,
     log: { info: () => {}, warn: (message) => warnings.push(message), error: () => {} }
   })
   const bash = (await plugin.setup(ctx)).tools?.find((tool) => tool.id === "bash")
@@ -28,7 +22,7 @@ const setup = async (root: string, input: ConfigTestInput) => {
 describe("the plugin's bash takes the config's sandbox", () => {
   it('"off" runs commands outside any sandbox', async () => {
     const h = harness()
-    const { bash } = await setup(h.root, { sandbox: "off" })
+    const { bash } = await setup(h.root, { sandbox: { mode: "off" } })
     const out = await run(bash, { command: "echo hi", description: "Hi" }, h.ctx())
     expect(out.metadata).toMatchObject({ sandbox: "off", exitCode: 0 })
   })
@@ -36,7 +30,7 @@ describe("the plugin's bash takes the config's sandbox", () => {
   it.runIf(process.platform === "linux")('"read-only" keeps the project read-only in bubblewrap', async () => {
     const h = harness()
     h.mode = (request) => (request.permission === "sandbox_escape" ? "reject" : "allow")
-    const { bash, warnings } = await setup(h.root, { sandbox: "read-only" })
+    const { bash, warnings } = await setup(h.root, { sandbox: { mode: "read-only" } })
     const error = await runError(bash, { command: "touch x.txt", description: "Touch" }, h.ctx())
     expect(error.message).toContain("The command failed inside the bubblewrap sandbox (read-only")
     expect(h.asks.map((a) => a.permission)).toEqual(["bash", "sandbox_escape"])

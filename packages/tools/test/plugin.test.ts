@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { isPlugin } from "@lathe/core"
+import { isPlugin } from "@lathe/plugin/host"
 import { pluginContext } from "@lathe/plugin/testing"
 import plugin, { createTools, ReadTool, TodoReadTool, TodoWriteTool, WriteTool } from "../src/index.js"
 import { harness, run, runError } from "./helpers.js"

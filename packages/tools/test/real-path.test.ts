@@ -1,14 +1,14 @@
 /**
  * "Permissions judge the real path": every file tool asks on where a path really is (symlinks resolved, relative to
- * the root) and, when the path as given differs, on that too. The asks here are decided by core's own rule
- * evaluation (`decide`: any deny denies, an ask without a person is refused), so the strictest verdict wins exactly
- * as in the permission service. Real files and real symlinks in temp dirs.
+ * the root) and, when the path as given differs, on that too. The asks here are decided by the rule evaluation the
+ * host's permission service runs (the kit's `decide`: any deny denies, an ask without a person is refused), so the
+ * strictest verdict wins exactly as there. Real files and real symlinks in temp dirs.
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { decide, type PermissionConfig, permissionRules } from "@lathe/core"
-import { denied, type PermissionRequest, rejected } from "@lathe/plugin"
+import { denied, type PermissionConfig, type PermissionRequest, rejected } from "@lathe/plugin"
+import { decide, permissionRules } from "@lathe/plugin/host"
 import { createApplyPatchTool } from "../src/apply-patch.js"
 import { createEditTool } from "../src/edit.js"
 import { createGrepTool } from "../src/grep.js"

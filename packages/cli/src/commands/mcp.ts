@@ -6,7 +6,6 @@ import {
   describeStatus,
   firstStartTimeout,
   isReadOnly,
-  lathesCredentials,
   logout,
   type McpConnection,
   type McpServer,
@@ -18,6 +17,7 @@ import {
 import { loadConfig } from "../app.js"
 import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
+import { mcpCredentials } from "../plugins.js"
 import { addServer, addSpec, removeServer, removeSpec } from "./mcp-config.js"
 
 const listSpec = defineCommand({
@@ -78,7 +78,7 @@ const connect = async (io: CliIO, only?: string) => {
     })
   const notices = [...config.notices.filter((n) => n.includes("mcp servers")), ...resolved.notices]
   // Started as a run starts them: the person's environment less Lathe's provider credentials.
-  const options = { restartDelays: [], env: io.env, credentials: lathesCredentials(config.info, io.env) }
+  const options = { restartDelays: [], env: io.env, ...mcpCredentials(config.info, io.env) }
   const connections = await connectAll(servers, options)
   for (const connection of connections)
     if (connection.status.state === "connected")

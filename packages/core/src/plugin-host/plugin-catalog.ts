@@ -1,7 +1,7 @@
 import type { PluginCatalog } from "@lathe/plugin"
-import { catalogReady, newestCatalogModel } from "../catalog/model-catalog.js"
+import { catalogReady, modelInfo, newestCatalogModel } from "../catalog/model-catalog.js"
 import type { ConfigInfo } from "../config/config.js"
-import { configuredProviders, defaultModelOf } from "../llm/configured.js"
+import { configuredProviders, defaultCandidates, defaultModelOf } from "../llm/configured.js"
 
 /**
  * `ctx.catalog`: the providers of this run (read when asked: `lathe auth login` may store a key meanwhile) and the
@@ -20,5 +20,14 @@ export const pluginCatalog = (
       models: Object.keys(provider.models),
       defaultModel: defaultModelOf(provider)
     })),
-  newestModel: newestCatalogModel
+  newestModel: newestCatalogModel,
+  model: (providerID, modelID) => modelInfo(providerID, modelID, info.provider?.[providerID]?.models?.[modelID]),
+  // The LLM layer's choice when config names no model (its `defaultCandidates`, each offering `defaultModelOf`).
+  defaultModel: () => {
+    for (const provider of defaultCandidates(configuredProviders(info, env))) {
+      const model = defaultModelOf(provider)
+      if (model !== undefined) return `${provider.id}/${model}`
+    }
+    return undefined
+  }
 })

@@ -14,8 +14,9 @@ import type { PromptPart } from "@lathe/plugin/schema"
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Config } from "../config/config.js"
 import { Paths } from "../config/paths.js"
-import { secretValues } from "../config/secret-values.js"
+import { PROVIDER_KEY_NAMES, secretValues } from "../config/secret-values.js"
 import { Bus } from "../contracts/bus.js"
+import { launcherKeys } from "../process/launcher-keys.js"
 import { runSafeGit } from "../process/run-git.js"
 import { SessionStore } from "../store/session-store.js"
 import { CommandRunner, unsandboxedRunner } from "./command-runner.js"
@@ -218,6 +219,7 @@ const pluginContext = (
     client,
     run: (file, args, options) => run(runner.run(file, args, options)),
     secrets,
+    secretNames: PROVIDER_KEY_NAMES,
     git: async (args, { cwd, ...options } = {}) => {
       // Output is kept whole: a plugin reading `git status` of a large tree needs all of it.
       const result = await runSafeGit(cwd ?? paths.root, args, {
@@ -227,7 +229,8 @@ const pluginContext = (
       return { ...result, stdout: result.stdout.toString("utf8"), stderr: result.stderr.toString("utf8") }
     },
     hookTimeoutMs: timeoutMs,
-    catalog: pluginCatalog(config.info, process.env),
+    // The environment view the CLI reads provider keys through: the launcher's keys are not in process.env.
+    catalog: pluginCatalog(config.info, { ...process.env, ...launcherKeys() }),
     tools: {
       set: (next) => {
         for (const [id, tool] of added) if (tools.get(id) === tool) tools.delete(id)

@@ -81,6 +81,64 @@ interface Shell {
   ended: boolean
 }
 
+/** The files one call's input and output go through. */
+interface HelperFiles {
+  readonly in: string
+  readonly out: string
+  readonly err: string
+}
+
+/** A finished call's result from its exit code and output files, as `runProcess` gives it. */
+const resultOf = (
+  call: HelperRunOptions,
+  files: HelperFiles,
+  code: number,
+  timedOut: boolean,
+  aborted: boolean
+): ProcessResult => {
+  const cap = call.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  const read = (file: string) => {
+    try {
+      return readFileSync(file)
+    } catch {
+      return Buffer.alloc(0)
+    }
+  }
+  const stdout = read(files.out)
+  const stderr = read(files.err)
+  // What the shell says when `exec` finds no such program: as `spawn`, a program that cannot start rejects.
+  if (code === 127 && stdout.length === 0 && /not found|No such file/i.test(stderr.toString("utf8"))) {
+    throw Object.assign(new Error(`spawn ${call.file} ENOENT`), { code: "ENOENT", path: call.file })
+  }
+  const stopped = (timedOut || aborted) && code > 128
+  const keep = (bytes: Buffer) => (bytes.length > cap ? bytes.subarray(0, cap) : bytes)
+  return {
+    exitCode: stopped ? null : code,
+    signal: stopped ? signalName(code - 128) : null,
+    stdout: keep(stdout),
+    stderr: keep(stderr),
+    timedOut,
+    aborted,
+    truncated: stdout.length > cap || stderr.length > cap
+  }
+}
+
+/** The line that runs one call in the background, says its pid, waits for it and says its exit code. */
+const commandLine = (call: HelperRunOptions, files: HelperFiles): string => {
+  const assignments = Object.entries(call.env ?? {}).map(([key, value]) => `${key}=${quote(value)} `)
+  const program = [call.file, ...(call.args ?? [])].map(quote).join(" ")
+  const cd = `cd -- ${quote(call.cwd ?? process.cwd())} && `
+  return (
+    `( ${cd}${assignments.join("")}exec ${program} ) <${quote(files.in)} >${quote(files.out)} 2>${quote(files.err)} & ` +
+    `echo "s $!"; wait $!; echo "e $?"`
+  )
+}
+
+/** Whether the line protocol can carry `call` (no newline or NUL in any part, environment names plain). */
+const carried = (call: HelperRunOptions): boolean =>
+  ![call.file, call.cwd ?? "", ...(call.args ?? []), ...Object.values(call.env ?? {})].some((s) => /[\n\0]/.test(s)) &&
+  Object.keys(call.env ?? {}).every((key) => NAME.test(key))
+
 /**
  * Starts programs through a long-lived `/bin/sh` (see the module's comment), started at the first call. Falls back to
  * {@link runProcess} for a call made while another runs, for arguments the line protocol cannot carry (a newline), on
@@ -164,22 +222,6 @@ export const startProcessHelper = (options: ProcessHelperOptions): ProcessHelper
       ...(call.maxOutputBytes === undefined ? {} : { maxOutputBytes: call.maxOutputBytes })
     })
 
-  /** The line that runs one call in the background, says its pid, waits for it and says its exit code. */
-  const commandLine = (call: HelperRunOptions, files: { in: string; out: string; err: string }) => {
-    const assignments = Object.entries(call.env ?? {}).map(([key, value]) => `${key}=${quote(value)} `)
-    const program = [call.file, ...(call.args ?? [])].map(quote).join(" ")
-    const cd = `cd -- ${quote(call.cwd ?? process.cwd())} && `
-    return (
-      `( ${cd}${assignments.join("")}exec ${program} ) <${quote(files.in)} >${quote(files.out)} 2>${quote(files.err)} & ` +
-      `echo "s $!"; wait $!; echo "e $?"`
-    )
-  }
-
-  const carried = (call: HelperRunOptions) =>
-    ![call.file, call.cwd ?? "", ...(call.args ?? []), ...Object.values(call.env ?? {})].some((s) =>
-      /[\n\0]/.test(s)
-    ) && Object.keys(call.env ?? {}).every((key) => NAME.test(key))
-
   const viaShell = async (call: HelperRunOptions): Promise<ProcessResult> => {
     const s = open()
     // One call at a time: the same three files serve every call (the shell's `>` empties them), and they are small,
@@ -240,32 +282,7 @@ export const startProcessHelper = (options: ProcessHelperOptions): ProcessHelper
           code: "EHELPER"
         })
       }
-      const code = Number(ended.slice(2))
-      const cap = call.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
-      const read = (file: string) => {
-        try {
-          return readFileSync(file)
-        } catch {
-          return Buffer.alloc(0)
-        }
-      }
-      const stdout = read(files.out)
-      const stderr = read(files.err)
-      // What the shell says when `exec` finds no such program: as `spawn`, a program that cannot start rejects.
-      if (code === 127 && stdout.length === 0 && /not found|No such file/i.test(stderr.toString("utf8"))) {
-        throw Object.assign(new Error(`spawn ${call.file} ENOENT`), { code: "ENOENT", path: call.file })
-      }
-      const stopped = (timedOut || aborted) && code > 128
-      const keep = (bytes: Buffer) => (bytes.length > cap ? bytes.subarray(0, cap) : bytes)
-      return {
-        exitCode: stopped ? null : code,
-        signal: stopped ? signalName(code - 128) : null,
-        stdout: keep(stdout),
-        stderr: keep(stderr),
-        timedOut,
-        aborted,
-        truncated: stdout.length > cap || stderr.length > cap
-      }
+      return resultOf(call, files, Number(ended.slice(2)), timedOut, aborted)
     } finally {
       clearTimeout(timer)
       if (killTimer) clearTimeout(killTimer)

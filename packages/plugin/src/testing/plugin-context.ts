@@ -1,4 +1,4 @@
-import type { PluginCatalog, PluginCommand, PluginConfig, PluginContext, PluginLogger } from "../plugin.js"
+import type { ModelInfo, PluginCatalog, PluginCommand, PluginConfig, PluginContext, PluginLogger } from "../plugin.js"
 import { runProgram } from "../run-program.js"
 import type { MessageWithParts, Session } from "../schema/message.js"
 import { scrubEnv } from "../secret-env.js"
@@ -20,9 +20,14 @@ export interface PluginContextOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** The values the host holds as credentials (`ctx.secrets`); `ctx.run` drops variables holding one. Default none. */
   readonly secrets?: ReadonlyArray<string>
+  /** The host's provider key variables (`ctx.secretNames`); `ctx.run` drops them. Default none. */
+  readonly secretNames?: ReadonlyArray<string>
   /** `ctx.hookTimeoutMs`. Default: the host's default, 30 s (or `config.plugin_timeout_ms` when given). */
   readonly hookTimeoutMs?: number
-  /** `ctx.catalog`, in part. Default: loaded, no provider, no model. */
+  /**
+   * `ctx.catalog`, in part. Default: loaded, no provider, no model (`model` answers with the host's unknown-model
+   * window, 32,768 tokens of context; `defaultModel` with `undefined`).
+   */
   readonly catalog?: Partial<PluginCatalog>
   /** The sessions `ctx.client.sessions` knows (e.g. a subagent's child session, with its `parentID`). Default none. */
   readonly sessions?: ReadonlyArray<Session>
@@ -35,6 +40,16 @@ export interface PluginContextOptions {
   /** Also called with each list a plugin passes to `ctx.commands.set` (the context keeps the last one either way). */
   readonly setCommands?: PluginContext["commands"]["set"]
 }
+
+/** What the host answers for a model it does not know: a small safe window. */
+const unknownModel = (providerID: string, modelID: string): ModelInfo => ({
+  providerID,
+  modelID,
+  name: modelID,
+  limit: { context: 32_768, output: 4_096 },
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  capabilities: { reasoning: false, toolCall: true, temperature: true, image: false }
+})
 
 /** A plugin context for tests: the host's context, plus what the plugin set through it after setup. */
 export interface TestPluginContext extends PluginContext {
@@ -82,6 +97,8 @@ export const pluginContext = (root: string, options: PluginContextOptions = {}):
       ready: async () => {},
       providers: () => [],
       newestModel: () => undefined,
+      model: unknownModel,
+      defaultModel: () => undefined,
       ...options.catalog
     },
     hookTimeoutMs: options.hookTimeoutMs ?? options.config?.plugin_timeout_ms ?? DEFAULT_HOOK_TIMEOUT_MS,
@@ -103,13 +120,19 @@ export const pluginContext = (root: string, options: PluginContextOptions = {}):
       runProgram(file, args, {
         ...runOptions,
         cwd: runOptions.cwd ?? root,
-        env: scrubEnv(options.env ?? process.env, { secrets }).env
+        env: scrubEnv(options.env ?? process.env, { secrets, names: options.secretNames ?? [] }).env
       }),
     secrets,
+    secretNames: options.secretNames ?? [],
     git: (args, gitOptions = {}) =>
       runProgram("git", [...(gitOptions.global ?? []), ...args], {
         cwd: gitOptions.cwd ?? root,
-        env: { ...withoutGitVariables(scrubEnv(options.env ?? process.env, { secrets }).env), ...gitOptions.env },
+        env: {
+          ...withoutGitVariables(
+            scrubEnv(options.env ?? process.env, { secrets, names: options.secretNames ?? [] }).env
+          ),
+          ...gitOptions.env
+        },
         timeoutMs: gitOptions.timeoutMs ?? 60_000
       }),
     client: {

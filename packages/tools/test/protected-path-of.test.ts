@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { protectedPathOf } from "../src/contracts/protected-paths.js"
+import { protectedPathOf } from "../src/protected-paths.js"
 
 const root = "/work/project"
 const of = (path: string) => protectedPathOf(root, path.startsWith("/") ? path : `${root}/${path}`)?.path

@@ -1,14 +1,19 @@
+// Every class of secret stays out of what bash and plugin programs get: the host's rule (core's `secretValues` and
+// `scrubEnv`) through @lathe/tools' bash and the CLI's sandboxed CommandRunner. A test of the two together, so it
+// lives with the CLI, the one package that knows both (a feature package's tests see the kit alone).
 import { spawnSync } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { ConfigInfo } from "@lathe/core"
-import { CommandRunner, Config, Paths } from "@lathe/core"
+import { CommandRunner, Config, Paths, scrubEnv } from "@lathe/core"
+import { runTool } from "@lathe/plugin/testing"
+import { bashOptionsFromConfig, createBashTool } from "@lathe/tools"
 import { Effect, Layer } from "effect"
-import { bashOptionsFromConfig, createBashTool } from "../src/bash.js"
 import { sandboxedCommandRunner } from "../src/command-runner.js"
-import { commandEnv } from "../src/shell.js"
-import { harness, run, tempDir } from "./helpers.js"
+
+const tempDir = (): string => realpathSync(mkdtempSync(join(tmpdir(), "lathe-secrets-env-")))
 
 /** A config holding a credential in every position Lathe uses one. */
 const info = {
@@ -71,7 +76,7 @@ describe("bash: every secret class stays out of commands", () => {
   it("env through the bash tool, with the secrets the config holds, shows none and keeps the ordinary ones", async () => {
     const options = bashOptionsFromConfig(info)
     const bash = createBashTool({ ...options, sandbox: { mode: "off" }, baseEnv })
-    const out = await run(bash, { command: "env", description: "Show env" }, harness().ctx())
+    const out = await runTool(bash, { command: "env", description: "Show env" }, { root: tempDir() })
     for (const value of SECRET_VALUES) expect(out.output).not.toContain(value)
     const seen = lines(out.output)
     for (const kept of [
@@ -83,9 +88,9 @@ describe("bash: every secret class stays out of commands", () => {
       expect(seen).toContain(kept)
   })
 
-  it("commandEnv drops each by name or by value, and inherit still passes a named one", () => {
+  it("the host's scrubEnv drops each by name or by value, and inherit still passes a named one", () => {
     const secrets = bashOptionsFromConfig(info).secrets ?? []
-    const { env, dropped } = commandEnv(baseEnv, { secrets, inherit: ["GH_PAT"] })
+    const { env, dropped } = scrubEnv(baseEnv, { secrets, inherit: ["GH_PAT"] })
     expect(env.GH_PAT).toBe("ghp_pat_0006")
     expect([...dropped].sort()).toEqual(
       [

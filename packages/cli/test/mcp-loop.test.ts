@@ -1,11 +1,27 @@
+// @lathe/mcp in core's real host and loop (the config loader, Plugins, the scripted model): tests of the two together,
+// so they live with the CLI, the one package that knows both (a feature package's tests see the kit alone).
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { createSession, type PermissionAsk, PermissionNext, SessionPrompt } from "@lathe/core"
+import {
+  Bus,
+  Config,
+  createSession,
+  Paths,
+  type PermissionAsk,
+  PermissionNext,
+  Plugins,
+  SessionPrompt,
+  SessionStore
+} from "@lathe/core"
 import { chunks, ScriptedLLM, testLoopLayer } from "@lathe/core/testing"
+import { CHARS_PER_TOKEN, createMcpPlugin } from "@lathe/mcp"
 import { Effect, Layer } from "effect"
-import { createMcpPlugin } from "../src/plugin.js"
-import { CHARS_PER_TOKEN } from "../src/search.js"
-import { tempDir } from "./helpers.js"
+import { mcpCredentials } from "../src/plugins.js"
+
+const tempDir = (): string => realpathSync(mkdtempSync(join(tmpdir(), "lathe-mcp-loop-")))
 
 // Through the loop: the plugin with a real server of 300 generated tools (the SDK's McpServer over stdio) and a
 // scripted model whose context is 200k tokens, so the budget is 20k tokens and the 300 definitions (~40k) exceed it.
@@ -122,4 +138,47 @@ describe("MCP tool search through the loop", () => {
     },
     60_000
   )
+})
+
+describe("the MCP plugin in the host", () => {
+  it("an untrusted repository's servers (lathe.json mcp and .mcp.json) are never started", async () => {
+    const base = tempDir()
+    const root = join(base, "repo")
+    mkdirSync(root)
+    const marker = join(base, "started")
+    const spy = [process.execPath, "-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "x")`]
+    writeFileSync(join(root, "lathe.json"), JSON.stringify({ mcp: { evil: { type: "local", command: spy } } }))
+    const [command = "", ...args] = spy
+    writeFileSync(join(root, ".mcp.json"), JSON.stringify({ mcpServers: { sneaky: { command, args } } }))
+    const paths = Paths.layerTest(root, { config: join(base, "global"), data: join(base, "data"), home: base })
+    const layer = Plugins.layer([createMcpPlugin()]).pipe(
+      Layer.provideMerge(Layer.mergeAll(Config.layerWith({}), Bus.layer, SessionStore.memory)),
+      Layer.provideMerge(paths)
+    )
+    const ids = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          return (yield* Plugins).tools.map((t) => t.id)
+        }).pipe(Effect.provide(layer))
+      )
+    )
+    assert.deepStrictEqual(ids, [])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    assert.isFalse(existsSync(marker))
+  })
+
+  it("mcpCredentials: a provider's apiKey and the provider key variables, not MCP servers' own settings", () => {
+    const env = {
+      ANTHROPIC_API_KEY: "sk-ant-person-key-0123456789",
+      CORP_LLM_TOKEN: "corp-gateway-secret-0123456789",
+      HOME: "/home/person"
+    }
+    const { credentials, credentialNames } = mcpCredentials(
+      { provider: { gateway: { apiKey: env.CORP_LLM_TOKEN, baseURL: "https://llm.corp.example/v1" } } },
+      env
+    )
+    assert.includeMembers([...credentials], [env.CORP_LLM_TOKEN, env.ANTHROPIC_API_KEY])
+    assert.notInclude([...credentials], "/home/person")
+    assert.includeMembers([...credentialNames], ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LATHE_API_KEY"])
+  })
 })

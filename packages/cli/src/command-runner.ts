@@ -1,3 +1,5 @@
+// The host's CommandRunner (a plugin's `ctx.run`): host code, so it lives with the CLI, which composes core and the
+// tools' sandbox; a feature package sees the kit alone.
 import { realpath } from "node:fs/promises"
 import {
   CommandRunError,
@@ -8,11 +10,14 @@ import {
   Paths,
   spawnProgram
 } from "@lathe/core"
+import {
+  bashOptionsFromConfig,
+  chooseSandbox,
+  detectSandbox,
+  prepareSandboxedRun,
+  type SandboxDetector
+} from "@lathe/tools"
 import { Effect, Layer } from "effect"
-import { bashOptionsFromConfig } from "./bash.js"
-import { detectSandbox, type SandboxDetector } from "./sandbox.js"
-import { chooseSandbox } from "./sandbox-plan.js"
-import { prepareSandboxedRun } from "./sandbox-run.js"
 
 /** Options of {@link sandboxedCommandRunner}; tests pass a detector and the folders the sandbox leaves writable. */
 export interface SandboxedRunnerOptions {
