@@ -135,6 +135,15 @@ describe("startProcessHelper", () => {
   })
 
   it("ends when closed, and with the process that started it, removing its files", async () => {
+    // A temporary directory of this test's own (os.tmpdir() reads TMPDIR at each call): the snapshot tests of other
+    // packages, run at the same time, start helpers of their own in the shared one.
+    const own = tempDir("lathe-ph-tmp-")
+    const savedTmp = process.env.TMPDIR
+    process.env.TMPDIR = own
+    onTestFinished(() => {
+      if (savedTmp === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = savedTmp
+    })
     const before = helperDirs()
     const helper = startProcessHelper({ env })
     await helper.run({ file: "true" })
@@ -160,6 +169,7 @@ describe("startProcessHelper", () => {
         `console.log(helper.pid())\nsetTimeout(() => process.exit(0), 60_000)\n`
     )
     const parent = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), program], {
+      env: { ...process.env, TMPDIR: own },
       stdio: ["ignore", "pipe", "ignore"]
     })
     onTestFinished(() => {
@@ -184,7 +194,7 @@ describe("startProcessHelper", () => {
       [...helperDirs()].filter((d) => !before.has(d) && existsSync(join(tmpdir(), d))),
       []
     )
-  })
+  }, 60_000)
 
   it("lets the process exit while the helper is idle", async () => {
     const dir = tempDir("lathe-ph-exit-")
