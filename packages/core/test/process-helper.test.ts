@@ -169,7 +169,8 @@ describe("startProcessHelper", () => {
         `console.log(helper.pid())\nsetTimeout(() => process.exit(0), 60_000)\n`
     )
     const parent = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), program], {
-      env: { ...process.env, TMPDIR: own },
+      // Only what it needs: under nx the test's own environment carries task settings a child must not inherit.
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TMPDIR: own },
       stdio: ["ignore", "pipe", "ignore"]
     })
     onTestFinished(() => {
