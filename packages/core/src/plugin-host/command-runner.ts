@@ -1,3 +1,4 @@
+import type { RunProgramOptions, RunProgramResult } from "@lathe/plugin"
 import { Context, Effect, Layer, Schema } from "effect"
 import { Config, type ConfigShape } from "../config/config.js"
 import { Paths } from "../config/paths.js"
@@ -5,27 +6,8 @@ import { scrubEnv, secretValues } from "../config/secret-values.js"
 import { launcherKeys } from "../process/launcher-keys.js"
 import { DEFAULT_RUN_TIMEOUT_MS, runProcess } from "../process/run-process.js"
 
-/** How to run one program. */
-export interface RunProgramOptions {
-  /** The working directory (default: the project root). */
-  readonly cwd?: string
-  /** Killed, with everything it started, after this long (default {@link DEFAULT_RUN_TIMEOUT_MS}). */
-  readonly timeoutMs?: number
-  /** Written to its stdin, which is then closed (default: stdin closed at once). */
-  readonly input?: string
-}
-
-/** How a program ended. */
-export interface RunProgramResult {
-  /** The exit code; null when it was killed by a signal. */
-  readonly exitCode: number | null
-  /** The signal that killed it, if one did. */
-  readonly signal: string | null
-  readonly stdout: string
-  readonly stderr: string
-  /** It outlived its time limit and was killed. */
-  readonly timedOut: boolean
-}
+// How a program is run and how it ended are the kit's (`ctx.run`'s contract); the host runs it.
+export type { RunProgramOptions, RunProgramResult }
 
 /** A program could not be run at all: it does not exist, or the sandbox the config requires is not available. */
 export class CommandRunError extends Schema.TaggedError<CommandRunError>()("CommandRunError", {
