@@ -62,6 +62,11 @@ const explorePermission: PermissionConfig = {
   grep: "allow",
   list: "allow",
   webfetch: "allow",
+  // Searching the web and public code reads, never changes (`@lathe/websearch`, or the provider's own search).
+  websearch: "allow",
+  codesearch: "allow",
+  // The language servers' answers (diagnostics, hover, definitions, references, symbols) only read.
+  "lsp_*": "allow",
   // Restated from the defaults, which "*": "deny" would otherwise override.
   doom_loop: "ask",
   external_directory: "ask",

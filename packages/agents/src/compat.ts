@@ -50,6 +50,7 @@ const CLAUDE_TOOLS: Readonly<Record<string, ReadonlyArray<string>>> = {
   ls: ["list"],
   bash: ["bash"],
   webfetch: ["webfetch"],
+  websearch: ["websearch"],
   todowrite: ["todowrite", "todoread"],
   task: ["task"],
   askuserquestion: ["question"],
@@ -58,7 +59,6 @@ const CLAUDE_TOOLS: Readonly<Record<string, ReadonlyArray<string>>> = {
 
 /** Claude Code tools with no Lathe counterpart: named in a notice, never offered. */
 const NO_COUNTERPART: ReadonlySet<string> = new Set([
-  "websearch",
   "notebookedit",
   "notebookread",
   "bashoutput",

@@ -104,7 +104,7 @@ describe("parseAgentFile", () => {
       "---",
       "name: code-reviewer",
       "description: Expert code review specialist. Use immediately after writing or modifying code.",
-      "tools: Read, Grep, Glob, Bash(git diff:*), Bash(git log:*), WebSearch, mcp__github__get_issue",
+      "tools: Read, Grep, Glob, Bash(git diff:*), Bash(git log:*), WebSearch, NotebookEdit, mcp__github__get_issue",
       "model: sonnet",
       "color: blue",
       "---",
@@ -120,6 +120,7 @@ describe("parseAgentFile", () => {
         grep: true,
         glob: true,
         bash: true,
+        websearch: true,
         github_get_issue: true
       })
       assert.deepStrictEqual(agent?.permission, { bash: { "*": "deny", "git diff *": "allow", "git log *": "allow" } })
@@ -128,7 +129,7 @@ describe("parseAgentFile", () => {
       assert.deepStrictEqual(notices, [
         "ignored color (Lathe does not use it)",
         'name: the agent is called "reviewer" after its file, not "code-reviewer"',
-        "tools: Lathe has no WebSearch tool; it is left out"
+        "tools: Lathe has no NotebookEdit tool; it is left out"
       ])
       const info = defineAgent(agent ?? { name: "x" }, "test")
       assert.deepStrictEqual(

@@ -60,6 +60,9 @@ const grammarBesideBundle = (fromChunk) => ({
 /** Where the models catalogue shipped with the CLI goes: beside the main build's chunks (`dist/bundle/`). */
 const CATALOG = "models-catalog.dat"
 
+/** Where the JSON Schema of lathe.json goes (`lathe config schema`'s output): beside the bundle, shipped with it. */
+const CONFIG_SCHEMA = "lathe.schema.json"
+
 /**
  * @lathe/core's catalogue (`catalog/snapshot.json`: per provider its details and its models as one JSON string) as
  * the bundle ships it (`CATALOG`): a first line of JSON with the providers' details, where each provider's `models` is
@@ -395,8 +398,63 @@ export const RUN_VENDORS = {
   yaml: { yaml: "*" }
 }
 
-/** The file a run vendor is built to, inside `run/`. */
-const vendorFile = (name) => `vendor-${name}.cjs`
+/**
+ * Packages the run build keeps in side files like `RUN_VENDORS`, but which share packages with the rest of the build
+ * (`RUN_SHARED`: zod, whose settings are module state, and the AI SDK's provider packages): a side file holds the
+ * package's own code only and takes each shared package from run.cjs, so nothing is evaluated twice. A plain run
+ * never evaluates them (the guard's model goes through the OpenAI-compatible provider, no MCP server), yet with no
+ * code cache their ~620 KB were compiled at every first run: the OpenAI and Anthropic SDKs (loaded by a run on those
+ * providers) and the MCP SDK with its JSON Schema validator (ajv), loaded when a session has MCP servers. Their files
+ * (`side-<name>.cjs`) are loaded with a V8 code cache of their own (`loadWithCodeCache`): the SDK's functions run in
+ * every request, and through Node's `require` a warm run would compile them again each time.
+ */
+export const RUN_SIDE_PACKAGES = {
+  openai: { "@ai-sdk/openai": "*" },
+  anthropic: { "@ai-sdk/anthropic": "*" },
+  mcp: {
+    "@modelcontextprotocol/sdk/client/index.js": "*",
+    "@modelcontextprotocol/sdk/client/auth.js": "*",
+    "@modelcontextprotocol/sdk/client/sse.js": "*",
+    "@modelcontextprotocol/sdk/client/streamableHttp.js": "*",
+    "@modelcontextprotocol/sdk/shared/auth.js": "*",
+    "@modelcontextprotocol/sdk/shared/stdio.js": "*"
+  }
+}
+
+/**
+ * The packages a `RUN_SIDE_PACKAGES` side file takes from run.cjs instead of holding a copy: `name` is that specifier
+ * alone, `name/*` its subpaths.
+ */
+export const RUN_SHARED = [
+  "zod",
+  "zod/*",
+  "@ai-sdk/provider",
+  "@ai-sdk/provider-utils",
+  "eventsource-parser",
+  "eventsource-parser/*"
+]
+
+/** Whether a specifier is one of `RUN_SHARED`. */
+const isShared = (specifier) =>
+  RUN_SHARED.some((pattern) =>
+    pattern.endsWith("/*") ? specifier.startsWith(pattern.slice(0, -1)) : specifier === pattern
+  )
+
+/**
+ * A `RUN_SIDE_PACKAGES` side file exports a function: given `shared` (a specifier of `RUN_SHARED` → that module), it
+ * evaluates the file once, its `require` answering shared specifiers from `shared` and the rest (Node's built-ins)
+ * through Node's, and returns the exports every time.
+ */
+const SIDE_OPEN =
+  "let __latheSide;module.exports=(__latheShared)=>__latheSide??=((__latheNodeRequire)=>{" +
+  "const require=(id)=>__latheShared(id)??__latheNodeRequire(id);const module={exports:{}};const exports=module.exports;"
+const SIDE_CLOSE = "return module.exports})(require);"
+
+/**
+ * The file a run vendor (`vendor-<name>.cjs`) or side package (`side-<name>.cjs`: `loadWithCodeCache` loads these
+ * with a V8 code cache of their own) is built to, inside `run/`.
+ */
+const vendorFile = (name) => (name in RUN_SIDE_PACKAGES ? `side-${name}.cjs` : `vendor-${name}.cjs`)
 
 /**
  * The entry of a vendor's side file: each of its packages (`RUN_VENDORS`: all its exports, or the names listed) as
@@ -418,36 +476,69 @@ const vendorEntry = (packages) =>
  */
 const vendorExports = (dir) => {
   const load = createRequire(join(dir, "vendor-exports.cjs"))
+  // Here a side package's shared modules come from node_modules, as this script resolves them.
+  const fromTree = createRequire(join(cli, "package.json"))
+  const shared = (specifier) => (isShared(specifier) ? fromTree(specifier) : undefined)
   return new Map(
-    Object.entries(RUN_VENDORS).flatMap(([name, packages]) => {
-      const side = load(`./${vendorFile(name)}`)
+    [...Object.entries(RUN_VENDORS), ...Object.entries(RUN_SIDE_PACKAGES)].flatMap(([name, packages]) => {
+      const loaded = load(`./${vendorFile(name)}`)
+      const side = name in RUN_SIDE_PACKAGES ? loaded(shared) : loaded
       return Object.keys(packages).map((specifier, index) => [specifier, Object.keys(side[`m${index}`])])
     })
   )
 }
 
 /**
+ * Which `RUN_SHARED` specifiers each side package's file requires (its name → specifiers), from the metafile of
+ * their build: the run build's stand-in hands it exactly these.
+ */
+const sharedImports = (metafile) =>
+  new Map(
+    Object.values(metafile.outputs)
+      .filter((output) => output.entryPoint?.startsWith("lathe-vendor:"))
+      .map((output) => [
+        output.entryPoint.slice("lathe-vendor:".length),
+        [...new Set(output.imports.filter((i) => i.external && isShared(i.path)).map((i) => i.path))]
+      ])
+  )
+
+/**
  * In the run build: an import of a vendored package becomes a module that requires its side file (`require` here is
  * the run build's own, relative to run.cjs) and re-exports the package's names. Taken when the importing module
  * initialises, i.e. when the code that needs it first runs.
  */
-const vendorsBesideRunBuild = (exportsOf) => ({
+const vendorsBesideRunBuild = (exportsOf, sharedOf = new Map()) => ({
   name: "vendors-beside-run-build",
   setup(b) {
     const where = new Map(
-      Object.entries(RUN_VENDORS).flatMap(([name, packages]) =>
-        Object.keys(packages).map((specifier, index) => [specifier, { file: vendorFile(name), key: `m${index}` }])
+      [...Object.entries(RUN_VENDORS), ...Object.entries(RUN_SIDE_PACKAGES)].flatMap(([name, packages]) =>
+        Object.keys(packages).map((specifier, index) => [
+          specifier,
+          {
+            file: vendorFile(name),
+            key: `m${index}`,
+            shared: name in RUN_SIDE_PACKAGES ? sharedOf.get(name) : undefined
+          }
+        ])
       )
     )
     const filter = new RegExp(
       `^(${[...where.keys()].map((key) => key.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")).join("|")})$`
     )
     b.onResolve({ filter }, (args) => ({ path: args.path, namespace: "lathe-run-vendor" }))
-    b.onResolve({ filter: /^\.\/vendor-[\w-]+\.cjs$/ }, (args) => ({ path: args.path, external: true }))
+    b.onResolve({ filter: /^\.\/(vendor|side)-[\w-]+\.cjs$/ }, (args) => ({ path: args.path, external: true }))
     b.onLoad({ filter: /.*/, namespace: "lathe-run-vendor" }, (args) => {
-      const { file, key } = where.get(args.path)
+      const { file, key, shared } = where.get(args.path)
       const names = exportsOf.get(args.path) ?? []
-      const lines = [`const vendored = require(${JSON.stringify(`./${file}`)}).${key}`]
+      // A side package gets run.cjs's own copy of each shared package it imports (bundled here as usual).
+      const lines =
+        shared === undefined
+          ? [`const vendored = require(${JSON.stringify(`./${file}`)}).${key}`]
+          : [
+              ...shared.map((specifier, index) => `import * as shared${index} from ${JSON.stringify(specifier)}`),
+              `const shared = new Map([${shared.map((specifier, index) => `[${JSON.stringify(specifier)}, shared${index}]`).join(", ")}])`,
+              `const vendored = require(${JSON.stringify(`./${file}`)})((specifier) => shared.get(specifier)).${key}`
+            ]
       for (const name of names) {
         if (!/^[A-Za-z_$][\w$]*$/.test(name))
           throw new Error(`${args.path}: cannot re-export \`${name}\` from its side file`)
@@ -459,11 +550,11 @@ const vendorsBesideRunBuild = (exportsOf) => ({
 })
 
 /** The options of the build of the run vendors' side files (`RUN_VENDORS`), into the run build's `outdir`. */
-export const runVendorsBuildOptions = (outdir) => {
+export const runVendorsBuildOptions = (outdir, vendors = RUN_VENDORS) => {
   const options = runBuildOptions(outdir)
   return {
     ...options,
-    entryPoints: Object.keys(RUN_VENDORS).map((name) => ({
+    entryPoints: Object.keys(vendors).map((name) => ({
       in: `lathe-vendor:${name}`,
       out: vendorFile(name).slice(0, -4)
     })),
@@ -476,7 +567,7 @@ export const runVendorsBuildOptions = (outdir) => {
             namespace: "lathe-vendor"
           }))
           b.onLoad({ filter: /.*/, namespace: "lathe-vendor" }, (args) => ({
-            contents: vendorEntry(RUN_VENDORS[args.path]),
+            contents: vendorEntry(vendors[args.path]),
             resolveDir: cli,
             loader: "js"
           }))
@@ -484,6 +575,30 @@ export const runVendorsBuildOptions = (outdir) => {
       },
       ...options.plugins
     ]
+  }
+}
+
+/**
+ * The options of the build of the side packages' files (`RUN_SIDE_PACKAGES`), into the run build's `outdir`: each
+ * file is wrapped as a function of the shared modules (`SIDE_OPEN`), which stay outside it (`RUN_SHARED`).
+ */
+export const runSidePackagesBuildOptions = (outdir) => {
+  const options = runVendorsBuildOptions(outdir, RUN_SIDE_PACKAGES)
+  // Not esbuild's `external` option: there a package name takes its subpaths with it, and the SDKs' own subpath
+  // imports (`@ai-sdk/provider-utils/experimental-extraction`, used by no other package) stay in their files.
+  const sharedOutside = {
+    name: "shared-outside",
+    setup(b) {
+      b.onResolve({ filter: /^[@a-z]/ }, (args) =>
+        isShared(args.path) ? { path: args.path, external: true } : undefined
+      )
+    }
+  }
+  return {
+    ...options,
+    banner: { js: `${SIDE_OPEN}${options.banner.js}` },
+    footer: { js: SIDE_CLOSE },
+    plugins: [sharedOutside, ...options.plugins]
   }
 }
 
@@ -594,16 +709,36 @@ if (isMain()) {
   const providers = await build({ ...providersOptions, plugins: [sdkEntries, ...providersOptions.plugins] })
   const runOptions = runBuildOptions(join(outdir, "run"))
   const vendors = await build(runVendorsBuildOptions(join(outdir, "run")))
+  const sides = await build(runSidePackagesBuildOptions(join(outdir, "run")))
   const run = await build({
     ...runOptions,
     plugins: [
-      vendorsBesideRunBuild(vendorExports(join(outdir, "run"))),
+      vendorsBesideRunBuild(vendorExports(join(outdir, "run")), sharedImports(sides.metafile)),
       sdksFromProvidersBuild("../"),
       ...runOptions.plugins,
       grammarBesideBundle(`../${GRAMMAR}`),
       catalogBesideBundle(`../${CATALOG}`)
     ]
   })
+  // A new import of a side package's subpath not listed in `RUN_SIDE_PACKAGES` would put a second copy of its
+  // modules into run.cjs (and compile it at every first run): stop the build instead.
+  const sidePackages = new Set(
+    Object.values(RUN_SIDE_PACKAGES).flatMap((packages) =>
+      Object.keys(packages).map((specifier) =>
+        specifier
+          .split("/")
+          .slice(0, specifier.startsWith("@") ? 2 : 1)
+          .join("/")
+      )
+    )
+  )
+  const doubled = Object.keys(run.metafile.inputs).filter((input) =>
+    [...sidePackages].some((name) => input.includes(`node_modules/${name}/`))
+  )
+  if (doubled.length > 0)
+    throw new Error(
+      `run.cjs holds modules of a side package (list its import in RUN_SIDE_PACKAGES): ${doubled.join(", ")}`
+    )
   const main = await build(mainBuildOptions(outdir))
   const pruned = [
     ...pruneUnreached(run.metafile, [join(cli, "src/commands/run.ts")]),
@@ -614,6 +749,15 @@ if (isMain()) {
   copyFileSync(grammar, join(outdir, GRAMMAR))
   copyFileSync(join(dirname(grammar), "LICENSE"), join(outdir, `${GRAMMAR}.LICENSE.txt`))
   writeFileSync(join(outdir, CATALOG), catalogFile(join(cli, "..", "core", "src", "catalog", "snapshot.json")))
+  // lathe.json's JSON Schema beside the bundle, for editors (a config's "$schema"): printed by the CLI just built
+  // (`lathe config schema`, generated from the zod schema its config loader validates with), so the file shipped is
+  // always the one that CLI checks against, never a copy to keep up to date.
+  const schema = execFileSync(process.execPath, [join(outdir, "lathe.js"), "config", "schema"], {
+    cwd: outdir,
+    env: { PATH: process.env.PATH ?? "" },
+    encoding: "utf8"
+  })
+  writeFileSync(join(outdir, CONFIG_SCHEMA), schema)
   if (pruned.length > 0)
     process.stderr.write(
       `bundle: left out ${pruned.length} chunk(s) nothing imports: ${pruned.map((file) => relative(outdir, resolve(file))).join(", ")}\n`
@@ -621,6 +765,7 @@ if (isMain()) {
   const outputs = [
     ...Object.values(providers.metafile.outputs),
     ...Object.values(vendors.metafile.outputs),
+    ...Object.values(sides.metafile.outputs),
     ...Object.values(run.metafile.outputs),
     ...Object.values(main.metafile.outputs)
   ]

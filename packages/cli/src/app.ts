@@ -2,6 +2,7 @@ import * as core from "@lathe/core"
 import {
   Bus,
   Config,
+  HostSide,
   LLM,
   LOG_REPEATS_EVENT,
   ModelCatalog,
@@ -22,7 +23,7 @@ import {
 import { loopLayer } from "@lathe/core/loop"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
-import type { Plugin } from "@lathe/plugin"
+import type { Plugin, Ruleset } from "@lathe/plugin"
 import * as kit from "@lathe/plugin"
 import type { LatheEvent } from "@lathe/plugin/schema"
 import { type Cause, Effect, Exit, type Fiber, Layer, Logger, ManagedRuntime, References, type Scope } from "effect"
@@ -49,6 +50,41 @@ export interface AppOptions {
    * `lathe runner`) shares one store (one SQLite connection or one Postgres pool) among all of them.
    */
   readonly store?: SessionStore["Service"]
+  /** Rules over the config's for this run only (`lathe run --allow/--deny`): last, so they win. */
+  readonly rules?: Ruleset
+  /**
+   * MCP servers to start besides the config's, for this process only (an editor's, `lathe acp`): as a config `mcp`
+   * block of the person's own, so the trust rules that apply to them are unchanged; the config's entry of a name wins.
+   */
+  readonly mcpServers?: Config["Service"]["info"]["mcp"]
+  /**
+   * What the host does in the tools' place (an editor's buffers and terminal, `lathe acp`): handed to the plugins as
+   * `ctx.files` / `ctx.terminal`. Absent: the disk and Lathe's own processes.
+   */
+  readonly hostSide?: HostSide["Service"]
+}
+
+/** The config of `env`, with `rules` after its own permission rules and `mcpServers` under its own. */
+const configLayer = (
+  env: CliIO["env"],
+  rules: Ruleset | undefined,
+  mcpServers: Config["Service"]["info"]["mcp"] = {}
+) => {
+  const loaded = Config.layerWith(env)
+  if ((rules === undefined || rules.length === 0) && Object.keys(mcpServers).length === 0) return loaded
+  return Layer.effect(
+    Config,
+    Effect.map(Config, (config) =>
+      Config.of({
+        ...config,
+        info: {
+          ...config.info,
+          permission: [...config.info.permission, ...(rules ?? [])],
+          ...(Object.keys(mcpServers).length > 0 ? { mcp: { ...mcpServers, ...config.info.mcp } } : {})
+        }
+      })
+    )
+  ).pipe(Layer.provide(loaded))
 }
 
 /** The in-process bus, with `onEvent` called on every publish. */
@@ -80,7 +116,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   // written before the kit defined the contract imports `definePlugin`, `Tool`… from "@lathe/core": it still finds
   // them there (the kit's names under core's), so it keeps loading.
   sharePluginModules({ "@lathe/core": { ...kit, ...core }, "@lathe/plugin": kit, zod })
-  const config = Config.layerWith(io.env)
+  const config = configLayer(io.env, options.rules, options.mcpServers)
   const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
   // Session writes go through the writer: stored, then announced on the bus (and so to `onEvent`).
   // and with the secrets Lathe holds masked (SecretMask) in everything stored and announced.
@@ -94,7 +130,9 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     )
   )
   // Plugins run programs (ctx.run) in bash's sandbox, with the secrets removed from their environment.
-  const host = sandboxedCommandRunner().pipe(Layer.provideMerge(base))
+  const host = sandboxedCommandRunner().pipe(
+    Layer.provideMerge(options.hostSide ? Layer.merge(base, Layer.succeed(HostSide, options.hostSide)) : base)
+  )
   const features = Layer.mergeAll(
     Plugins.layerFromConfig([
       ...builtinPlugins(io.env, { mcpWait: options.mcpWait !== false, mcp: options.mcp !== false }),

@@ -1,4 +1,4 @@
-import type { Plugins, ReplySource, SessionTurn } from "@lathe/core"
+import type { OutputSchema, Plugins, ReplySource, SessionTurn } from "@lathe/core"
 import type { ReasoningLevel } from "@lathe/core/providers"
 import type { AgentInfo } from "@lathe/plugin"
 import type { AssistantMessage, LatheEvent, MessageWithParts, PromptPart, Session } from "@lathe/plugin/schema"
@@ -59,6 +59,8 @@ export interface BackendSetup {
    * trust prompt (`lathe run`); absent when the configuration is not read here (a server's).
    */
   readonly configNotices?: ReadonlyArray<string>
+  /** The config's cost caps (`budget`), for the budget left in the status line; absent when none is set here. */
+  readonly budget?: { readonly maxCost?: number; readonly maxSessionCost?: number }
   /** Whether the project's config was read as untrusted (narrowed); absent when it is not read here. */
   readonly untrusted?: boolean
   /**
@@ -66,6 +68,16 @@ export interface BackendSetup {
    * the person's agent and model. Absent counts as untrusted.
    */
   readonly trusted?: boolean
+}
+
+/** What a turn may spend and take, and the shape of its answer (`lathe run`'s flags). */
+export interface TurnLimits {
+  /** USD the turn and its subagents may spend together. */
+  readonly maxCost?: number
+  /** Model calls the turn may make. */
+  readonly maxSteps?: number
+  /** The JSON Schema the final answer must validate against. */
+  readonly outputSchema?: OutputSchema
 }
 
 /** One prompt to run in a session. */
@@ -80,6 +92,8 @@ export interface BackendPrompt {
   readonly model: string | undefined
   /** How hard a reasoning model thinks for this prompt (`/variant`); unset: the agent's or the model's setting. */
   readonly variant?: ReasoningLevel
+  /** The turn's limits (`lathe run --max-cost`, `--max-steps`, `--output-schema`); in-process only. */
+  readonly limits?: TurnLimits
   /** Set when the prompt addresses a subagent directly (`@agent …`). */
   readonly allowSubagents: boolean
   /** The model a directly addressed subagent with no model of its own runs on (the caller's); in-process only. */
@@ -123,6 +137,8 @@ export interface TurnEnd {
 export interface ResolvedModel {
   readonly label: string
   readonly contextLimit: number
+  /** Whether the model takes images and PDFs (`lathe run -f`); absent when the backend does not know. */
+  readonly takes?: { readonly image: boolean; readonly pdf: boolean }
 }
 
 /** How the backend tells the UI about things it did not ask for. */
@@ -210,6 +226,12 @@ export interface Backend {
    * resources; absent when the plugins run elsewhere (a server).
    */
   plugins?(): Promise<Outcome<Plugins["Service"]>>
+  /**
+   * Asks whether `agent` may read `paths` (absolute) in this session, as the `read` tool asks (`external_directory`
+   * outside the project, then `read`): fails with the permission error where a read would be refused. Absent when the
+   * rules are not here (a server's).
+   */
+  mayRead?(sessionID: string, agent: string | undefined, paths: ReadonlyArray<string>): Promise<Outcome<void>>
   /** Stops what the backend started (services, event streams). */
   dispose(): Promise<void>
 }

@@ -8,7 +8,8 @@ import {
   childEnv,
   DEFAULT_RUN_TIMEOUT_MS,
   Paths,
-  spawnProgram
+  spawnProgram,
+  truncationDir
 } from "@lathe/core"
 import {
   bashOptionsFromConfig,
@@ -68,7 +69,7 @@ export const sandboxedCommandRunner = (
                 root: paths.root,
                 cwd: await realpath(cwd),
                 tempDir: options.tempDir,
-                truncationDir: options.truncationDir,
+                truncationDir: options.truncationDir ?? truncationDir(paths.data),
                 env
               })
             },

@@ -33,6 +33,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Run the headless server (HTTP + SSE API) for editors, scripts and attached clients",
     load: async () => (await import("./commands/serve.js")).serveCommand(version())
   },
+  acp: {
+    summary: "Speak the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim): see docs/editors.md",
+    load: async () => (await import("./commands/acp.js")).acpCommand
+  },
   runner: {
     summary: "Join a cluster as a runner that holds sessions (shared Postgres; see docs/scale.md)",
     load: async () => (await import("./commands/runner.js")).runnerCommand
@@ -46,7 +50,7 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     load: async () => (await import("./commands/models.js")).modelsCommand
   },
   auth: {
-    summary: "Store, list and remove provider API keys (lathe auth login <provider>, list, logout <provider>)",
+    summary: "Sign in to providers or store their API keys (lathe auth login [provider], list, logout <provider>)",
     load: async () => (await import("./commands/auth.js")).authCommand
   },
   agents: {
@@ -61,8 +65,12 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "MCP servers: list (state and why), tools <name>, add/remove, auth/logout <name>",
     load: async () => (await import("./commands/mcp.js")).mcpCommand
   },
+  lsp: {
+    summary: "Show the project's language servers: where each is found, which run now (lathe lsp status)",
+    load: async () => (await import("./commands/lsp.js")).lspCommand
+  },
   config: {
-    summary: "Show the merged configuration, where each part came from, and any problem with it",
+    summary: "Show the merged configuration, where each part came from, any problem; config schema: its JSON Schema",
     load: async () => (await import("./commands/config.js")).configCommand
   },
   permissions: {
@@ -80,6 +88,13 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
   untrust: {
     summary: "Take back trust from this project's config, so it may only narrow what Lathe does",
     load: async () => (await import("./commands/trust.js")).untrustCommand
+  },
+  completion: {
+    summary: "Print a shell completion script: lathe completion bash|zsh|fish (commands, options, agents, models)",
+    load: async () =>
+      (await import("./commands/completion.js")).completionCommand(
+        Object.entries(commands).map(([name, command]) => ({ name, summary: command.summary }))
+      )
   }
 }
 
@@ -92,6 +107,8 @@ const INTERACTIVE_FLAGS = new Set([
   "--agent",
   "-m",
   "--model",
+  "-f",
+  "--file",
   "--attach",
   "--token"
 ])
@@ -116,6 +133,7 @@ const help = () =>
     "lathe — a coding agent for the terminal",
     "",
     "Usage: lathe [--continue | --session <id>] [--agent <name>] [--model <p/m>] [prompt]   the interactive session",
+    "       lathe -f <file>... [those options] [prompt]                                     the same, with files attached",
     "       lathe --attach <url> [--token <token>] [those options] [prompt]                 the same, on a lathe serve",
     "       lathe <command> [options]",
     "",

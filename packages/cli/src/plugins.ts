@@ -2,9 +2,11 @@
 import agents from "@lathe/agents/plugin"
 import { type ConfigInfo, dataDir, type PluginEntry, PROVIDER_KEY_NAMES, secretValues } from "@lathe/core"
 import hooks from "@lathe/hooks"
+import { createLspPlugin } from "@lathe/lsp"
 import { createMcpPlugin, loadOAuthProvider } from "@lathe/mcp/host"
 import skills from "@lathe/skills/plugin"
-import tools from "@lathe/tools"
+import { createToolsPlugin } from "@lathe/tools"
+import { createWebsearchPlugin } from "@lathe/websearch"
 import { commandFilesPlugin } from "./command-files.js"
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -35,11 +37,17 @@ export const builtinPlugins = (
   env: Readonly<Record<string, string | undefined>> = process.env,
   options: { readonly mcpWait?: boolean; readonly mcp?: boolean } = {}
 ): Array<PluginEntry> => [
-  { plugin: tools, source: "@lathe/tools" },
+  // bash starts from the environment Lathe was started with, `env`: the keys the launcher handed over are not in
+  // process.env, and `lathe run`'s own build holds a copy of the launcher-keys module that never read them.
+  { plugin: createToolsPlugin({ startEnv: () => ({ ...process.env, ...env }) }), source: "@lathe/tools" },
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },
   { plugin: hooks, source: "@lathe/hooks" },
   { plugin: commandFilesPlugin, source: "command-files" },
+  // Search keys may be among those the launcher handed over in `env`; setup reads config and makes no request.
+  { plugin: createWebsearchPlugin({ env: { ...process.env, ...env } }), source: "@lathe/websearch" },
+  // Language servers start on the first edit of their file type; until then the plugin is a few closures.
+  { plugin: createLspPlugin({ dataDir: dataDir(env), env: { ...process.env, ...env } }), source: "@lathe/lsp" },
   ...(options.mcp === false
     ? []
     : [

@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
@@ -44,6 +45,54 @@ describe("code cache", () => {
     const load = loaded.exports.load as () => Promise<{ kind: string }>
     assert.strictEqual((await load()).kind, "esm")
     assert.isFunction(loaded.keepCache)
+  })
+
+  it("loads a side package (./side-<name>.cjs) once, with a cache of its own that keepCache() writes at exit", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-code-cache-"))
+    const cache = join(dir, "cache")
+    writeFileSync(
+      join(dir, "side-sdk.cjs"),
+      "globalThis.__latheSideLoads = (globalThis.__latheSideLoads ?? 0) + 1\nexports.kind = 'side'\n"
+    )
+    writeFileSync(join(dir, "vendor-lib.cjs"), "exports.kind = 'vendor'\n")
+    const main = join(dir, "main.cjs")
+    writeFileSync(
+      main,
+      "exports.first = require('./side-sdk.cjs')\nexports.again = require('./side-sdk.cjs')\n" +
+        "exports.vendor = require('./vendor-lib.cjs')\nexports.cached = Object.keys(require.cache)\n"
+    )
+    const child = spawnSync(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "-e",
+        `import { loadWithCodeCache } from ${JSON.stringify(join(import.meta.dirname, "../src/code-cache.ts"))}\n` +
+          `const { exports, keepCache } = loadWithCodeCache(${JSON.stringify(main)}, ${JSON.stringify(cache)})\n` +
+          "keepCache()\n" +
+          "console.log(JSON.stringify({ ...exports, same: exports.first === exports.again, loads: globalThis.__latheSideLoads }))"
+      ],
+      { encoding: "utf8" }
+    )
+    assert.strictEqual(child.status, 0, child.stderr)
+    const out = JSON.parse(child.stdout) as {
+      first: { kind: string }
+      vendor: { kind: string }
+      cached: Array<string>
+      same: boolean
+      loads: number
+    }
+    assert.strictEqual(out.first.kind, "side")
+    assert.isTrue(out.same, "required twice, evaluated once")
+    assert.strictEqual(out.loads, 1)
+    // Other files go through Node's require (and its module cache), as before.
+    assert.strictEqual(out.vendor.kind, "vendor")
+    assert.include(out.cached, join(dir, "vendor-lib.cjs"))
+    assert.notInclude(out.cached, join(dir, "side-sdk.cjs"))
+    const caches = readdirSync(cache).sort()
+    assert.strictEqual(caches.length, 2, caches.join(", "))
+    assert.match(caches[0] ?? "", /^main\.cjs-.*\.v8cache$/)
+    assert.match(caches[1] ?? "", /^side-sdk\.cjs-.*\.v8cache$/)
   })
 
   // effect's two load-time probes, as written in effect/dist/Utils.js and internal/effect.js: each reads one stack.

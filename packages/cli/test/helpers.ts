@@ -20,7 +20,9 @@ export const sandbox = () => {
     XDG_CONFIG_HOME: join(dir, "config"),
     XDG_DATA_HOME: join(dir, "xdg-data"),
     // The model catalogue's daily refresh goes to a closed loopback port, never to the network.
-    LATHE_MODELS_URL: "http://127.0.0.1:9/api.json"
+    LATHE_MODELS_URL: "http://127.0.0.1:9/api.json",
+    // Language servers are never installed from the npm registry (lsp.e2e.test.ts puts its own on PATH).
+    LATHE_LSP_INSTALL: "0"
   }
   return { dir, project, env }
 }

@@ -140,9 +140,10 @@ describe("lathe models", () => {
     assert.deepInclude(rows[0]?.key, { from: "lathe auth", set: true, source: "auth" })
     assert.notInclude(yours.stdout, "stored-mistral-key-123")
 
+    // Without --json, providers rather than models: yours first, with where the key comes from.
     const text = await models([], env, project)
-    assert.match(text.stdout, /^mistral \(.*\): key stored by lathe auth$/m)
-    assert.match(text.stdout, /more providers in the catalogue: lathe models --all$/m)
+    assert.match(text.stdout, /^Your providers:\n {2}mistral +Mistral: key stored by lathe auth$/m)
+    assert.match(text.stdout, /lathe models --all lists every model of the \d+ providers in the catalogue/)
 
     const all = await models(["--all", "--json"], env, project)
     const providers = [...new Set((JSON.parse(all.stdout) as Array<{ provider: string }>).map((r) => r.provider))]

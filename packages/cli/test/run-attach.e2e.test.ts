@@ -54,7 +54,7 @@ const both = async (args: ReadonlyArray<string>, script = readTurn, config?: unk
 const timeless = (text: string): string => text.replace(/\((\d+ ms|\d+\.\d s)\)/g, "(<t>)")
 
 const ID = /^(ses|msg|prt|per|que|call)_[A-Za-z0-9_]+$/
-const TIME_KEYS = new Set(["created", "updated", "start", "end", "completed", "compacting", "next"])
+const TIME_KEYS = new Set(["created", "updated", "start", "end", "completed", "compacting", "next", "durationMs"])
 
 /** An event with IDs numbered by first appearance, times zeroed and the machine's paths and project hash gone. */
 const normalise = (events: ReadonlyArray<unknown>, root: string): unknown => {

@@ -43,7 +43,9 @@ describe("lathe run (end to end)", () => {
       "tool.completed",
       "session.idle"
     ])
-    assert.strictEqual(types.at(-1), "session.idle")
+    // The turn's last event is its idle; the CLI's run.result line closes the output.
+    assert.strictEqual(types.at(-2), "session.idle")
+    assert.include(run.stdout.trim().split("\n").at(-1), '"type":"run.result"')
     assert.strictEqual(types.filter((t) => t === "step.finished").length, 3)
     const completed = run.events.flatMap((e) => (e.type === "tool.completed" ? [e] : []))
     assert.deepStrictEqual(

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import type { ConfigInfo } from "@lathe/core"
-import { CommandRunner, Config, Paths, scrubEnv } from "@lathe/core"
+import { CommandRunner, Config, Paths, PROVIDER_KEY_NAMES, scrubEnv, secretValues } from "@lathe/core"
 import { runTool } from "@lathe/plugin/testing"
 import { bashOptionsFromConfig, createBashTool } from "@lathe/tools"
 import { Effect, Layer } from "effect"
@@ -74,7 +74,8 @@ describe("bash: every secret class stays out of commands", () => {
   })
 
   it("env through the bash tool, with the secrets the config holds, shows none and keeps the ordinary ones", async () => {
-    const options = bashOptionsFromConfig(info)
+    // The host's values, as the tools plugin gets them in its context (`ctx.secrets`, `ctx.secretNames`).
+    const options = bashOptionsFromConfig(info, { secrets: secretValues({ info }), secretNames: PROVIDER_KEY_NAMES })
     const bash = createBashTool({ ...options, sandbox: { mode: "off" }, baseEnv })
     const out = await runTool(bash, { command: "env", description: "Show env" }, { root: tempDir() })
     for (const value of SECRET_VALUES) expect(out.output).not.toContain(value)
@@ -89,7 +90,7 @@ describe("bash: every secret class stays out of commands", () => {
   })
 
   it("the host's scrubEnv drops each by name or by value, and inherit still passes a named one", () => {
-    const secrets = bashOptionsFromConfig(info).secrets ?? []
+    const secrets = secretValues({ info })
     const { env, dropped } = scrubEnv(baseEnv, { secrets, inherit: ["GH_PAT"] })
     expect(env.GH_PAT).toBe("ghp_pat_0006")
     expect([...dropped].sort()).toEqual(

@@ -130,7 +130,7 @@ describe("lathe config (in process)", () => {
     const box = sandbox()
     mkdirSync(join(box.project, ".claude"))
     const settings = join(box.project, ".claude", "settings.json")
-    writeFileSync(settings, JSON.stringify({ permissions: { deny: ["Bash(git push:*)", "WebSearch"] } }, null, 2))
+    writeFileSync(settings, JSON.stringify({ permissions: { deny: ["Bash(git push:*)", "KillShell"] } }, null, 2))
     writeFileSync(join(box.project, "opencode.json"), JSON.stringify({ permission: { edit: "ask" }, theme: "x" }))
     let out = ""
     const io = {
@@ -146,7 +146,7 @@ describe("lathe config (in process)", () => {
     assert.include(out, `${settings} (Claude Code settings) (untrusted)`)
     assert.include(out, `deny  bash "git push *" (narrows only)  from ${settings}:4 (Bash(git push:*))`)
     assert.include(out, `ask   edit "*" (narrows only)  from ${join(box.project, "opencode.json")}`)
-    assert.include(out, `${settings}:5 WebSearch (Lathe has no tool like WebSearch)`)
+    assert.include(out, `${settings}:5 KillShell (Lathe has no tool like KillShell)`)
     assert.include(out, "opencode.json: theme")
   })
 })

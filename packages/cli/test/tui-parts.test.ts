@@ -203,7 +203,8 @@ describe("the UI's popup and bottom panels", () => {
       modelLabel: "x/y",
       contextLimit: 0,
       attached: undefined,
-      busy: false
+      busy: false,
+      budget: undefined
     }
     const ui = { ...initialUi(), armed: { kind: "ctrl-c" as const, at: 0 } }
     const editing = bottomLines(controller, ui, offered(ui, source(), cache()), false, screen).map(stripAnsi)

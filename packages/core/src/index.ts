@@ -38,6 +38,7 @@ export {
 } from "./config/config.js"
 export { configAdvice, renderSnippet } from "./config/config-advice.js"
 export type { ForeignFormat } from "./config/config-foreign.js"
+export { CONFIG_SCHEMA_URL, configJsonSchema } from "./config/config-json-schema.js"
 export { ConfigError } from "./config/config-load.js"
 export { opencodeCommands } from "./config/config-opencode.js"
 export { McpServerConfig, ProviderConfig, ProviderType } from "./config/config-schema.js"
@@ -59,7 +60,12 @@ export {
 } from "./contracts/permission-next.js"
 export { type FileDiff, Snapshot, SnapshotError, type SnapshotPatch } from "./contracts/snapshot.js"
 // llm/: the LLM service, the providers a run has set up, usage and provider errors.
-export { type ConfiguredProvider, configuredProviders, referencedProvider } from "./llm/configured.js"
+export {
+  type ConfiguredProvider,
+  configuredProviders,
+  descriptorDefaultModel,
+  referencedProvider
+} from "./llm/configured.js"
 export { LLM, type LLMRequest, providerSetupHelp, streamWithModel } from "./llm/llm.js"
 export { ProviderNotConfigured } from "./llm/provider-error.js"
 export { tokensFromUsage } from "./llm/usage.js"
@@ -70,6 +76,7 @@ export { Question } from "./loop/question.js"
 export { Retry } from "./loop/retry.js"
 export { SessionPrompt } from "./loop/session-prompt.js"
 export { stepLimitError } from "./loop/step-limit.js"
+export { compileOutputSchema, type OutputSchema } from "./loop/structured-output.js"
 export { Subagents } from "./loop/subagents.js"
 export { type ExpandedCommand, expandedCommand, mentionedResources, splitCommandWords } from "./loop/turn-input.js"
 export { TurnRunner } from "./loop/turn-runner.js"
@@ -77,6 +84,7 @@ export { TurnRunner } from "./loop/turn-runner.js"
 export { resolveAgents } from "./plugin-host/agent.js"
 export { CommandRunError, CommandRunner, childEnv, spawnProgram } from "./plugin-host/command-runner.js"
 export type { ListedCommand, ListedResource } from "./plugin-host/contributions.js"
+export { HostSide } from "./plugin-host/host-side.js"
 export { type PluginEntry, sharePluginModules } from "./plugin-host/plugin-loader.js"
 export { LOG_REPEATS_EVENT, Plugins } from "./plugin-host/plugins.js"
 export { truncationDir } from "./plugin-host/truncate.js"

@@ -3,6 +3,7 @@
  * (`loopLayer({ toolRunner: … })`, see `LoopLayers`) or reads one (`SystemPrompt.rules`). A front drives turns through
  * `TurnRunner` (the main entry); nothing here is needed to run one.
  */
+export { Budget, BudgetExhausted, type BudgetLedger, BudgetUnpriced, estimateCost } from "./loop/budget.js"
 export { Compaction } from "./loop/compaction.js"
 export { type LoopLayers, loopLayer } from "./loop/loop-layer.js"
 export { NestedRules } from "./loop/nested-rules.js"

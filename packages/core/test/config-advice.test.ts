@@ -71,13 +71,6 @@ const effects: {
       config.info.permission.some((r) => r.permission === permission && r.pattern === pattern && r.action === "allow"),
       JSON.stringify(config.info.permission)
     )
-  },
-  webfetchPrivateHost: (config) =>
-    assert.deepStrictEqual(config.info.webfetch?.allow_private_hosts, ["127.0.0.1:8080"]),
-  sandboxRequired: (config) => assert.strictEqual(config.info.sandbox?.required, true),
-  sandboxNetwork: (config, snippet) => {
-    const network = (snippet.sandbox as { network?: unknown } | undefined)?.network
-    assert.deepStrictEqual(config.info.sandbox?.network, network)
   }
 }
 

@@ -20,19 +20,19 @@ describe("LLM.resolve", () => {
     })
   )
 
-  it.effect("with only ANTHROPIC_API_KEY picks Claude Sonnet 4.5 with its catalogue limits", () =>
+  it.effect("with only ANTHROPIC_API_KEY picks the catalogue's newest Claude Sonnet with its catalogue limits", () =>
     Effect.gen(function* () {
       const model = yield* resolve({}, { ANTHROPIC_API_KEY: "sk-ant" })
-      assert.strictEqual(`${model.providerID}/${model.modelID}`, "anthropic/claude-sonnet-4-5")
-      assert.strictEqual(model.limit.context, 200_000)
-      assert.strictEqual(model.cost.input, 3)
+      assert.strictEqual(`${model.providerID}/${model.modelID}`, "anthropic/claude-sonnet-5")
+      assert.strictEqual(model.limit.context, 1_000_000)
+      assert.strictEqual(model.cost.input, 2)
     })
   )
 
-  it.effect("with only OPENAI_API_KEY picks gpt-5", () =>
+  it.effect("with only OPENAI_API_KEY picks the catalogue's newest GPT", () =>
     Effect.gen(function* () {
       const model = yield* resolve({}, { OPENAI_API_KEY: "sk-oai" })
-      assert.strictEqual(`${model.providerID}/${model.modelID}`, "openai/gpt-5")
+      assert.strictEqual(`${model.providerID}/${model.modelID}`, "openai/gpt-5.5")
       assert.strictEqual(model.capabilities.temperature, false)
     })
   )

@@ -39,7 +39,8 @@ describe("ModelCatalog over the shipped models.dev snapshot", () => {
           reasoning: true,
           toolCall: true,
           temperature: true,
-          image: true
+          image: true,
+          pdf: true
         })
         const deepseek = yield* catalog.lookup("deepseek", "deepseek-reasoner")
         assert.strictEqual(deepseek?.name, "DeepSeek Reasoner")

@@ -67,6 +67,12 @@ describe("model catalogue", () => {
     assert.strictEqual(info.name, "Sonnet (1M)")
     assert.deepStrictEqual(info.limit, { context: 1_000_000, output: 64_000 })
     assert.deepStrictEqual(info.cost, { input: 6, output: 22.5, cacheRead: 0.3, cacheWrite: 7.5 })
-    assert.deepStrictEqual(info.capabilities, { reasoning: true, toolCall: true, temperature: false, image: true })
+    assert.deepStrictEqual(info.capabilities, {
+      reasoning: true,
+      toolCall: true,
+      temperature: false,
+      image: true,
+      pdf: true
+    })
   })
 })

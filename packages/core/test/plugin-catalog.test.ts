@@ -35,9 +35,11 @@ describe("pluginCatalog", () => {
     assert.strictEqual(catalog.model("nowhere", "nothing").limit.context, 32_768)
   })
 
-  it("defaultModel: the model Lathe answers with when config names none (what the keys present give)", () => {
+  it("defaultModel: the model Lathe answers with when config names none (what the keys present give)", async () => {
     const none = { LATHE_DATA_DIR: "/nonexistent" }
-    assert.strictEqual(pluginCatalog({}, { ...none, OPENAI_API_KEY: "k" }).defaultModel(), "openai/gpt-5")
+    // The catalogue's flagship once it is loaded (`ready`), as the LLM layer's choice.
+    await pluginCatalog({}, none).ready()
+    assert.strictEqual(pluginCatalog({}, { ...none, OPENAI_API_KEY: "k" }).defaultModel(), "openai/gpt-5.5")
     assert.match(
       pluginCatalog({}, { ...none, OPENAI_API_KEY: "k", ANTHROPIC_API_KEY: "k" }).defaultModel() ?? "",
       /^anthropic\//

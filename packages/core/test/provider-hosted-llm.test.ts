@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
+import { descriptorDefaultModel } from "../src/llm/configured.js"
 import { LLM, type LLMEvent, type ProviderEnv } from "../src/llm/llm.js"
 import { descriptorOf } from "../src/provider/registry.js"
 import type { ScriptedServer } from "../src/testing/scripted-server.js"
@@ -172,7 +173,10 @@ describe("hosted providers through LLM.layerWith(env): detection and keys from t
         const detected = yield* Effect.gen(function* () {
           return yield* Effect.orDie((yield* LLM).resolve())
         }).pipe(Effect.provide(llmLayer({}, c.env)))
-        assert.deepStrictEqual([detected.providerID, detected.modelID], [c.type, descriptor?.defaultModel])
+        assert.deepStrictEqual(
+          [detected.providerID, detected.modelID],
+          [c.type, descriptor && descriptorDefaultModel(descriptor)]
+        )
 
         const reply = { text: "Hello from the cloud." }
         const server = yield* scoped(() =>

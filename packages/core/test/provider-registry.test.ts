@@ -14,7 +14,7 @@ import type { ModelInfo } from "../src/catalog/model-info.js"
 import { storeKey } from "../src/config/auth-store.js"
 import { Config, type ConfigTestInput } from "../src/config/config.js"
 import type { ProviderConfig } from "../src/config/config-schema.js"
-import { configuredProviders } from "../src/llm/configured.js"
+import { configuredProviders, descriptorDefaultModel } from "../src/llm/configured.js"
 import { LLM, type LLMRequest, type ProviderEnv } from "../src/llm/llm.js"
 import { descriptorFor, descriptorOf, PROVIDER_TYPES } from "../src/provider/registry.js"
 import { startScriptedServer } from "../src/testing/scripted-server.js"
@@ -160,10 +160,11 @@ describe("providers the environment sets up", () => {
       if (other === undefined) return
       const info = yield* resolve({}, { ...dataEnv(), [other.keyEnv[0] ?? ""]: "k" })
       assert.strictEqual(info.providerID, other.type)
-      if (other.defaultModel !== undefined) assert.strictEqual(info.modelID, other.defaultModel)
+      const expected = descriptorDefaultModel(other)
+      if (expected !== undefined) assert.strictEqual(info.modelID, expected)
       // Anthropic still comes first when its key is there too.
       const both = yield* resolve({}, { ...dataEnv(), [other.keyEnv[0] ?? ""]: "k", ANTHROPIC_API_KEY: "a" })
-      assert.strictEqual(`${both.providerID}/${both.modelID}`, "anthropic/claude-sonnet-4-5")
+      assert.strictEqual(`${both.providerID}/${both.modelID}`, "anthropic/claude-sonnet-5")
     })
   )
 })

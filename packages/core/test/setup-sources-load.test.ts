@@ -30,7 +30,7 @@ const claudeProject = {
     permissions: { allow: ["Bash(npm run test:*)"], deny: ["Bash(git push:*)"], ask: ["Read(./secrets/**)"] },
     env: { MARKER: "from-project" }
   },
-  ".claude/settings.json": { permissions: { allow: ["Bash(git:*)", "WebSearch"] }, env: { USER_VAR: "1" } }
+  ".claude/settings.json": { permissions: { allow: ["Bash(git:*)", "WebSearch(zod)"] }, env: { USER_VAR: "1" } }
 }
 
 describe("Claude Code settings as a source", () => {

@@ -103,6 +103,10 @@ describe("Claude Code permission rules → Lathe rules", () => {
     expect(decides("Edit(src/**)", "edit", "src/a.ts", nested)).toBe("ask")
   })
 
+  it("WebSearch is Lathe's websearch", () => {
+    expect(translateClaudeRule("WebSearch", "allow", places)).toEqual([{ permission: "websearch", pattern: "*" }])
+  })
+
   it("WebFetch(domain:…) matches that host only, never a lookalike or userinfo trick", () => {
     expect(decides("WebFetch(domain:example.com)", "webfetch", "https://example.com/a?b")).toBe("allow")
     expect(decides("WebFetch(domain:example.com)", "webfetch", "https://example.com.evil.io/")).toBe("ask")
@@ -110,7 +114,7 @@ describe("Claude Code permission rules → Lathe rules", () => {
   })
 
   it("what has no Lathe meaning says why (a wildcard domain is only taken where it narrows)", () => {
-    expect(translateClaudeRule("WebSearch", "allow", places)).toBeTypeOf("string")
+    expect(translateClaudeRule("WebSearch(zod)", "allow", places)).toBeTypeOf("string")
     expect(translateClaudeRule("Task(review)", "deny", places)).toBeTypeOf("string")
     expect(translateClaudeRule("WebFetch(https://x.io)", "deny", places)).toBeTypeOf("string")
     expect(translateClaudeRule("WebFetch(domain:*.x.io)", "allow", places)).toBeTypeOf("string")

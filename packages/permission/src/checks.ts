@@ -6,7 +6,7 @@ import type { Parser } from "web-tree-sitter"
 import { analyzeWith } from "./bash.js"
 import { withProgramBasenames, writtenRule } from "./program-paths.js"
 import { expandGlobWrite, inside, realPath } from "./real-path.js"
-import { DEFAULTS_SOURCE } from "./ruleset.js"
+import { DEFAULTS_SOURCE, RUN_FLAGS_SOURCE } from "./ruleset.js"
 
 /**
  * One thing an ask is decided on: a pattern of a permission. An ask becomes several checks: one per pattern,
@@ -50,10 +50,13 @@ export const isPersonOnly = (request: PermissionRequest): boolean =>
 
 /**
  * Whether `rule` may approve a person-only check of `permission`: it names that very permission (a wildcard in the
- * permission field, `*` included, does not) and is not one of the built-in defaults.
+ * permission field, `*` included, does not) and is neither one of the built-in defaults nor a `lathe run --allow`.
  */
 export const mayApprovePersonOnly = (rule: Rule, permission: string): boolean =>
-  rule.permission === permission && !/[*?]/.test(rule.permission) && rule.source !== DEFAULTS_SOURCE
+  rule.permission === permission &&
+  !/[*?]/.test(rule.permission) &&
+  rule.source !== DEFAULTS_SOURCE &&
+  rule.source !== RUN_FLAGS_SOURCE
 
 /** A check's verdict: the action, the rule that decided, and whether a remembered approval upgraded it. */
 export interface Verdict {

@@ -18,6 +18,12 @@ export const merge = (...rulesets: ReadonlyArray<Ruleset>): Array<Rule> => rules
 /** The `source` of the built-in default rules: they never approve an ask only a person may approve. */
 export const DEFAULTS_SOURCE = "defaults"
 
+/**
+ * The `source` of the rules `lathe run --allow/--deny` adds for one run: a script wrote them, so, like the defaults,
+ * they never approve an ask only a person may approve (their deny still holds).
+ */
+export const RUN_FLAGS_SOURCE = "lathe run --allow/--deny"
+
 /** Where `defaults` takes its paths from. */
 export interface DefaultsOptions {
   /** The tool-output truncation directory (core's `truncationDir(data)`): reading it is never an external ask. */
@@ -25,8 +31,8 @@ export interface DefaultsOptions {
 }
 
 /**
- * The defaults the agents build on: everything allowed, except doom loops, directories outside the project and
- * reruns outside the sandbox (asked), `question` and `plan_enter` (denied), and `.env` files (asked,
+ * The defaults the agents build on: everything allowed, except doom loops, directories outside the project,
+ * reruns outside the sandbox and web and code searches (asked), `question` and `plan_enter` (denied), and `.env` files (asked,
  * `.env.example` allowed). A person-only ask (`sandbox_escape`, …) is never allowed by a default.
  */
 export const defaults = (options: DefaultsOptions = {}): Array<Rule> => {
@@ -39,6 +45,10 @@ export const defaults = (options: DefaultsOptions = {}): Array<Rule> => {
       external_directory: { "*": "ask", ...truncation },
       question: "deny",
       plan_enter: "deny",
+      // A search sends the query to a service outside the machine (and a provider's own search cannot be asked per
+      // call): asked, unless an agent (explore) or the person allows it.
+      websearch: "ask",
+      codesearch: "ask",
       read: { "*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow" }
     },
     DEFAULTS_SOURCE

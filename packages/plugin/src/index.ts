@@ -11,6 +11,16 @@
 export { AgentDefinition, type AgentInfo, type AgentMode, defineAgent } from "./agent.js"
 // Questions and subagents, as `ctx.question` and `ctx.subagent` use them.
 export { type QuestionAnswers, QuestionDismissed, type SubagentResult } from "./answers.js"
+// Config advice: a snippet of lathe.json on one line, as Lathe prints it.
+export { renderSnippet } from "./config-snippet.js"
+// What a host may do in a tool's place (`ctx.files`, `ctx.terminal`): an editor's buffers and terminal.
+export type {
+  HostCallSite,
+  HostFiles,
+  HostTerminal,
+  HostTerminalCommand,
+  HostTerminalResult
+} from "./host-side.js"
 // Permissions: what `ctx.ask` takes and rejects with, and the rulesets hooks receive.
 export {
   denied,

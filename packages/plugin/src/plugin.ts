@@ -1,4 +1,5 @@
 import type { AgentDefinition } from "./agent.js"
+import type { HostFiles, HostTerminal } from "./host-side.js"
 import type { Ruleset } from "./permission.js"
 import type { LatheEvent } from "./schema/events.js"
 import type { MessageWithParts, Session } from "./schema/message.js"
@@ -221,6 +222,11 @@ export interface PluginContext {
   readonly configDir: string
   /** The person's home directory. */
   readonly home: string
+  /**
+   * Where Lathe keeps the whole output of a tool result it cut short (`<data dir>/tool-output`; the model is told the
+   * file to read). A plugin that runs programs in a sandbox of its own leaves it writable, as bash's sandbox does.
+   */
+  readonly truncationDir: string
   /** The options given with the plugin in config: `"plugin": [["my-plugin", { "level": 2 }]]`. */
   readonly options: Readonly<Record<string, unknown>>
   readonly log: PluginLogger
@@ -266,6 +272,14 @@ export interface PluginContext {
    * (the interactive session's `/` completion is told of the change).
    */
   readonly commands: { readonly set: (commands: ReadonlyArray<PluginCommand>) => void }
+  /**
+   * Where the text of files is read and written when the host keeps it elsewhere than the disk alone (an editor over
+   * `lathe acp`: its unsaved buffers). Absent: the disk. A tool that reads or edits text files should go through it
+   * (binary files and images stay on disk).
+   */
+  readonly files?: HostFiles
+  /** The host's terminal for commands (an editor's, where the person watches them). Absent: run them yourself. */
+  readonly terminal?: HostTerminal
 }
 
 /** An argument a command takes, shown in help. Values are strings. */

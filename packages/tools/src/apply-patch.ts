@@ -1,12 +1,13 @@
-import { readFile, stat, unlink } from "node:fs/promises"
-import { Tool } from "@lathe/plugin"
+import { stat, unlink } from "node:fs/promises"
+import { type HostCallSite, type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { type PatchChunk, parsePatch } from "./patch-parse.js"
 import { checkProtected, type Located, locate, resolvePath } from "./paths.js"
 import { normaliseLine } from "./similarity.js"
 import type { ToolState } from "./state.js"
-import { formatText, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
+import { formatText, parseText, unifiedDiff } from "./text-file.js"
+import { readText, writeText } from "./text-io.js"
 
 /** `apply_patch` arguments. */
 export const ApplyPatchInput = z.object({
@@ -78,14 +79,17 @@ interface Change extends Located {
   readonly overwrote?: boolean
 }
 
-const load = async (real: string): Promise<string | undefined> => {
+const load = async (real: string, files: HostFiles | undefined, at: HostCallSite): Promise<string | undefined> => {
   const info = await stat(real).catch(() => undefined)
   if (info?.isDirectory()) throw new Error(`${real} is a directory, not a file.`)
-  return info ? readFile(real, "utf8") : undefined
+  return info ? readText(files, real, at) : undefined
 }
 
-/** Builds the `apply_patch` tool: every file change is computed and checked first, then written all together. */
-export const createApplyPatchTool = (state: ToolState) =>
+/**
+ * Builds the `apply_patch` tool: every file change is computed and checked first, then written all together. With
+ * `textFiles` (`ctx.files`) texts are read and written through it; deleting a file stays on disk.
+ */
+export const createApplyPatchTool = (state: ToolState, textFiles?: HostFiles) =>
   Tool.define("apply_patch", {
     description: loadDescription("apply_patch"),
     parameters: ApplyPatchInput,
@@ -102,11 +106,12 @@ export const createApplyPatchTool = (state: ToolState) =>
     },
     execute: async (args, ctx) => {
       const hunks = parsePatch(args.patchText)
+      const at = { sessionID: ctx.sessionID, callID: ctx.callID }
       const changes: Array<Change> = []
       const target = (path: string) => locate(ctx, resolvePath(ctx, path), "file")
       for (const hunk of hunks) {
         const file = await target(hunk.path)
-        const before = await load(file.real)
+        const before = await load(file.real, textFiles, at)
         if (hunk.type === "add") {
           // An Add over an existing file overwrites it, as in the reference implementations; the snapshot undoes it.
           changes.push({ ...file, before, after: hunk.contents, status: "A", overwrote: before !== undefined })
@@ -123,7 +128,7 @@ export const createApplyPatchTool = (state: ToolState) =>
         if (dest === undefined || dest.real === file.real) changes.push({ ...file, before, after, status: "M" })
         else {
           // A move over an existing destination overwrites it, as in the reference implementations.
-          const existing = await load(dest.real)
+          const existing = await load(dest.real, textFiles, at)
           changes.push({ ...file, before, after: undefined, status: "D" })
           changes.push({ ...dest, before: existing, after, status: "A", overwrote: existing !== undefined })
         }
@@ -149,13 +154,13 @@ export const createApplyPatchTool = (state: ToolState) =>
         // Writes before deletes, so a move never loses its content halfway.
         for (const change of [...changes].sort((a, b) => Number(a.status === "D") - Number(b.status === "D"))) {
           if (change.after === undefined) await unlink(change.real)
-          else await writeFileAtomic(change.real, change.after)
+          else await writeText(textFiles, change.real, change.after, at)
           done.push(change)
         }
       } catch (error) {
         for (const change of done.reverse()) {
           if (change.before === undefined) await unlink(change.real).catch(() => undefined)
-          else await writeFileAtomic(change.real, change.before).catch(() => undefined)
+          else await writeText(textFiles, change.real, change.before, at).catch(() => undefined)
         }
         const reason = error instanceof Error ? error.message : String(error)
         throw new Error(`Applying the patch failed (${reason}). Every file was restored to its state before the patch.`)

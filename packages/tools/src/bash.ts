@@ -1,14 +1,14 @@
 import { stat } from "node:fs/promises"
-import type { ConfigInfo } from "@lathe/core"
-import { configAdvice, launcherKeys, renderSnippet, type SecretSources, secretValues } from "@lathe/core"
-import { PermissionDenied, PermissionRejected, Tool } from "@lathe/plugin"
+import { type HostTerminal, PermissionDenied, PermissionRejected, renderSnippet, Tool } from "@lathe/plugin"
 import { z } from "zod"
+import { toolsConfigAdvice } from "./config-advice.js"
 import { loadDescription } from "./description.js"
 import { checkExternal, resolvePath } from "./paths.js"
-import { detectSandbox, type SandboxDetector, type SandboxSettings, sandboxBlock } from "./sandbox.js"
+import { detectSandbox, type SandboxDetector, type SandboxMode, type SandboxSettings, sandboxBlock } from "./sandbox.js"
 import { blockText, chooseSandbox, describeSandbox } from "./sandbox-plan.js"
 import { prepareSandboxedRun, type SandboxedRun } from "./sandbox-run.js"
 import { commandEnv, runShell, type ShellResult } from "./shell.js"
+import { runInTerminal } from "./terminal-run.js"
 
 /** Default command timeout: 2 minutes. */
 export const DEFAULT_TIMEOUT_MS = 2 * 60 * 1000
@@ -37,7 +37,13 @@ export type BashInput = z.infer<typeof BashInput>
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`
 
-/** How the bash tool runs commands; the plugin fills it from config (`sandbox`, `shell.env.inherit`, provider keys). */
+/** The environment commands start from, read at each call (default: this process's). */
+export type StartEnv = () => Readonly<Record<string, string | undefined>>
+
+/**
+ * How the bash tool runs commands; the plugin fills it from config (`sandbox`, `shell.env`) and from its context (the
+ * secrets, the provider key variables, the truncation dir).
+ */
 export interface BashOptions {
   /**
    * The sandbox settings. Without them commands run unsandboxed (for hosts that sandbox themselves and for
@@ -48,33 +54,81 @@ export interface BashOptions {
   readonly detect?: SandboxDetector
   /** Variable names that pass to commands even though they look like secrets (`shell.env.inherit`). */
   readonly inherit?: ReadonlyArray<string>
-  /** Secret values Lathe holds (see `secretValues`); a variable carrying one is dropped whatever its name. */
+  /** Secret values Lathe holds (`ctx.secrets`); a variable carrying one is dropped whatever its name. */
   readonly secrets?: ReadonlyArray<string>
-  /** The environment commands start from (default: this process's), before secrets are dropped. */
+  /** The host's provider key variables (`ctx.secretNames`): dropped whatever they hold, unless in `inherit`. */
+  readonly secretNames?: ReadonlyArray<string>
+  /** The environment commands start from, before secrets are dropped (default: `startEnv`'s, read at each call). */
   readonly baseEnv?: NodeJS.ProcessEnv
+  /**
+   * The environment Lathe was started with, read at each call when `baseEnv` is not given (default: this process's).
+   * The CLI adds the provider keys its launcher handed over privately, so that scrubbing and `shell.env.inherit`
+   * decide about those as about any variable.
+   */
+  readonly startEnv?: StartEnv
   /** The OS temp dir the sandbox leaves writable (default `os.tmpdir()`). */
   readonly tempDir?: string
-  /** Lathe's truncation dir, writable in `workspace-write` (default: `tool-output` in the data dir). */
+  /** Lathe's truncation dir (`ctx.truncationDir`), writable in `workspace-write` (default: none writable). */
   readonly truncationDir?: string
   /** The person's home folder, never left writable by the sandbox (default `os.homedir()`). */
   readonly home?: string
   /** Told once, on the first call, when no sandbox is available and commands run under the permission rules alone. */
   readonly notice?: (message: string) => void
+  /**
+   * The host's terminal (`ctx.terminal`: an editor's): commands run there, sandbox-wrapped as here, instead of in a
+   * process of Lathe's. A sandbox with a network allow-list talks to Lathe over an IPC channel while it runs, which
+   * no terminal carries: those commands still run here.
+   */
+  readonly terminal?: HostTerminal
+}
+
+/** The sections of the merged config bash reads (the host's config schema outputs this shape). */
+export interface BashConfig {
+  /** The `sandbox` section, its string shorthand expanded (`"required"` is `{ required: true }`). */
+  readonly sandbox?:
+    | {
+        readonly mode?: SandboxMode | undefined
+        readonly network?: boolean | ReadonlyArray<string> | undefined
+        readonly required?: boolean | undefined
+      }
+    | undefined
+  readonly shell?:
+    | {
+        readonly env?:
+          | {
+              readonly inherit?: ReadonlyArray<string> | undefined
+              readonly set?: Readonly<Record<string, string>> | undefined
+            }
+          | undefined
+      }
+    | undefined
+}
+
+/** What bash takes from its host besides config: the plugin passes its context's values. */
+export interface BashHost {
+  /** Told once when no sandbox is available (the plugin logs it as a warning). */
+  readonly notice?: ((message: string) => void) | undefined
+  /** The secret values to keep out of commands (`ctx.secrets`; default none). */
+  readonly secrets?: ReadonlyArray<string> | undefined
+  /** The host's provider key variables (`ctx.secretNames`; default none). */
+  readonly secretNames?: ReadonlyArray<string> | undefined
+  /** Lathe's truncation dir (`ctx.truncationDir`), writable in the `workspace-write` sandbox. */
+  readonly truncationDir?: string | undefined
+  /** The environment Lathe was started with (default: this process's), read at each call. */
+  readonly startEnv?: StartEnv | undefined
+  /** The host's terminal commands run in (`ctx.terminal`; default: Lathe runs them). */
+  readonly terminal?: HostTerminal | undefined
 }
 
 /**
  * Bash options from the merged config: its `sandbox` (default `workspace-write`, network closed), the names in
- * `shell.env.inherit`, the variables of `shell.env.set` over this process's environment, and the secret values to keep
- * out of commands: `secrets` when given (the plugin passes its context's, which include what the config's `{env:NAME}`
- * placeholders resolved to), else `secretValues` of the config alone (provider keys and headers, the store URL, MCP
- * servers' env and headers).
+ * `shell.env.inherit`, the variables of `shell.env.set` over the start environment, and from the host the secret
+ * values and provider key variables to keep out of commands (the plugin passes its context's `secrets`, which include
+ * what the config's `{env:NAME}` placeholders resolved to, and `secretNames`).
  */
-export const bashOptionsFromConfig = (
-  config: Pick<ConfigInfo, "sandbox" | "shell" | "provider"> & SecretSources,
-  notice?: (message: string) => void,
-  secrets: ReadonlyArray<string> = secretValues({ info: config })
-): BashOptions => {
+export const bashOptionsFromConfig = (config: BashConfig, host: BashHost = {}): BashOptions => {
   const sandbox = config.sandbox ?? {}
+  const set = config.shell?.env?.set
   return {
     sandbox: {
       mode: sandbox.mode ?? "workspace-write",
@@ -82,17 +136,18 @@ export const bashOptionsFromConfig = (
       required: sandbox.required === true
     },
     inherit: config.shell?.env?.inherit ?? [],
-    secrets,
-    ...(config.shell?.env?.set ? { baseEnv: { ...startEnv(), ...config.shell.env.set } } : {}),
-    ...(notice ? { notice } : {})
+    secrets: host.secrets ?? [],
+    secretNames: host.secretNames ?? [],
+    ...(set ? { baseEnv: { ...(host.startEnv ?? processEnv)(), ...set } } : {}),
+    ...(host.startEnv ? { startEnv: host.startEnv } : {}),
+    ...(host.truncationDir === undefined ? {} : { truncationDir: host.truncationDir }),
+    ...(host.notice ? { notice: host.notice } : {}),
+    ...(host.terminal ? { terminal: host.terminal } : {})
   }
 }
 
-/**
- * The environment Lathe was started with: this process's plus the provider keys the launcher handed over on a
- * descriptor (`launcherKeys`), so that scrubbing and `shell.env.inherit` decide about those as about any variable.
- */
-const startEnv = (): NodeJS.ProcessEnv => ({ ...process.env, ...launcherKeys() })
+/** This process's environment, as it is at the call. */
+const processEnv: StartEnv = () => process.env
 
 const isPermissionError = (error: unknown): error is PermissionDenied | PermissionRejected =>
   error instanceof PermissionDenied || error instanceof PermissionRejected
@@ -122,7 +177,7 @@ export const createBashTool = (options: BashOptions = {}) => {
         noticed = true
         options.notice?.(
           `No sandbox for bash on this machine: ${choice.reason}. Commands run under the permission rules alone; ` +
-            `merge ${renderSnippet(configAdvice.sandboxRequired())} into lathe.json to refuse them instead.`
+            `merge ${renderSnippet(toolsConfigAdvice.sandboxRequired())} into lathe.json to refuse them instead.`
         )
       }
       await ctx.ask({
@@ -131,9 +186,10 @@ export const createBashTool = (options: BashOptions = {}) => {
         metadata: { command: args.command, description: args.description, workdir: cwd }
       })
       const timeoutMs = args.timeout ?? DEFAULT_TIMEOUT_MS
-      const { env } = commandEnv(options.baseEnv ?? startEnv(), {
+      const { env } = commandEnv(options.baseEnv ?? (options.startEnv ?? processEnv)(), {
         inherit: options.inherit ?? [],
-        secrets: options.secrets ?? []
+        secrets: options.secrets ?? [],
+        names: options.secretNames ?? []
       })
       let preview = ""
       let last = 0
@@ -145,12 +201,24 @@ export const createBashTool = (options: BashOptions = {}) => {
       }
       const run = (sandboxed?: Pick<SandboxedRun, "wrap" | "extraInputs" | "env" | "onMessage">) => {
         preview = ""
+        const runEnv = sandboxed ? { ...env, ...sandboxed.env } : env
+        if (options.terminal && !sandboxed?.onMessage)
+          return runInTerminal(options.terminal, {
+            sessionID: ctx.sessionID,
+            callID: ctx.callID,
+            command: args.command,
+            cwd: real,
+            timeoutMs,
+            signal: ctx.abort,
+            env: runEnv,
+            ...(sandboxed ? { wrap: sandboxed.wrap, extraInputs: sandboxed.extraInputs } : {})
+          })
         return runShell({
           command: args.command,
           cwd: real,
           timeoutMs,
           signal: ctx.abort,
-          env: sandboxed ? { ...env, ...sandboxed.env } : env,
+          env: runEnv,
           ...(sandboxed ? { wrap: sandboxed.wrap, extraInputs: sandboxed.extraInputs } : {}),
           ...(sandboxed?.onMessage ? { onMessage: sandboxed.onMessage } : {}),
           onOutput: (chunk) => {

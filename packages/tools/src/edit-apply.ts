@@ -1,9 +1,10 @@
-import { readFile, stat } from "node:fs/promises"
-import type { ToolContext, ToolResult } from "@lathe/plugin"
+import { stat } from "node:fs/promises"
+import type { HostFiles, ToolContext, ToolResult } from "@lathe/plugin"
 import { applyReplacements, findMatches, type MatcherName, type NearCandidate } from "./edit-match.js"
 import { checkProtected, errorCode, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
-import { diffStats, formatText, normaliseNewlines, parseText, unifiedDiff, writeFileAtomic } from "./text-file.js"
+import { diffStats, formatText, normaliseNewlines, parseText, unifiedDiff } from "./text-file.js"
+import { readText, writeText } from "./text-io.js"
 
 /** One replacement, as `edit` and each item of `multiedit` take it. */
 export interface EditSpec {
@@ -81,15 +82,17 @@ export const editFile = async (
   state: ToolState,
   filePath: string,
   edits: ReadonlyArray<EditSpec>,
-  describe: (index: number, message: string) => string = (_, message) => message
+  describe: (index: number, message: string) => string = (_, message) => message,
+  files?: HostFiles
 ): Promise<EditFileResult> => {
+  const at = { sessionID: ctx.sessionID, callID: ctx.callID }
   const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, filePath), "file")
   const info = await stat(real).catch((error: unknown) => {
     if (errorCode(error) === "ENOENT") return undefined
     throw error
   })
   if (info?.isDirectory()) throw new Error(`${label} is a directory, not a file. Give the path of a file to edit.`)
-  const raw = info ? await readFile(real, "utf8") : undefined
+  const raw = info ? await readText(files, real, at) : undefined
   const format = parseText(raw ?? "")
   let text = format.text
   let startLine = Number.POSITIVE_INFINITY
@@ -144,7 +147,7 @@ export const editFile = async (
   const diff = unifiedDiff(label, raw ?? "", content)
   await ctx.ask({ permission: "edit", patterns, metadata: { filepath: path, realPath: real, diff } })
   await checkProtected(ctx, path, real, { filepath: path, diff })
-  await writeFileAtomic(real, content)
+  await writeText(files, real, content, at)
   const written = await stat(real)
   state.recordRead(ctx.sessionID, real, written)
   const stats = diffStats(diff)

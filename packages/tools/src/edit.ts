@@ -1,4 +1,4 @@
-import { Tool } from "@lathe/plugin"
+import { type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { editFile } from "./edit-apply.js"
@@ -25,13 +25,13 @@ export interface EditMetadata {
   readonly deletions: number
 }
 
-/** Builds the `edit` tool over the given per-session state. */
-export const createEditTool = (state: ToolState) =>
+/** Builds the `edit` tool over the given per-session state; with `files` (`ctx.files`) the text goes through it. */
+export const createEditTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("edit", {
     description: loadDescription("edit"),
     parameters: EditInput,
     mutates: true,
     edits: true,
     paths: (args) => [args.filePath],
-    execute: (args, ctx) => editFile(ctx, state, args.filePath, [args])
+    execute: (args, ctx) => editFile(ctx, state, args.filePath, [args], undefined, files)
   })

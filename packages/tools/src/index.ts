@@ -5,9 +5,9 @@
  * Each tool is also exported by name (`ReadTool`, `EditTool`, …), sharing one module-level state, for hosts
  * and tests that pick tools individually; `createTools` builds a fresh set.
  */
-import { type AnyTool, definePlugin } from "@lathe/plugin"
+import { type AnyTool, definePlugin, type HostFiles } from "@lathe/plugin"
 import { createApplyPatchTool } from "./apply-patch.js"
-import { type BashOptions, bashOptionsFromConfig, createBashTool } from "./bash.js"
+import { type BashConfig, type BashOptions, bashOptionsFromConfig, createBashTool, type StartEnv } from "./bash.js"
 import { createEditTool } from "./edit.js"
 import { createGlobTool } from "./glob.js"
 import { createGrepTool } from "./grep.js"
@@ -23,6 +23,7 @@ import { createWriteTool } from "./write.js"
 
 export * from "./apply-patch.js"
 export * from "./bash.js"
+export * from "./config-advice.js"
 export * from "./edit.js"
 export type { EditSpec } from "./edit-apply.js"
 export { applyEdit } from "./edit-apply.js"
@@ -55,22 +56,28 @@ export interface ToolsOptions {
   readonly bash?: BashOptions
   /** Which private hosts webfetch may reach; the plugin fills it from config (`webfetch.allow_private_hosts`). */
   readonly webfetch?: WebFetchOptions
+  /**
+   * Where read, write, edit, multiedit and apply_patch read and write text (the plugin passes `ctx.files`: an editor's
+   * buffers). Default: the disk.
+   */
+  readonly files?: HostFiles
 }
 
 /** Builds every built-in tool over one shared state, in the order the model sees them. */
 export const createTools = (options: ToolsOptions = {}): ReadonlyArray<AnyTool> => {
   const state = options.state ?? new ToolState()
   const ripgrep = options.ripgrep ?? "auto"
+  const files = options.files
   const tools = [
     createBashTool(options.bash),
-    createReadTool(state),
+    createReadTool(state, files),
     createListTool(),
     createGlobTool({ ripgrep }),
     createGrepTool({ ripgrep }),
-    createEditTool(state),
-    createMultiEditTool(state),
-    createWriteTool(state),
-    createApplyPatchTool(state),
+    createEditTool(state, files),
+    createMultiEditTool(state, files),
+    createWriteTool(state, files),
+    createApplyPatchTool(state, files),
     createWebFetchTool(options.webfetch),
     createQuestionTool(),
     createTodoWriteTool(state),
@@ -108,25 +115,49 @@ export const TodoWriteTool = createTodoWriteTool(shared)
 export const TodoReadTool = createTodoReadTool(shared)
 
 /** The sections of the merged config the tools read: bash's (`sandbox`, `shell`) and `webfetch`. */
-type ToolsConfig = Parameters<typeof bashOptionsFromConfig>[0] & {
+type ToolsConfig = BashConfig & {
   readonly webfetch?: { readonly allow_private_hosts?: ReadonlyArray<string> | undefined } | undefined
+}
+
+/** What a host gives {@link createToolsPlugin} beyond the plugin context. */
+export interface ToolsPluginOptions {
+  /**
+   * The environment Lathe was started with, read at each bash call (default: this process's). The CLI adds the
+   * provider keys its launcher handed over on a descriptor (kept out of `process.env`), so that scrubbing and
+   * `shell.env.inherit` decide about them as about any variable.
+   */
+  readonly startEnv?: StartEnv
 }
 
 /**
  * The plugin: contributes every built-in tool, with state private to this loaded instance. bash takes the config's
- * sandbox and environment settings; the notice that no sandbox is available goes to the plugin log as a warning.
+ * sandbox and environment settings and, from the context, the secrets and provider key variables to keep out of
+ * commands, the truncation dir the sandbox leaves writable and the host's terminal (`ctx.terminal`) when it has one;
+ * the notice that no sandbox is available goes to the plugin log as a warning. The file tools take `ctx.files`.
  */
-export default definePlugin({
-  name: "@lathe/tools",
-  setup: async (ctx) => {
-    // The host's merged config, validated by its schema: the sections the tools read (see ToolsConfig).
-    const config = ctx.config as ToolsConfig
-    return {
-      tools: createTools({
-        ripgrep: ctx.options.ripgrep === false ? false : "auto",
-        bash: bashOptionsFromConfig(config, (message) => ctx.log.warn(message), ctx.secrets),
-        webfetch: { allowPrivateHosts: config.webfetch?.allow_private_hosts }
-      })
+export const createToolsPlugin = (options: ToolsPluginOptions = {}) =>
+  definePlugin({
+    name: "@lathe/tools",
+    setup: async (ctx) => {
+      // The host's merged config, validated by its schema: the sections the tools read (see ToolsConfig).
+      const config = ctx.config as ToolsConfig
+      return {
+        tools: createTools({
+          ripgrep: ctx.options.ripgrep === false ? false : "auto",
+          bash: bashOptionsFromConfig(config, {
+            notice: (message) => ctx.log.warn(message),
+            secrets: ctx.secrets,
+            secretNames: ctx.secretNames,
+            truncationDir: ctx.truncationDir,
+            startEnv: options.startEnv,
+            terminal: ctx.terminal
+          }),
+          webfetch: { allowPrivateHosts: config.webfetch?.allow_private_hosts },
+          ...(ctx.files ? { files: ctx.files } : {})
+        })
+      }
     }
-  }
-})
+  })
+
+/** The plugin, its commands starting from this process's environment (see {@link createToolsPlugin}). */
+export default createToolsPlugin()

@@ -1,4 +1,4 @@
-import { Tool } from "@lathe/plugin"
+import { type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { editFile } from "./edit-apply.js"
@@ -21,8 +21,8 @@ export const MultiEditInput = z.object({
 /** `multiedit` arguments, parsed. */
 export type MultiEditInput = z.infer<typeof MultiEditInput>
 
-/** Builds the `multiedit` tool over the given per-session state. */
-export const createMultiEditTool = (state: ToolState) =>
+/** Builds the `multiedit` tool over the given per-session state; with `files` (`ctx.files`) the text goes through it. */
+export const createMultiEditTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("multiedit", {
     description: loadDescription("multiedit"),
     parameters: MultiEditInput,
@@ -35,6 +35,7 @@ export const createMultiEditTool = (state: ToolState) =>
         state,
         args.filePath,
         args.edits,
-        (index, message) => `Edit ${index + 1} of ${args.edits.length} failed: ${message}\nNo edits were applied.`
+        (index, message) => `Edit ${index + 1} of ${args.edits.length} failed: ${message}\nNo edits were applied.`,
+        files
       )
   })

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { open, readdir, readFile, stat } from "node:fs/promises"
 import { basename, dirname, extname, join } from "node:path"
-import { Tool } from "@lathe/plugin"
+import { type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { errorCode, locate, resolvePath } from "./paths.js"
@@ -119,8 +119,12 @@ const suggestions = async (path: string): Promise<Array<string>> => {
     .map(({ name }) => join(dirname(path), name))
 }
 
-/** Builds the `read` tool; it records every file it reads (and its mtime) in `state` for the session. */
-export const createReadTool = (state: ToolState) =>
+/**
+ * Builds the `read` tool; it records every file it reads (and its mtime) in `state` for the session. With `files`
+ * (`ctx.files`: an editor's buffers), a text file's text comes through it; what a file is (text, image, binary) is
+ * still told from its bytes on disk.
+ */
+export const createReadTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("read", {
     description: loadDescription("read"),
     parameters: ReadInput,
@@ -190,8 +194,11 @@ export const createReadTool = (state: ToolState) =>
         shown.push(entry)
         return true
       }
-      if (whole) {
-        for (const raw of splitLines(whole.toString("utf8"))) if (!take(raw)) break
+      const text = files
+        ? await files.readText(real, { sessionID: ctx.sessionID, callID: ctx.callID })
+        : whole?.toString("utf8")
+      if (text !== undefined) {
+        for (const raw of splitLines(text)) if (!take(raw)) break
       } else {
         // Lines before `offset` are counted, never decoded; leaving the loop early closes the file.
         for await (const line of boundedLines(real, MAX_LINE_BYTES))

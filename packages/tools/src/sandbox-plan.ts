@@ -1,7 +1,8 @@
 import { mkdirSync, realpathSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { isAbsolute, relative, sep } from "node:path"
-import { configAdvice, dataDir, renderSnippet, truncationDir } from "@lathe/core"
+import { renderSnippet } from "@lathe/plugin"
+import { toolsConfigAdvice } from "./config-advice.js"
 
 /**
  * What the sandbox lets a command write: `workspace-write` the project root, the OS temp dir and Lathe's
@@ -136,12 +137,12 @@ export const tooWideToWrite = (dir: string, home: string): boolean => dir === "/
 
 /**
  * The folders a sandboxed command may write and where it runs. `workspace-write`: the project root, the OS temp dir
- * and Lathe's truncation dir (created when missing); `read-only`: the OS temp dir only, with the project kept
- * read-only even when it lies inside the temp dir. Missing paths are left out (bwrap cannot bind them). Whatever the
- * project root is, `/`, the home folder and the folders above it are never writable ({@link tooWideToWrite}): such a
- * root is narrowed to the working directory when that is below it and not too wide itself, else to nothing
- * (`narrowedFrom` names the refused root, `project` what is left). The protected paths inside a writable project and
- * the hidden sockets are added by `prepareSandboxedRun`.
+ * and, when given, Lathe's truncation dir (the host's `ctx.truncationDir`; created when missing); `read-only`: the OS
+ * temp dir only, with the project kept read-only even when it lies inside the temp dir. Missing paths are left out
+ * (bwrap cannot bind them). Whatever the project root is, `/`, the home folder and the folders above it are never
+ * writable ({@link tooWideToWrite}): such a root is narrowed to the working directory when that is below it and not
+ * too wide itself, else to nothing (`narrowedFrom` names the refused root, `project` what is left). The protected
+ * paths inside a writable project and the hidden sockets are added by `prepareSandboxedRun`.
  */
 export const sandboxPlan = (
   settings: SandboxSettings,
@@ -163,14 +164,15 @@ export const sandboxPlan = (
   const project = !narrowed ? root : within(root, cwd) && !tooWideToWrite(cwd, home) ? cwd : undefined
   const candidates = [temp]
   if (mode === "workspace-write") {
-    const truncation = where.truncationDir ?? truncationDir(dataDir())
-    try {
-      mkdirSync(truncation, { recursive: true })
-    } catch {
-      // Unwritable data dir: the command simply cannot write there.
-    }
+    const truncation = where.truncationDir
+    if (truncation !== undefined)
+      try {
+        mkdirSync(truncation, { recursive: true })
+      } catch {
+        // Unwritable data dir: the command simply cannot write there.
+      }
     if (project !== undefined) candidates.unshift(project)
-    candidates.push(truncation)
+    if (truncation !== undefined) candidates.push(truncation)
   }
   const existing = (paths: ReadonlyArray<string>) => [
     ...new Set(paths.map(real).filter((path): path is string => path !== undefined))
@@ -213,8 +215,8 @@ const networkText = (plan: Pick<SandboxPlan, "network" | "allowHosts">): string 
 const OPEN_NETWORK =
   "To allow it, the user can approve the rerun outside the sandbox (sandbox_escape), or open the network in their " +
   "own config (~/.config/lathe/lathe.json) or a trusted project's lathe.json: merge " +
-  `${renderSnippet(configAdvice.sandboxNetwork(true))} for all of it, or a list of hosts such as ` +
-  renderSnippet(configAdvice.sandboxNetwork(["registry.npmjs.org"]))
+  `${renderSnippet(toolsConfigAdvice.sandboxNetwork(true))} for all of it, or a list of hosts such as ` +
+  renderSnippet(toolsConfigAdvice.sandboxNetwork(["registry.npmjs.org"]))
 
 /**
  * Why the sandbox stopped a command, in words for the model and the person; for the network, with how the person

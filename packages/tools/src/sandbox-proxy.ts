@@ -7,7 +7,8 @@
  */
 
 import { connect, isIP, type Socket } from "node:net"
-import { configAdvice, renderSnippet } from "@lathe/core"
+import { renderSnippet } from "@lathe/plugin"
+import { toolsConfigAdvice } from "./config-advice.js"
 import { type HostLookup, privateAddressKind, type ResolvedAddress, systemLookup } from "./webfetch-net.js"
 
 /** One parsed entry of `sandbox.network`'s list. */
@@ -74,7 +75,7 @@ const openHint = (host: string, port: number): string => {
   const entry = `${isIP(host) === 6 ? `[${host}]` : host}${DEFAULT_PORTS.has(port) ? "" : `:${port}`}`
   return (
     `To allow it, add "${entry}" to the sandbox.network list in your own config (~/.config/lathe/lathe.json) or a ` +
-    `trusted project's lathe.json: ${renderSnippet(configAdvice.sandboxNetwork([entry]))}.`
+    `trusted project's lathe.json: ${renderSnippet(toolsConfigAdvice.sandboxNetwork([entry]))}.`
   )
 }
 

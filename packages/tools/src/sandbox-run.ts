@@ -18,7 +18,7 @@ export interface SandboxedRunPlace {
   readonly cwd: string
   /** The OS temp dir the sandbox leaves writable (default `os.tmpdir()`). */
   readonly tempDir?: string | undefined
-  /** Lathe's truncation dir, writable in `workspace-write` (default: `tool-output` in the data dir). */
+  /** Lathe's truncation dir (`ctx.truncationDir`), writable in `workspace-write` (default: none writable). */
   readonly truncationDir?: string | undefined
   /** The command's environment: the sockets its variables name are hidden (default: this process's). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs"
-import { runProcess, scrubEnv } from "@lathe/core"
+import { scrubEnv } from "@lathe/plugin"
+import { runProcess } from "@lathe/plugin/process"
 
 /** Output kept in memory per command; beyond it the rest is dropped (and said so). */
 export const MAX_CAPTURE_BYTES = 32 * 1024 * 1024
@@ -22,6 +23,9 @@ export interface ShellResult {
   readonly durationMs: number
 }
 
+/** What every command's environment gets over its own: no pager, no colours, no prompt for a password. */
+export const TERMINAL_ENV = { TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" } as const
+
 /** The shell that runs commands: bash when installed (non-login, so the caller's PATH is kept), else sh. */
 export const shellCommand = (command: string): readonly [string, ReadonlyArray<string>] => {
   const bash = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((path) => existsSync(path))
@@ -29,18 +33,23 @@ export const shellCommand = (command: string): readonly [string, ReadonlyArray<s
 }
 
 /**
- * The environment a command gets: `base` scrubbed by `@lathe/core`'s `scrubEnv`: without provider keys, without every
- * variable whose name looks like a secret (`isSecretName`: KEY, SECRET, TOKEN, PASSWORD, PAT, AUTH, DSN, …), whose
- * value holds a URL with a password, or whose value carries one of `secrets` (the credentials Lathe holds, see
- * `secretValues`), except the names listed in `inherit`, which pass as they are. `dropped` names what was removed.
+ * The environment a command gets: `base` scrubbed by the kit's `scrubEnv`, the host's rule for every program: without
+ * the host's provider key variables (`names`, the plugin's `ctx.secretNames`), without every variable whose name looks
+ * like a secret (KEY, SECRET, TOKEN, PASSWORD, PAT, AUTH, DSN, …), whose value holds a URL with a password, or whose
+ * value carries one of `secrets` (the credentials Lathe holds, `ctx.secrets`), except the names listed in `inherit`,
+ * which pass as they are. `dropped` names what was removed.
  */
 export const commandEnv = (
   base: NodeJS.ProcessEnv,
-  options: { readonly inherit?: ReadonlyArray<string>; readonly secrets?: ReadonlyArray<string> } = {}
+  options: {
+    readonly inherit?: ReadonlyArray<string>
+    readonly secrets?: ReadonlyArray<string>
+    readonly names?: ReadonlyArray<string>
+  } = {}
 ): { readonly env: Record<string, string>; readonly dropped: ReadonlyArray<string> } => scrubEnv(base, options)
 
 /**
- * Runs `command` in a new process group with stdin closed (reads see EOF at once), through core's `runProcess`.
+ * Runs `command` in a new process group with stdin closed (reads see EOF at once), through the kit's `runProcess`.
  * `onOutput` gets each chunk as it arrives. On timeout or abort the whole group (the shell and every child it started)
  * gets SIGTERM, then SIGKILL shortly after, so nothing is left running (under `wrap`, the group holds the sandbox
  * program, which must take its whole tree down when it dies: bwrap's `--die-with-parent` and PID namespace do).
@@ -74,7 +83,7 @@ export const runShell = async (options: {
     file,
     args,
     cwd: options.cwd,
-    env: { ...(options.env ?? process.env), TERM: "dumb", PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" },
+    env: { ...(options.env ?? process.env), ...TERMINAL_ENV },
     timeoutMs: options.timeoutMs,
     signal: options.signal,
     killGraceMs: KILL_GRACE_MS,

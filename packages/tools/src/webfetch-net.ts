@@ -7,7 +7,8 @@
 import type { IncomingMessage } from "node:http"
 import { isIP } from "node:net"
 import type { Readable } from "node:stream"
-import { configAdvice, renderSnippet } from "@lathe/core"
+import { renderSnippet } from "@lathe/plugin"
+import { toolsConfigAdvice } from "./config-advice.js"
 
 /** One address a host name resolves to. */
 export interface ResolvedAddress {
@@ -139,7 +140,7 @@ const refusal = (url: URL, subject: string, what: string): PrivateDestinationErr
   new PrivateDestinationError(
     `Refused to fetch ${url.href}: ${subject} ${what}. webfetch does not reach this machine, private networks or ` +
       "cloud metadata services, so that a web page or a prompt cannot turn it against local services. If the user " +
-      `wants this fetched, they can merge ${renderSnippet(configAdvice.webfetchPrivateHost(url.host))} into their ` +
+      `wants this fetched, they can merge ${renderSnippet(toolsConfigAdvice.webfetchPrivateHost(url.host))} into their ` +
       "own config (~/.config/lathe/lathe.json) or a trusted project's lathe.json."
   )
 

@@ -1,10 +1,11 @@
-import { readFile, stat } from "node:fs/promises"
-import { Tool } from "@lathe/plugin"
+import { stat } from "node:fs/promises"
+import { type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { checkProtected, errorCode, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
-import { diffStats, unifiedDiff, writeFileAtomic } from "./text-file.js"
+import { diffStats, unifiedDiff } from "./text-file.js"
+import { readText, writeText } from "./text-io.js"
 
 /** `write` arguments. */
 export const WriteInput = z.object({
@@ -16,9 +17,10 @@ export type WriteInput = z.infer<typeof WriteInput>
 
 /**
  * Builds the `write` tool. Overwriting an existing file requires that this session read it (with `read`, or
- * wrote it with an edit tool) and that it has not changed on disk since; new files and folders are created.
+ * wrote it with an edit tool) and that it has not changed on disk since; new files and folders are created. With
+ * `files` (the host's `ctx.files`), the old text is read and the new one written through it.
  */
-export const createWriteTool = (state: ToolState) =>
+export const createWriteTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("write", {
     description: loadDescription("write"),
     parameters: WriteInput,
@@ -45,11 +47,12 @@ export const createWriteTool = (state: ToolState) =>
               `content before overwriting it.`
           )
       }
-      const before = info ? await readFile(real, "utf8") : ""
+      const at = { sessionID: ctx.sessionID, callID: ctx.callID }
+      const before = info ? await readText(files, real, at) : ""
       const diff = unifiedDiff(label, before, args.content)
       await ctx.ask({ permission: "edit", patterns, metadata: { filepath: path, realPath: real, diff } })
       await checkProtected(ctx, path, real, { filepath: path, diff })
-      await writeFileAtomic(real, args.content)
+      await writeText(files, real, args.content, at)
       state.recordRead(ctx.sessionID, real, await stat(real))
       const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length
       return {

@@ -11,19 +11,31 @@ import { Effect, Layer } from "effect"
 import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { maskKey, providerNamesNear, providerStatus, resolveProvider, yourProviders } from "../provider-status.js"
+import { pickLogin, saveBaseURL } from "./auth-picker.js"
+import { readFirstLine, readHidden, readVisible } from "./auth-prompts.js"
+import { signInBrowser, signInDevice } from "./auth-sign-in.js"
+import { verifyKey } from "./auth-verify.js"
 
 const loginSpec = defineCommand({
   name: "auth login",
-  summary: "Store a provider's API key (asked without echo, or read from stdin)",
-  usage: ["<provider> [--force]"],
-  description: `<provider> is a provider type (anthropic, openai, google, …), one of its aliases, or a provider id from lathe.json.
+  summary: "Sign in to a provider or store its API key (a searchable list when no provider is named)",
+  usage: ["[provider] [--force] [--no-verify]"],
+  description: `[provider] is a provider type (anthropic, openai, github-copilot, chatgpt, …), one of its aliases, or a provider id
+from lathe.json. Without it, at a terminal, a searchable list of providers to choose from.
 Keys are stored in <data dir>/auth.json, readable by you only (mode 0600). A key in lathe.json (provider.<id>.apiKey)
-wins over the provider's environment variable, which wins over the stored key.
+wins over the provider's environment variable, which wins over the stored key. At a terminal a key is checked with a
+request that costs nothing (listing the models) before it is stored. GitHub Copilot and ChatGPT sign in with your
+account instead (a code typed at github.com; a browser sign-in); their tokens are renewed as they expire.
 
+  lathe auth login                           at a terminal: choose a provider, then sign in or type the key
   echo "$KEY" | lathe auth login openai     from a pipe: the first line, trimmed
-  lathe auth login anthropic                 at a terminal: typed or pasted, never shown`,
-  options: { force: { type: "boolean", description: "Store a key even for a provider that needs none" } },
-  positionals: { name: "<provider>", min: 1, max: 1 }
+  lathe auth login anthropic                 at a terminal: typed or pasted, never shown
+  lathe auth login github-copilot            sign in with a GitHub account that has Copilot`,
+  options: {
+    force: { type: "boolean", description: "Store a key even for a provider that needs none" },
+    "no-verify": { type: "boolean", description: "Store the key without checking it with the provider" }
+  },
+  positionals: { name: "[provider]", max: 1 }
 })
 
 const listSpec = defineCommand({
@@ -34,7 +46,7 @@ const listSpec = defineCommand({
 
 const logoutSpec = defineCommand({
   name: "auth logout",
-  summary: "Remove a stored key",
+  summary: "Remove a stored key or sign-in",
   usage: ["<provider>"],
   positionals: { name: "<provider>", min: 1, max: 1 }
 })
@@ -42,14 +54,13 @@ const logoutSpec = defineCommand({
 /** `lathe auth`, declared once for the command kit. */
 export const authSpec = defineCommand({
   name: "auth",
-  usage: ["login <provider> [--force]", "list [--json]", "logout <provider>"],
+  usage: ["login [provider] [--force] [--no-verify]", "list [--json]", "logout <provider>"],
   description: `<provider> is a provider type (anthropic, openai, google, …), one of its aliases, or a provider id from lathe.json.
 Keys are stored in <data dir>/auth.json, readable by you only (mode 0600). A key in lathe.json (provider.<id>.apiKey)
-wins over the provider's environment variable, which wins over the stored key.`,
+wins over the provider's environment variable, which wins over the stored key. GitHub Copilot and ChatGPT sign in
+with your account (lathe auth login github-copilot, lathe auth login chatgpt).`,
   subcommands: [loginSpec, listSpec, logoutSpec]
 })
-
-const ESC = "\u001b"
 
 /** `lathe auth login|list|logout`: the API keys Lathe keeps for you. */
 export const authCommand: Command = async (args, io) => {
@@ -70,13 +81,30 @@ export const authCommand: Command = async (args, io) => {
   const parsed = parseCommand(loginSpec, sub.rest, io)
   if (typeof parsed === "number") return parsed
   const info = await configInfo(io)
-  const [target = ""] = parsed.positionals
+  const options = { force: parsed.values.force === true, verify: parsed.values["no-verify"] !== true }
+  const [target] = parsed.positionals
+  if (target === undefined) {
+    if (!io.stdinIsTTY) {
+      io.stderr(
+        "lathe auth login: name the provider (the list to choose from needs a terminal): lathe auth login <provider>, " +
+          `for example lathe auth login anthropic. Providers: ${providerNamesNear("", info).join(", ")}.\n`
+      )
+      return 2
+    }
+    const picked = await pickLogin(io, info)
+    if (picked === undefined) {
+      io.stderr("lathe auth: cancelled; nothing stored.\n")
+      return 1
+    }
+    if ("catalogue" in picked) return loginCatalogue(io, picked.catalogue, options.verify)
+    return login(io, info, picked.id, picked.descriptor, { ...options, picked: true })
+  }
   const resolved = resolveProvider(target, info)
   if (resolved === undefined) {
     io.stderr(`lathe auth: ${unknownProvider(target, info)}\n`)
     return 1
   }
-  return login(io, info, resolved.id, resolved.descriptor, parsed.values.force === true)
+  return login(io, info, resolved.id, resolved.descriptor, options)
 }
 
 /** "unknown provider", the likely meant ones, and every name `lathe auth` takes (close ones first). */
@@ -105,23 +133,58 @@ const configInfo = async (io: CliIO): Promise<ConfigInfo> => {
   return { permission: [], agent: {}, plugin: [], instructions: [] }
 }
 
+/** How `login` runs: `picked` when the person chose the provider from the list (then a missing base URL is asked). */
+interface LoginOptions {
+  readonly force: boolean
+  readonly verify: boolean
+  readonly picked?: boolean
+}
+
 const login = async (
   io: CliIO,
   info: ConfigInfo,
   id: string,
   descriptor: ProviderDescriptor,
-  force: boolean
+  options: LoginOptions
 ): Promise<number> => {
-  if (descriptor.auth !== "key" && !force) {
-    io.stdout(`${noKeyNeeded(id, descriptor)}\nNothing stored. To store a key anyway: lathe auth login ${id} --force\n`)
+  if (descriptor.unsupported !== undefined) {
+    io.stderr(`lathe auth: ${descriptor.unsupported}\n`)
+    return 1
+  }
+  if (descriptor.signIn !== undefined && !options.force) {
+    if (descriptor.signIn.kind === "device") return signInDevice(io, id, descriptor)
+    return signInBrowser(io, id, descriptor)
+  }
+  let baseURL = providerStatus(id, info, io.env)?.settings.baseURL
+  if (options.picked && io.stdinIsTTY && baseURL === undefined) {
+    const asked = await askBaseURL(io, id, descriptor)
+    if (typeof asked === "number") return asked
+    baseURL = asked
+  }
+  // A server of the person's own, chosen from the list, may want a key: asked, and none is fine.
+  const optionalKey = options.picked === true && descriptor.auth === "optional" && descriptor.baseURL?.required === true
+  if (descriptor.auth !== "key" && !options.force && !optionalKey) {
+    const missing = providerStatus(id, info, io.env)?.problem
+    io.stdout(
+      `${noKeyNeeded(id, descriptor)}\n` +
+        (missing === undefined ? "" : `${missing}\n`) +
+        `Nothing stored. To store a key anyway: lathe auth login ${id} --force\n`
+    )
     return 0
   }
   const key = io.stdinIsTTY
-    ? await readHidden(io, `API key for ${descriptor.name} (${id}), input hidden: `)
+    ? await readHidden(
+        io,
+        `API key for ${descriptor.name} (${id})${optionalKey ? ", Enter for none" : ""}, input hidden: `
+      )
     : await readFirstLine(io.stdin)
   if (key === undefined) {
     io.stderr("lathe auth: cancelled; nothing stored.\n")
     return 1
+  }
+  if (optionalKey && key.trim() === "") {
+    io.stdout(`No key stored: ${descriptor.name} (${id}) is used without one.\n`)
+    return 0
   }
   if (key.trim() === "") {
     io.stderr(
@@ -129,13 +192,32 @@ const login = async (
     )
     return 1
   }
+  // At a terminal the key is checked first (a pipe is a script: it stores what it is given).
+  let checked: string | undefined
+  if (io.stdinIsTTY && options.verify) {
+    const verdict = await verifyKey(descriptor, key.trim(), baseURL)
+    if (verdict.kind === "rejected") {
+      io.stderr(
+        `lathe auth: ${descriptor.name} refused this key (HTTP ${verdict.status}); nothing stored. ` +
+          `Check it and try again, or store it unchecked: lathe auth login ${id} --no-verify\n`
+      )
+      return 1
+    }
+    checked =
+      verdict.kind === "verified"
+        ? `Verified: ${descriptor.name} accepted the key (${verdict.models} models listed).`
+        : `Not verified: ${verdict.reason}.`
+  }
   try {
     storeKey(id, key.trim(), io.env)
   } catch (error) {
     io.stderr(`lathe auth: ${error instanceof Error ? error.message : String(error)}\n`)
     return 1
   }
-  const lines = [`Stored the key for ${id} in ${authFile(io.env)} (readable by you only).`]
+  const lines = [
+    ...(checked === undefined ? [] : [checked]),
+    `Stored the key for ${id} in ${authFile(io.env)} (readable by you only).`
+  ]
   const envKey = descriptor.keyEnv.find((variable) => io.env[variable])
   if (info.provider?.[id]?.apiKey)
     lines.push(`Note: lathe.json sets provider.${id}.apiKey, which wins over the stored key.`)
@@ -164,67 +246,68 @@ const noKeyNeeded = (id: string, descriptor: ProviderDescriptor): string => {
 }
 
 /**
- * Reads a key typed at the terminal with nothing echoed but a `*` per character: Enter ends it, Backspace takes one
- * back, Ctrl-C or Ctrl-D (on an empty line) cancels (`undefined`). The terminal is left as it was found.
+ * For a provider chosen from the list whose base URL is required and not set: asks for it and writes it into the
+ * person's config (`provider.<id>.baseURL`). The URL written, `undefined` when none is needed, or an exit code.
  */
-const readHidden = (io: CliIO, prompt: string): Promise<string | undefined> =>
-  new Promise((resolve) => {
-    const input = io.stdin as NodeJS.ReadStream | undefined
-    if (input === undefined) return resolve(undefined)
-    const raw = typeof input.setRawMode === "function"
-    let key = ""
-    const finish = (value: string | undefined) => {
-      input.off("data", onData)
-      stopInterrupt?.()
-      if (raw) input.setRawMode(false)
-      input.pause()
-      io.stderr("\n")
-      resolve(value)
-    }
-    const onData = (chunk: Buffer | string) => {
-      // Bracketed-paste markers are not part of the key.
-      const text = chunk.toString().replaceAll(`${ESC}[200~`, "").replaceAll(`${ESC}[201~`, "")
-      for (const char of text) {
-        if (char === "\r" || char === "\n") return finish(key)
-        if (char === "\x03" || (char === "\x04" && key === "")) return finish(undefined)
-        if (char === "\x7f" || char === "\b") {
-          if (key.length > 0) {
-            key = key.slice(0, -1)
-            io.stderr("\b \b")
-          }
-        } else if (char >= " ") {
-          key += char
-          io.stderr("*")
-        }
-      }
-    }
-    const stopInterrupt = io.onInterrupt?.(() => finish(undefined))
-    // Raw mode before the prompt shows: nothing typed after it is echoed by the terminal.
-    if (raw) input.setRawMode(true)
-    io.stderr(prompt)
-    input.on("data", onData)
-    input.resume()
-  })
+const askBaseURL = async (
+  io: CliIO,
+  id: string,
+  descriptor: ProviderDescriptor
+): Promise<string | number | undefined> => {
+  if (!descriptor.baseURL?.required) return undefined
+  const answer = await readVisible(io, `Base URL of ${descriptor.name} (for example http://127.0.0.1:8000/v1): `)
+  if (answer === undefined || answer.trim() === "") {
+    io.stderr("lathe auth: no base URL given; nothing stored.\n")
+    return 1
+  }
+  const written = saveBaseURL(io, id, descriptor, answer.trim())
+  if (typeof written === "string") {
+    io.stderr(`lathe auth: ${written}\n`)
+    return 1
+  }
+  io.stdout(`Wrote provider.${id}.baseURL to ${written.file}.\n`)
+  return answer.trim()
+}
 
-/** The first line of a piped stdin (all of it when it has no line break); empty when there is no stdin. */
-const readFirstLine = (input: NodeJS.ReadableStream | undefined): Promise<string> =>
-  new Promise((resolve, reject) => {
-    if (input === undefined) return resolve("")
-    let text = ""
-    const done = () => {
-      input.off("data", onData)
-      input.off("end", done)
-      input.pause()
-      resolve(text.split(/\r?\n/)[0] ?? "")
+/**
+ * A catalogue provider with no descriptor of its own, chosen from the list: its key is checked against its `api`
+ * when it speaks OpenAI's API, and stored under its id (where the provider built from the catalogue reads it).
+ */
+const loginCatalogue = async (
+  io: CliIO,
+  provider: { readonly id: string; readonly name: string; readonly env: ReadonlyArray<string>; readonly api?: string },
+  verify: boolean
+): Promise<number> => {
+  const key = await readHidden(io, `API key for ${provider.name} (${provider.id}), input hidden: `)
+  if (key === undefined || key.trim() === "") {
+    io.stderr("lathe auth: no key given; nothing stored.\n")
+    return 1
+  }
+  let checked: string | undefined
+  if (verify && provider.api !== undefined) {
+    const verdict = await verifyKey(
+      { type: provider.id, name: provider.name, auth: "key" } as ProviderDescriptor,
+      key.trim(),
+      provider.api
+    )
+    if (verdict.kind === "rejected") {
+      io.stderr(`lathe auth: ${provider.name} refused this key (HTTP ${verdict.status}); nothing stored.\n`)
+      return 1
     }
-    const onData = (chunk: Buffer | string) => {
-      text += chunk.toString()
-      if (text.includes("\n")) done()
-    }
-    input.on("data", onData)
-    input.once("end", done)
-    input.once("error", reject)
-  })
+    checked = verdict.kind === "verified" ? "Verified." : `Not verified: ${verdict.reason}.`
+  }
+  try {
+    storeKey(provider.id, key.trim(), io.env)
+  } catch (error) {
+    io.stderr(`lathe auth: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 1
+  }
+  io.stdout(
+    `${checked === undefined ? "" : `${checked}\n`}Stored the key for ${provider.id} in ${authFile(io.env)} (readable by you only).\n` +
+      (provider.env[0] === undefined ? "" : `(${provider.env[0]} in your environment would win over it.)\n`)
+  )
+  return 0
+}
 
 /** One line of `lathe auth list --json`. */
 export interface AuthListRow {
@@ -235,8 +318,11 @@ export interface AuthListRow {
   readonly source: "config" | "env" | "auth" | "ambient" | "none"
   /** The variable the key is read from (`source` `env`); never its value. */
   readonly variable?: string
-  /** The stored key, masked, also when a variable or config wins over it. */
+  /** The stored key, masked, also when a variable or config wins over it (never shown for a sign-in). */
   readonly stored?: string
+  /** For an account sign-in (`lathe auth login github-copilot`, `chatgpt`): the account, when known, and when the
+   * current access token expires (ISO time; it is renewed by itself). Never a token. */
+  readonly signIn?: { readonly account?: string; readonly accessExpires?: string }
   readonly ready: boolean
   readonly problem?: string
 }
@@ -244,10 +330,21 @@ export interface AuthListRow {
 const list = (io: CliIO, info: ConfigInfo, json: boolean): number => {
   const read = readAuthFile(io.env)
   const stored = read.ok ? read.keys : {}
+  const signIns = read.ok ? read.signIns : {}
   const statuses = yourProviders(info, io.env, stored)
   const rows: Array<AuthListRow> = []
+  const signInOf = (id: string): Pick<AuthListRow, "signIn"> => {
+    const signIn = signIns[id]
+    if (signIn === undefined) return {}
+    return {
+      signIn: {
+        ...(signIn.accountId === undefined ? {} : { account: signIn.accountId }),
+        ...(signIn.expires === undefined ? {} : { accessExpires: new Date(signIn.expires).toISOString() })
+      }
+    }
+  }
   for (const status of statuses) {
-    const key = stored[status.id]
+    const key = signIns[status.id] === undefined ? stored[status.id] : undefined
     const [source, variable] = status.keySource.startsWith("env:")
       ? (["env", status.keySource.slice(4)] as const)
       : ([status.keySource as AuthListRow["source"], undefined] as const)
@@ -258,6 +355,7 @@ const list = (io: CliIO, info: ConfigInfo, json: boolean): number => {
       source,
       ...(variable === undefined ? {} : { variable }),
       ...(key === undefined ? {} : { stored: maskKey(key) }),
+      ...signInOf(status.id),
       ready: status.ready,
       ...(status.problem === undefined ? {} : { problem: status.problem })
     })
@@ -270,7 +368,7 @@ const list = (io: CliIO, info: ConfigInfo, json: boolean): number => {
         name: id,
         type: "unknown",
         source: "none",
-        stored: maskKey(key),
+        ...(signIns[id] === undefined ? { stored: maskKey(key) } : signInOf(id)),
         ready: false,
         problem: `not a provider type nor configured: lathe auth logout ${id} removes it`
       })
@@ -291,15 +389,17 @@ const list = (io: CliIO, info: ConfigInfo, json: boolean): number => {
         ? `lathe.json provider.${row.provider}.apiKey`
         : row.source === "env"
           ? `env ${row.variable}`
-          : row.source === "auth"
-            ? `stored ${row.stored} (lathe auth)`
-            : row.source === "ambient"
-              ? row.ready
-                ? "ambient credentials: ready"
-                : "ambient credentials"
-              : row.stored !== undefined
-                ? `stored ${row.stored}`
-                : "no key"
+          : row.source === "auth" && row.signIn !== undefined
+            ? `signed in${row.signIn.account === undefined ? "" : ` (account ${row.signIn.account})`}; tokens renew by themselves`
+            : row.source === "auth"
+              ? `stored ${row.stored} (lathe auth)`
+              : row.source === "ambient"
+                ? row.ready
+                  ? "ambient credentials: ready"
+                  : "ambient credentials"
+                : row.stored !== undefined
+                  ? `stored ${row.stored}`
+                  : "no key"
     const unused =
       row.stored !== undefined && row.source !== "auth" && row.source !== "none" ? `; stored ${row.stored} unused` : ""
     const problem = row.problem === undefined ? "" : ` — ${row.problem}`
@@ -327,7 +427,14 @@ const logout = (io: CliIO, info: ConfigInfo, target: string, resolvedID: string 
     io.stderr(`lathe auth: no key is stored for "${target}". ${unknownProvider(target, info)}\n`)
     return 1
   }
-  const lines = [removed ? `Removed the stored key for ${id}.` : `No key was stored for ${id}; nothing to remove.`]
+  const signedIn = read.signIns[id] !== undefined
+  const lines = [
+    removed
+      ? signedIn
+        ? `Signed out of ${id}: removed its stored sign-in (tokens included).`
+        : `Removed the stored key for ${id}.`
+      : `No key was stored for ${id}; nothing to remove.`
+  ]
   const { [id]: _removed, ...left } = read.keys
   const status = providerStatus(id, info, io.env, left)
   if (status?.keySource === "config")

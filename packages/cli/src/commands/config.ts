@@ -2,6 +2,7 @@ import { statSync } from "node:fs"
 import {
   Config,
   ConfigError,
+  configJsonSchema,
   escapingRealPath,
   type ForeignFormat,
   maskConfig,
@@ -16,10 +17,20 @@ import { Effect, Layer } from "effect"
 import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 
+/** `lathe config schema`, declared once for the command kit. */
+export const configSchemaSpec = defineCommand({
+  name: "config schema",
+  summary: 'Print the JSON Schema of lathe.json (for editors: its "$schema" key)',
+  description: `Prints the JSON Schema (draft 2020-12) of lathe.json and lathe.jsonc, generated from the schema Lathe validates
+them with: an editor that reads it completes keys and flags mistakes as you type. Point a config file at it with
+its "$schema" key: the copy shipped with the CLI (dist/bundle/lathe.schema.json in the @lathe/cli package), or a
+file this command wrote (lathe config schema > .lathe/lathe.schema.json).`
+})
+
 /** `lathe config`, declared once for the command kit. */
 export const configSpec = defineCommand({
   name: "config",
-  usage: ["[--json]"],
+  usage: ["[--json]", "schema"],
   description: `Shows the merged configuration of this directory's project: which files were read (global, project,
 $LATHE_CONFIG, environment, Claude Code settings and OpenCode config read as sources, with each permission
 rule translated from them and the file and line it came from), whether the project is trusted, the rules files (AGENTS.md, CLAUDE.md, their
@@ -27,8 +38,17 @@ rule translated from them and the file and line it came from), whether the proje
 and column of the first problem when a config file is invalid. $LATHE_CONFIG is an absolute path or one
 relative to your home directory (never to the working directory). Secrets are masked: provider keys, header values
 and what {env:NAME} placeholders resolved to are shown as sk-…abcd (or ***), never whole.`,
-  options: { json: { type: "boolean", description: "Print the merged config and its sources as JSON" } }
+  options: { json: { type: "boolean", description: "Print the merged config and its sources as JSON" } },
+  subcommands: [configSchemaSpec]
 })
+
+/** `lathe config schema`: the JSON Schema of lathe.json, generated from the zod schema the loader validates with. */
+const configSchemaCommand: Command = async (args, io: CliIO) => {
+  const parsed = parseCommand(configSchemaSpec, args, io)
+  if (typeof parsed === "number") return parsed
+  io.stdout(`${JSON.stringify(configJsonSchema(), null, 2)}\n`)
+  return 0
+}
 
 /** Why an untrusted project's rules file is skipped (its real path is outside the project), or "" when it is read. */
 const leadsOut = (root: string, file: string): string => {
@@ -60,6 +80,7 @@ const translatedRules = (config: Config["Service"]): Array<string> => {
 
 /** `lathe config`: load, validate and show the merged configuration. */
 export const configCommand: Command = async (args, io: CliIO) => {
+  if (args[0] === "schema") return configSchemaCommand(args.slice(1), io)
   const parsed = parseCommand(configSpec, args, io)
   if (typeof parsed === "number") return parsed
   const { values } = parsed

@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process"
 import { constants, realpathSync } from "node:fs"
 import { access } from "node:fs/promises"
-import { type ConfigShape, configAdvice, renderSnippet, scrubEnv, secretValues } from "@lathe/core"
+import { type ConfigShape, renderSnippet, scrubEnv, secretValues } from "@lathe/core"
 import { launcherKeys } from "@lathe/core/launcher-keys"
-import { detectSandbox, findOnPath } from "@lathe/tools"
+import { detectSandbox, findOnPath, toolsConfigAdvice } from "@lathe/tools"
 import { loadConfig } from "../app.js"
 import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
@@ -119,8 +119,8 @@ const networkText = (network: boolean | ReadonlyArray<string> | undefined): stri
     ? "network allowed"
     : Array.isArray(network) && network.length > 0
       ? `network closed except ${network.join(", ")} (through Lathe's proxy, for programs that use HTTP_PROXY)`
-      : `network closed (to open it, merge ${renderSnippet(configAdvice.sandboxNetwork(["registry.npmjs.org"]))} ` +
-        `for some hosts, or ${renderSnippet(configAdvice.sandboxNetwork(true))} for all, into your config)`
+      : `network closed (to open it, merge ${renderSnippet(toolsConfigAdvice.sandboxNetwork(["registry.npmjs.org"]))} ` +
+        `for some hosts, or ${renderSnippet(toolsConfigAdvice.sandboxNetwork(true))} for all, into your config)`
 
 const sandboxLine = async (config: ConfigShape, io: CliIO): Promise<Check> => {
   const settings = config.info.sandbox ?? {}

@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline"
 import type { BackendFactory } from "../backend.js"
 import { defineCommand, parseCommand } from "../command-kit.js"
+import type { Attachment } from "../file-attachments.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, textRenderer } from "../render.js"
 import { colorEnabled, createStyle } from "../style.js"
@@ -20,6 +21,14 @@ asks, interrupt with Esc, undo with /undo. Type / for the commands and /help for
     session: { type: "string", short: "s", value: "<id>", description: "Resume this session" },
     agent: { type: "string", value: "<name>", description: "Start with this primary agent (Tab cycles them)" },
     model: { type: "string", short: "m", value: "<p/m>", description: "Use this model, as provider/model" },
+    file: {
+      type: "string",
+      short: "f",
+      multiple: true,
+      value: "<path>",
+      description: `Attach a file to the first prompt (repeatable): text with its path, a PNG, JPEG, GIF or
+WebP image or a PDF as itself; read under the read tool's rules`
+    },
     attach: {
       type: "string",
       value: "<url>",
@@ -56,6 +65,19 @@ export const interactiveCommand: Command = async (args, io) => {
     io.stderr("lathe: --token is for --attach <url> (the token of the server you attach to).\n")
     return 2
   }
+  if (values.file !== undefined && values.attach !== undefined) {
+    io.stderr(
+      "lathe: -f applies to a session on this machine (its rules decide what may be read); not with --attach.\n"
+    )
+    return 2
+  }
+  // Read before anything opens: a missing or unreadable file ends here, with exit 2.
+  const { readAttachments } = await import("../file-attachments.js")
+  const files = await readAttachments(values.file ?? [], io.cwd)
+  if (typeof files === "string") {
+    io.stderr(`lathe: ${files}\n`)
+    return 2
+  }
   const options: ControllerOptions = {
     ...(values.agent ? { agent: values.agent } : {}),
     ...(values.model ? { model: values.model } : {}),
@@ -76,8 +98,8 @@ export const interactiveCommand: Command = async (args, io) => {
     backend = attached
   }
   return canDrawScreen(io)
-    ? screenMode(io, options, backend, values.attach, prompt)
-    : lineMode(io, options, backend, prompt)
+    ? screenMode(io, options, backend, values.attach, prompt, files)
+    : lineMode(io, options, backend, prompt, files)
 }
 
 /** Connects to the server at `url`; the backend factory, or what went wrong (for the person). */
@@ -97,7 +119,8 @@ const screenMode = async (
   options: ControllerOptions,
   backend: BackendFactory | undefined,
   attachUrl: string | undefined,
-  prompt: string
+  prompt: string,
+  files: ReadonlyArray<Attachment>
 ): Promise<number> => {
   const [{ Box, Text, render }, react] = await Promise.all([import("ink"), import("react")])
   // React is CommonJS: in the bundle its lazily loaded chunk has only a default export (no named ones), so take
@@ -115,6 +138,7 @@ const screenMode = async (
   const instance = render(starting, inkOptions)
   const [{ Controller }, { App }] = await Promise.all([import("../tui/controller.js"), import("../tui/app.js")])
   const controller = await Controller.start(io, options, backend)
+  controller.attachFiles(files)
   let exit: () => void = () => undefined
   const done = new Promise<void>((resolve) => {
     exit = resolve
@@ -149,10 +173,12 @@ const lineMode = async (
   io: CliIO,
   options: ControllerOptions,
   backend: BackendFactory | undefined,
-  prompt: string
+  prompt: string,
+  files: ReadonlyArray<Attachment>
 ): Promise<number> => {
   const { Controller } = await import("../tui/controller.js")
   const controller = await Controller.start(io, options, backend)
+  controller.attachFiles(files)
   const totals = emptyTotals()
   const render = textRenderer(io.stdout, io.stdout, totals)
   controller.onEvents((event) => {

@@ -14,6 +14,7 @@ import { Effect, Layer } from "effect"
 import { defineCommand, parseCommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { catalogueIDOf, discoverModels, providerStatus, yourProviders } from "../provider-status.js"
+import { providerListText } from "./models-providers.js"
 
 /** How long `lathe models <local provider>` waits for the server's list. */
 const DISCOVER_TIMEOUT_MS = 2_000
@@ -25,9 +26,10 @@ export const modelsSpec = defineCommand({
   description: `Lists the models Lathe knows (the models.dev catalogue, with your lathe.json model entries laid over it): id,
 name, context and output limits, prices in USD per million tokens (input/output, cache read/write), abilities,
 and where the provider's key comes from (config, the variable's name and whether it is set, or lathe auth; never
-the key). Without a provider it lists the providers you have (configured, or with a key in the environment or
-stored by lathe auth); with none set up, it lists the providers Lathe ships and the variables their keys are read
-from. --all lists every provider of the catalogue, yours first. Named, a server (ollama, lmstudio,
+the key). Without a provider it lists providers, not models: yours (configured, or with a key in the environment or
+stored by lathe auth), then the ones Lathe ships and the other providers of the catalogue, each with the variables
+its key is read from, whether they are set, and how to sign in (or why Lathe cannot drive it). --all lists every
+model of the catalogue, yours first; --json lists your providers' models. Named, a server (ollama, lmstudio,
 an openai-compatible provider of yours) is also asked which models it has.`,
   options: {
     all: { type: "boolean", description: "Every provider of the catalogue, not only yours" },
@@ -177,34 +179,6 @@ const keyText = (key: KeySource, status: ConfiguredProvider | undefined) => {
   return key.from === null ? "no key variable" : `key ${key.from} (${key.set ? "set" : "not set"})`
 }
 
-/**
- * What `lathe models` prints when no provider is set up: one line per provider Lathe ships, with the variables its key
- * is read from and whether they are set, then how to set one up and the `--all` hint. Never the keys.
- */
-const noProviderText = (io: CliIO, catalogued: number): string => {
-  const width = Math.max(...PROVIDERS.map((d) => d.type.length))
-  const lines = PROVIDERS.map((descriptor) => {
-    const names = descriptor.auth === "ambient" ? (descriptor.detectEnv ?? descriptor.keyEnv) : descriptor.keyEnv
-    const variables = names.map((name) => `${name} (${io.env[name] ? "set" : "not set"})`).join(", ")
-    const server = descriptor.baseURL?.required
-      ? `your server's URL in provider.<id>.baseURL (LATHE_BASE_URL for one run)`
-      : `server ${descriptor.baseURL?.default ?? "?"}`
-    const text =
-      descriptor.auth !== "optional"
-        ? variables || `provider.${descriptor.type}.apiKey in lathe.json`
-        : `${server}, key optional${variables ? `: ${variables}` : ""}`
-    return `  ${descriptor.type.padEnd(width)}  ${descriptor.name}: ${text}`
-  })
-  return [
-    "No provider is set up yet. The providers Lathe ships, with the variables their key is read from:",
-    ...lines,
-    "",
-    "Set one of those variables, run `lathe auth login <provider>`, or type /connect in the UI (`lathe`).",
-    `lathe models <provider> lists one provider's models; lathe models --all lists every model of the ${catalogued} providers in the catalogue.`,
-    ""
-  ].join("\n")
-}
-
 /** `lathe models [provider] [--json] [--refresh]`: the catalogue, as the person's config sees it. */
 export const modelsCommand: Command = async (args, io: CliIO) => {
   const parsed = parseCommand(modelsSpec, args, io)
@@ -260,12 +234,14 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
     )
   else {
     for (const status of yours) add(status.id)
-    // With nothing set up, the catalogue's thousands of models would bury the one useful line: list what to set.
-    if (entries.length === 0 && !values.all && !values.json) {
+    // The catalogue's thousands of models would bury the useful lines: list the providers and how to set one up.
+    if (!values.all && !values.json) {
       if (refreshed?.status === "failed")
         io.stderr(`lathe models: could not refresh the catalogue (${refreshed.reason}); listing the one in use\n`)
       else if (refreshed !== undefined) io.stderr("lathe models: catalogue refreshed\n")
-      io.stdout(noProviderText(io, providers.size))
+      const keyOf = (status: ConfiguredProvider) =>
+        keyText(keySource(status, providers.get(catalogueIDOf(status.id, info)), status.id, config, io, stored), status)
+      io.stdout(providerListText(io, yours, keyOf, [...providers.values()]))
       return refreshed?.status === "failed" ? 1 : 0
     }
     if (values.all || entries.length === 0) {
@@ -333,7 +309,8 @@ export const modelsCommand: Command = async (args, io: CliIO) => {
     const status = statusOf(id)
     const name = info.provider?.[id]?.name ?? status?.descriptor.name ?? providers.get(catalogueID)?.name ?? id
     const key = own[0]?.key ?? keySource(status, providers.get(catalogueID), id, config, io, stored)
-    lines.push(`${id} (${name}): ${keyText(key, status)}`)
+    const unsupported = status?.descriptor.unsupported
+    lines.push(`${id} (${name}): ${unsupported ?? keyText(key, status)}`)
     const width = Math.max(...own.map((r) => r.id.length))
     for (const r of own) lines.push(textLine(r, width))
   }

@@ -3,6 +3,7 @@ import type { LatheEvent } from "@lathe/plugin/schema"
 import { cliLogger } from "../app.js"
 import type { Backend, Outcome, TurnEnd } from "../backend.js"
 import { defineCommand, parseCommand } from "../command-kit.js"
+import { refusedAttachment, unsupportedAttachment } from "../file-attachments.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
 import { afterFirstRequestSent } from "../request-sent.js"
@@ -10,13 +11,18 @@ import { colorEnabled, createStyle } from "../style.js"
 import { plainText } from "../terminal-text.js"
 import { LocalBackend } from "../tui/local-backend.js"
 import { askAnswerer } from "./asks.js"
+import { type RunInput, runInput } from "./run-input.js"
+import { hasLimits, runLimits } from "./run-limits.js"
+import { errorName, runOutput, streamContext, turnError } from "./run-output.js"
+import { streamInputRefusal, turnsOf } from "./run-stream-input.js"
 
 /** `lathe run`, declared once: its parser, `--help` and usage errors come from the command kit. */
 export const runSpec = defineCommand({
   name: "run",
   usage: ["[options] <message...>", "[options] --command <server>:<prompt> [key=value | value]..."],
   description: `Runs one turn of the agent on this directory's project: the model answers, calls tools (asking you for
-permission where the rules say so), and stops when the task is done. The message may also come on stdin.
+permission where the rules say so), and stops when the task is done. The message may also come on stdin;
+with a message, piped stdin goes with it as the material (git diff | lathe run "review"; at most 1 MiB of text).
 With --command, an MCP server's prompt is the message; the words after it are its arguments. In a message,
 @<server>:<uri> attaches that MCP resource. A message that starts with @<subagent> (lathe agents lists them) runs
 that subagent for this prompt only; the session keeps its own agent. A subagent with no model of its own runs on
@@ -40,6 +46,23 @@ the model of the turn that calls it (-m, else its caller's).`,
       description: `How hard a reasoning model thinks for this run: low, medium or high (default: the
 agent's or the model's "reasoning" in lathe.json, else the provider's default)`
     },
+    "max-cost": {
+      type: "string",
+      value: "<usd>",
+      description: `Stop before a model call the turn's remaining budget cannot cover: USD for the turn and
+every subagent it starts together (over budget.max_cost in lathe.json); exit code 3`
+    },
+    "max-steps": {
+      type: "string",
+      value: "<n>",
+      description: "The most model calls this turn may make (over max_steps in lathe.json; 0 = no cap)"
+    },
+    "output-schema": {
+      type: "string",
+      value: "<file>",
+      description: `The final answer must be one JSON value valid against this JSON Schema; in text format
+stdout holds only that value (a non-conforming answer fails the run, exit 1)`
+    },
     session: { type: "string", short: "s", value: "<id>", description: "Continue this session" },
     continue: { type: "boolean", short: "c", description: "Continue the most recent session of this work tree" },
     command: {
@@ -47,11 +70,46 @@ agent's or the model's "reasoning" in lathe.json, else the provider's default)`
       value: "<s>:<p>",
       description: "Run the MCP prompt <p> of server <s> (arguments as key=value, or in the prompt's order)"
     },
+    file: {
+      type: "string",
+      short: "f",
+      multiple: true,
+      value: "<path>",
+      description: `Attach a file (repeatable): text goes in with its path, a PNG, JPEG, GIF or WebP image
+or a PDF as itself for a model that takes it; read under the read tool's rules`
+    },
+    allow: {
+      type: "string",
+      multiple: true,
+      value: "<rule>",
+      description: `Allow what the rule names for this run, over the config's rules (repeatable):
+<permission>[:<pattern>], e.g. --allow "bash:git *"; asks only a person may answer stay so`
+    },
+    deny: {
+      type: "string",
+      multiple: true,
+      value: "<rule>",
+      description: "Deny what the rule names for this run, over the config's rules (repeatable), e.g. --deny edit"
+    },
     format: {
       type: "string",
       value: "<fmt>",
-      choices: ["text", "json"],
-      description: "text (default) or json: every event as one JSON object per line on stdout"
+      choices: ["text", "json", "stream-json"],
+      description: `text (default); json: every event as one JSON object per line, then run.result;
+stream-json: the lines claude -p --output-format stream-json writes (docs/headless.md)`
+    },
+    "input-format": {
+      type: "string",
+      value: "<fmt>",
+      choices: ["text", "stream-json"],
+      description: `text (default); stream-json: user messages as JSON lines on stdin, a turn
+each, in one session (then give no message)`
+    },
+    "output-last-message": {
+      type: "string",
+      short: "o",
+      value: "<file>",
+      description: "Also write the turn's final text to <file> (any format)"
     },
     yes: {
       type: "boolean",
@@ -75,14 +133,9 @@ machine, the one it saved in the data dir)`
   positionals: { name: "<message...>" },
   footer: `A turn stops after max_steps model calls (default 200; lathe.json): lathe run -c "continue" goes on.
 
-Exit codes: 0 done, 1 failed or stopped short (the error is printed), 2 bad usage, 130 aborted (Ctrl-C).`
+Exit codes: 0 done, 1 failed or stopped short (the error is printed), 2 bad usage, 3 cost budget exhausted,
+130 interrupted (Ctrl-C). The same in every format (docs/headless.md).`
 })
-
-const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)))
-  return Buffer.concat(chunks).toString("utf8")
-}
 
 /** How long a run stopped on a server waits for the server to report the turn over before it exits anyway. */
 const ABORT_GRACE_MS = 5_000
@@ -103,26 +156,48 @@ export const runCommand: Command = async (args, io: CliIO) => {
   if (typeof parsed === "number") return parsed
   const { values, positionals } = parsed
   const format = values.format ?? "text"
-  let message = values.command ? "" : positionals.join(" ").trim()
-  if (!message && !values.command && io.stdin && !io.stdinIsTTY) message = (await readAll(io.stdin)).trim()
-  if (!message && !values.command) {
-    io.stderr('lathe run: no message. Give the task as arguments (lathe run "fix the failing test") or on stdin.\n')
+  // With --input-format stream-json the messages are stdin's lines, read one turn at a time (see `turnsOf`).
+  const streamInput = values["input-format"] === "stream-json"
+  const inputRefused = streamInput ? streamInputRefusal(values, positionals, io) : undefined
+  if (inputRefused !== undefined) {
+    io.stderr(`lathe run: ${inputRefused}\n`)
     return 2
   }
+  // The message, piped text, -f files and --allow/--deny rules, all checked before anything starts (run-input.ts).
+  const input = await runInput(values, positionals, io, !streamInput)
+  if (typeof input === "number") return input
+  const { message } = input
   if (values.session && values.continue) {
     io.stderr("lathe run: use either --session or --continue, not both.\n")
     return 2
   }
   const variant = values.variant
+  const limits = runLimits(values, io.cwd)
+  if (typeof limits === "string") {
+    io.stderr(`lathe run: ${plainText(limits)}\n`)
+    return 2
+  }
+  if (hasLimits(values) && values.attach !== undefined) {
+    io.stderr("lathe run: --max-cost, --max-steps and --output-schema apply to a run on this machine, not --attach.\n")
+    return 2
+  }
   if (variant !== undefined && values.attach !== undefined) {
     io.stderr("lathe run: --variant applies to a run on this machine; it cannot be used with --attach.\n")
     return 2
   }
 
   const totals = emptyTotals()
-  const textOut = format === "text" ? textRendererFor(io, totals) : undefined
+  // With --output-schema, text format's stdout holds only the answer's JSON value: the rest goes to stderr.
+  const schemaOnly = format === "text" && limits.outputSchema !== undefined
+  const textOut =
+    format === "text" ? textRendererFor(schemaOnly ? { ...io, stdout: io.stderr } : io, totals) : undefined
   const text = textOut?.renderer
-  const render: (event: LatheEvent) => void = text ?? ((event) => io.stdout(`${JSON.stringify(event)}\n`))
+  // Every format counts the turn for its closing line and -o's file; json and stream-json write their lines here.
+  const output = runOutput(format, io, { lastMessageFile: values["output-last-message"] })
+  const render = (event: LatheEvent) => {
+    text?.(event)
+    output.event(event)
+  }
   // Everything written to the terminal outside the renderer (notices, the logger, asks) erases its live line first.
   const shown: CliIO = text ? { ...io, stdout: text.around(io.stdout), stderr: text.around(io.stderr) } : io
   const closing = () => {
@@ -158,12 +233,12 @@ export const runCommand: Command = async (args, io: CliIO) => {
     turn.see(event)
     if (event.type === "permission.asked" || event.type === "question.asked") answers?.answer(event)
   }
-  const backend = await openBackend(values.attach, values.token, shown, onEvent, format === "text")
+  const backend = await openBackend(values.attach, values.token, shown, onEvent, format === "text", input.rules)
   if (typeof backend === "string") {
     removeInterrupt?.()
     closing()
     io.stderr(`lathe: ${backend}\n`)
-    return 1
+    return output.close(1, { name: "Unknown", message: backend })
   }
   answers = askAnswerer(backend, shown, values.yes === true)
   // A failure from a server says which server; the local agent's says only what went wrong.
@@ -178,9 +253,11 @@ export const runCommand: Command = async (args, io: CliIO) => {
     closing()
     // The failure says what the held notice would: the model's settings were in the untrusted config, ignored.
     if (!(outcome.error instanceof ProviderNotConfigured && outcome.error.untrusted === true)) flushHeld()
-    if (controller.signal.aborted) return 130
-    io.stderr(`lathe: ${plainText(failure(outcome))}\n`)
-    return 1
+    // The closing line says it too (json, stream-json): a script reads every failure from the same line.
+    const error = { name: errorName(outcome.error), message: failure(outcome) }
+    if (controller.signal.aborted) return output.close(130, error, { model: values.model })
+    io.stderr(`lathe: ${plainText(error.message)}\n`)
+    return output.close(1, error, { model: values.model })
   }
 
   /** Ends the run on a command that does not expand here (no such command, a missing argument): a usage error. */
@@ -190,7 +267,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     closing()
     flushHeld()
     io.stderr(`lathe run: ${plainText(text)}\n`)
-    return 2
+    return output.close(2, { name: "UsageError", message: text }, { model: values.model })
   }
 
   const setup = await backend.setup()
@@ -200,6 +277,10 @@ export const runCommand: Command = async (args, io: CliIO) => {
     else shown.stderr(`lathe: ${plainText(notice)}\n`)
 
   const local = backend.attached === undefined
+  // An image or PDF for a model that does not take it ends the run here, before a session exists.
+  const agent = values.agent ?? setup.value.defaultAgent ?? "build"
+  const unsupported = await unsupportedAttachment(backend, input.files, values.model, agent)
+  if (unsupported !== undefined) return refused(unsupported)
   let sessionID: string | undefined
   // A session this run made, removed again if the prompt fails before anything is stored in it (an unknown agent
   // or model, no provider): otherwise every mistyped command left an empty "New session" behind.
@@ -216,41 +297,74 @@ export const runCommand: Command = async (args, io: CliIO) => {
     created = sessionID
   }
   turn.follow(sessionID)
-
-  // The backend makes the message the prompt where the agent runs: `--command`'s plugin command expanded (an MCP
-  // server's prompt among them), the plugin resources `@<uri>` mentions attach (what cannot be read is said on
-  // stderr), and, on this machine, "@explore find the parser" runs that subagent directly (no task permission: the
-  // person asked for it) for this prompt only. A server takes the message as typed (its prompt route names primary
-  // agents only).
-  const outcome = await backend.prompt({
-    sessionID,
-    text: values.command ? positionals.join(" ") : message,
-    parts: [{ type: "text", text: message }],
-    agent: values.agent,
-    model: values.model,
-    ...(values.command ? { command: values.command, arguments: positionals } : {}),
-    expand: true,
-    onNotice: (notice) => shown.stderr(`lathe: ${plainText(notice)}\n`),
-    ...(variant === undefined ? {} : { variant }),
-    allowSubagents: false,
-    title: false,
-    signal: controller.signal
-  })
-  // A server's turn ends with its last events (an aborted call, the idle) after the prompt returns: print them too.
-  if (!local && (outcome.ok || controller.signal.aborted)) await turn.ended(ABORT_GRACE_MS)
-  if (!outcome.ok) {
+  // -f files are read under the read tool's rules: asks are answered as the turn's are, a refusal ends the run.
+  const unreadable = await refusedAttachment(backend, sessionID, input.files, values.agent)
+  if (unreadable !== undefined) {
     if (created !== undefined) await backend.discardIfEmpty(created)
-    if (isCommandRefusal(outcome.error)) return refused(outcome.message)
-    return failed(outcome)
+    return refused(unreadable)
   }
-  if (!controller.signal.aborted) await answers.settled()
+  // Piped text and -f files go with the first message.
+  let attached = input.parts
+  if (format === "stream-json") output.describe(await streamContext(backend, io, values.yes === true))
+
+  let code = 0
+  let rejected = 0
+  for await (const next of turnsOf(streamInput, message, io)) {
+    if ("error" in next) {
+      io.stderr(`lathe run: ${plainText(next.error)}\n`)
+      code = 2
+      break
+    }
+    output.begin(sessionID)
+    // The backend makes the message the prompt where the agent runs: `--command`'s plugin command expanded (an MCP
+    // server's prompt among them), the plugin resources `@<uri>` mentions attach (what cannot be read is said on
+    // stderr), and, on this machine, "@explore find the parser" runs that subagent directly (no task permission: the
+    // person asked for it) for this prompt only. A server takes the message as typed (its prompt route names primary
+    // agents only).
+    const outcome = await backend.prompt({
+      sessionID,
+      text: values.command ? positionals.join(" ") : next.text,
+      parts: [{ type: "text", text: next.text }, ...attached],
+      agent: values.agent,
+      model: values.model,
+      ...(values.command ? { command: values.command, arguments: positionals } : {}),
+      expand: true,
+      onNotice: (notice) => shown.stderr(`lathe: ${plainText(notice)}\n`),
+      ...(variant === undefined ? {} : { variant }),
+      limits,
+      allowSubagents: false,
+      title: false,
+      signal: controller.signal
+    })
+    attached = []
+    // A server's turn ends with its last events (an aborted call, the idle) after the prompt returns: print them too.
+    if (!local && (outcome.ok || controller.signal.aborted)) await turn.ended(ABORT_GRACE_MS)
+    if (!outcome.ok) {
+      if (created !== undefined && (await backend.discardIfEmpty(created))) output.forget()
+      if (isCommandRefusal(outcome.error)) return refused(outcome.message)
+      return failed(outcome)
+    }
+    created = undefined
+    if (!controller.signal.aborted) await answers.settled()
+    // Asks rejected for want of a terminal in this turn (the answerer counts the run's).
+    const noTerminal = answers.rejectedForNoTerminal() - rejected
+    rejected += noTerminal
+    code = exitCode(outcome.value, local, controller.signal.aborted, noTerminal, io)
+    code = output.close(code, turnError(outcome.value, code, noTerminal), {
+      model: values.model,
+      structured: outcome.value?.answer?.structured
+    })
+    const structured = outcome.value?.answer?.structured
+    if (schemaOnly && code === 0 && structured !== undefined) io.stdout(`${JSON.stringify(structured)}\n`)
+    if (controller.signal.aborted) break
+  }
   await backend.dispose()
   removeInterrupt?.()
   // The terminal renderer loads while the first request is out: text held for it is shown once it has.
   await textOut?.settled()
   closing()
   flushHeld()
-  return exitCode(outcome.value, local, controller.signal.aborted, answers.rejectedForNoTerminal(), io)
+  return code
 }
 
 /** The exit code of a turn that ran: 1 for an error (said on stderr) or an ask no one could answer, 130 aborted. */
@@ -265,7 +379,8 @@ const exitCode = (
   if (answer?.error) {
     if (answer.error.name === "Aborted") return 130
     io.stderr(`lathe: ${plainText(answer.error.message)}\n`)
-    return 1
+    // The cost budget ran out: its own code, so a script can tell "too dear" from "failed".
+    return answer.error.name === "BudgetExhausted" ? 3 : 1
   }
   if (aborted) return 130
   // A server's stream that ended before the turn's answer: what the server said, if anything.
@@ -286,14 +401,15 @@ const openBackend = async (
   tokenFlag: string | undefined,
   io: CliIO,
   onEvent: (event: LatheEvent) => void,
-  textMode: boolean
+  textMode: boolean,
+  rules: RunInput["rules"]
 ): Promise<Backend | string> => {
   // In text mode the renderer prints plugin failures on stderr: the logger leaves out its own copy of them.
   if (attach === undefined)
     return LocalBackend.make(
       io,
       { onEvent, onWarning: () => undefined },
-      { logger: cliLogger(io, { showsEvents: textMode }), mcpWait: true }
+      { logger: cliLogger(io, { showsEvents: textMode }), mcpWait: true, ...(rules.length > 0 ? { rules } : {}) }
     )
   const [{ localServerToken }, { AttachError, RemoteBackend, serverConnection }] = await Promise.all([
     import("../server-token.js"),

@@ -15,8 +15,20 @@ export interface Screen {
 /** What the panels below the transcript read of the controller. */
 export type BottomSource = Pick<
   Controller,
-  "transcript" | "trustPrompt" | "queue" | "agent" | "modelLabel" | "contextLimit" | "attached" | "busy"
+  "transcript" | "trustPrompt" | "queue" | "agent" | "modelLabel" | "contextLimit" | "attached" | "busy" | "budget"
 >
+
+/** USD left under the config's tighter cap: the turn's (`budget.max_cost`) or the session's; undefined with none. */
+export const budgetLeft = (
+  budget: BottomSource["budget"],
+  totals: { readonly cost: number; readonly turnCost: number }
+): number | undefined => {
+  const left = [
+    ...(budget?.maxCost !== undefined ? [budget.maxCost - totals.turnCost] : []),
+    ...(budget?.maxSessionCost !== undefined ? [budget.maxSessionCost - totals.cost] : [])
+  ]
+  return left.length === 0 ? undefined : Math.max(0, Math.min(...left))
+}
 
 /** The trust prompt of a folder whose config was narrowed. */
 const trustLines = (notices: ReadonlyArray<string>, { width, style }: Screen): Array<string> => [
@@ -93,7 +105,9 @@ export const bottomLines = (
         ? "A tool is running (it may change files): press Esc again to interrupt it"
         : undefined
   if (hint) bottom.push(style.yellow(hint))
-  const { cost, context } = transcript.totals()
+  const totals = transcript.totals()
+  const { cost, context } = totals
+  const left = budgetLeft(controller.budget, totals)
   bottom.push(
     footerLine(
       {
@@ -102,6 +116,7 @@ export const bottomLines = (
         contextUsed: context,
         contextLimit: controller.contextLimit,
         cost,
+        ...(left !== undefined ? { budgetLeft: left } : {}),
         ...(controller.attached ? { attached: controller.attached } : {}),
         ...statusOf(transcript, controller.busy, Date.now())
       },

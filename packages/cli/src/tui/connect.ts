@@ -3,7 +3,7 @@
  * (choose the provider, then its key or URL, then the model). Pure steps: the app draws the current one and feeds it
  * keys; the last answer gives the `ProviderSetup` the controller writes to the person's own config.
  */
-import { catalogModelsOf, configuredProviders } from "@lathe/core"
+import { catalogModelsOf, configuredProviders, descriptorDefaultModel } from "@lathe/core"
 import { type DiscoveredModel, descriptorOf, PROVIDERS, type ProviderDescriptor } from "@lathe/core/providers"
 import { keySetting, type ProviderSetup } from "../connect-config.js"
 import { discoverModels } from "../provider-status.js"
@@ -108,7 +108,8 @@ export const visibleItems = (step: Extract<ConnectStep, { kind: "choose" }>): Re
 /** The model question: the catalogue's models (the default first), or a model id to type when it has none. */
 const modelStep = (descriptor: ProviderDescriptor): ConnectStep => {
   const ids = catalogModelsOf(descriptor.catalogID)
-  const preferred = descriptor.defaultModel
+  // The catalogue's current flagship of the provider's family (`descriptor.defaultModel` before the catalogue loads).
+  const preferred = descriptorDefaultModel(descriptor)
   if (ids.length === 0 && preferred === undefined) return input("Model id", "")
   const ordered = preferred ? [preferred, ...ids.filter((m) => m !== preferred)] : ids
   return choose(

@@ -1,4 +1,5 @@
 import type { LatheEvent, Session } from "@lathe/plugin/schema"
+import type { BackendSetup } from "../backend.js"
 import { Asks } from "./asks.js"
 import type { PromptHistory } from "./history.js"
 import { Listings } from "./listings.js"
@@ -82,6 +83,10 @@ export class ControllerParts {
   /** The resolved model's context window, for the footer. */
   get contextLimit(): number {
     return this.choice.contextLimit
+  }
+  /** The config's cost caps, for the budget left in the footer. */
+  get budget(): BackendSetup["budget"] {
+    return this.choice.budget
   }
   /** Set on start in an untrusted folder whose config was narrowed: what it would grant if trusted. */
   get trustPrompt(): ReadonlyArray<string> | undefined {

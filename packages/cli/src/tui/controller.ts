@@ -2,6 +2,7 @@ import { catalogReady } from "@lathe/core"
 import type { LatheEvent, Session } from "@lathe/plugin/schema"
 import type { BackendFactory } from "../backend.js"
 import { type ProviderSetup, userConfigFile, writeProviderSetup } from "../connect-config.js"
+import type { Attachment } from "../file-attachments.js"
 import type { CliIO } from "../io.js"
 import { askServer, type ConnectFlow } from "./connect.js"
 import { ControllerParts } from "./controller-parts.js"
@@ -74,6 +75,11 @@ export class Controller extends ControllerParts {
     if (text.startsWith("/") && !text.startsWith("//")) return this.slash.run(text)
     if (text.startsWith("!")) return this.turns.shell(text.slice(1).trim())
     await this.turns.send(raw)
+  }
+
+  /** Attaches files (`lathe -f`) to the next prompt, which checks them first (see `Turns.attach`). */
+  attachFiles(files: ReadonlyArray<Attachment>): void {
+    this.turns.attach(files)
   }
 
   /** Keeps a prompt typed while no model works, until `/connect` (or `/models`) sets one up. */

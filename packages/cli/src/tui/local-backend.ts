@@ -15,6 +15,7 @@ import {
   recoverSession,
   redoSession,
   resolveAgents,
+  runRuleset,
   SessionPrompt,
   SessionStore,
   StoreError,
@@ -25,10 +26,11 @@ import {
   undoSession
 } from "@lathe/core"
 import { auditPath, readAudit } from "@lathe/permission"
-import type { AgentInfo } from "@lathe/plugin"
+import type { AgentInfo, PermissionRequest, Ruleset } from "@lathe/plugin"
 import type { MessageWithParts } from "@lathe/plugin/schema"
+import { locate } from "@lathe/tools"
 import { Effect, Layer, Logger, ManagedRuntime } from "effect"
-import { type AppServices, appLayer, failureText, repeatsEvent } from "../app.js"
+import { type AppOptions, type AppServices, appLayer, failureText, repeatsEvent } from "../app.js"
 import type {
   Backend,
   BackendFactory,
@@ -50,6 +52,12 @@ export interface LocalBackendOptions {
   readonly logger?: Layer.Layer<never>
   /** Whether start-up waits for the MCP servers (default: no, their tools join as they connect). */
   readonly mcpWait?: boolean
+  /** Permission rules over the config's, for this process only (`lathe run --allow/--deny`). */
+  readonly rules?: Ruleset
+  /** MCP servers to start besides the config's (an editor's, `lathe acp`); see `AppOptions.mcpServers`. */
+  readonly mcpServers?: AppOptions["mcpServers"]
+  /** An editor's buffers and terminal for the tools (`lathe acp`); see `AppOptions.hostSide`. */
+  readonly hostSide?: AppOptions["hostSide"]
 }
 
 /**
@@ -101,9 +109,13 @@ export class LocalBackend implements Backend {
         })
       ])
     // The session opens at once (unless `mcpWait`); MCP servers' tools join as they connect.
-    const layer = appLayer(io, { onEvent: hooks.onEvent, mcpWait: options.mcpWait === true }).pipe(
-      Layer.provideMerge(logger)
-    )
+    const layer = appLayer(io, {
+      onEvent: hooks.onEvent,
+      mcpWait: options.mcpWait === true,
+      ...(options.rules ? { rules: options.rules } : {}),
+      ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+      ...(options.hostSide ? { hostSide: options.hostSide } : {})
+    }).pipe(Layer.provideMerge(logger))
     return ManagedRuntime.make(layer)
   }
 
@@ -171,6 +183,16 @@ export class LocalBackend implements Backend {
         history: { dataDir: paths.data, projectID: paths.projectID },
         configDir: paths.config,
         configNotices: config.notices,
+        ...(config.info.budget
+          ? {
+              budget: {
+                ...(config.info.budget.max_cost !== undefined ? { maxCost: config.info.budget.max_cost } : {}),
+                ...(config.info.budget.max_session_cost !== undefined
+                  ? { maxSessionCost: config.info.budget.max_session_cost }
+                  : {})
+              }
+            }
+          : {}),
         untrusted: config.untrusted !== undefined
       }
     }
@@ -193,6 +215,7 @@ export class LocalBackend implements Backend {
     const options = {
       sessionID: input.sessionID,
       ...(input.variant ? { variant: input.variant } : {}),
+      ...input.limits,
       ...(input.allowSubagents ? { allowSubagents: true } : {}),
       ...(input.inheritedModel ? { inheritedModel: input.inheritedModel } : {}),
       ...(input.title === false ? { title: false } : {}),
@@ -208,6 +231,8 @@ export class LocalBackend implements Backend {
               text: input.text,
               ...(input.command !== undefined ? { command: input.command } : {}),
               ...(input.arguments !== undefined ? { arguments: input.arguments } : {}),
+              // What the run attaches (piped text, `-f` files) goes after the text, before any resource.
+              ...(input.parts.length > 1 ? { attachments: input.parts.slice(1) } : {}),
               mentions: true,
               subagentMention: true,
               ...(input.agent ? { agent: input.agent } : {}),
@@ -335,9 +360,36 @@ export class LocalBackend implements Backend {
       ok: true as const,
       value: {
         label: `${resolved.value.providerID}/${resolved.value.modelID}`,
-        contextLimit: resolved.value.limit.context
+        contextLimit: resolved.value.limit.context,
+        takes: { image: resolved.value.capabilities.image, pdf: resolved.value.capabilities.pdf === true }
       }
     }
+  }
+
+  mayRead(sessionID: string, agent: string | undefined, files: ReadonlyArray<string>): Promise<Outcome<void>> {
+    const runtime = this.runtime
+    return this.run(
+      Effect.gen(function* () {
+        const permission = yield* PermissionNext
+        const { root } = yield* Paths
+        const { ruleset } = yield* runRuleset(agent)
+        // The read tool's own steps: `locate` asks `external_directory` for a file outside the project, then `read`.
+        const ask = (request: PermissionRequest) =>
+          runtime.runPromise(permission.ask({ ...request, sessionID, ruleset }))
+        for (const path of files)
+          yield* Effect.tryPromise({
+            try: async () => {
+              const located = await locate({ root, ask }, path, "file")
+              await ask({
+                permission: "read",
+                patterns: located.patterns,
+                metadata: { filepath: path, realPath: located.real }
+              })
+            },
+            catch: (error) => error
+          })
+      })
+    )
   }
 
   async compact(sessionID: string, model: string | undefined, signal: AbortSignal) {

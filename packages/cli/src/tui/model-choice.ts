@@ -14,6 +14,8 @@ export class ModelChoice {
   variant: ReasoningLevel | undefined
   /** The resolved model's context window, for the footer. */
   contextLimit = 0
+  /** The config's cost caps, for the budget left in the footer. */
+  budget: BackendSetup["budget"]
   /** The resolved model's label; "no model" when none resolves, empty until the first resolution. */
   modelLabel = ""
   primaryAgents: ReadonlyArray<string> = []
@@ -30,7 +32,8 @@ export class ModelChoice {
   }
 
   /** Takes the agents of the backend at start, or reloaded (`reload`: keeps the agent when it is still there). */
-  takeAgents({ agents, defaultAgent }: BackendSetup, reload = false): void {
+  takeAgents({ agents, defaultAgent, budget }: BackendSetup, reload = false): void {
+    this.budget = budget
     this.agentInfos = agents
     this.primaryAgents = this.agentInfos.filter((a) => !a.hidden && a.mode !== "subagent").map((a) => a.name)
     if (!this.base.options.agent && !(reload && this.primaryAgents.includes(this.agent)))

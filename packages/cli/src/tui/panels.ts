@@ -146,6 +146,8 @@ export interface FooterInfo {
   readonly contextUsed: number
   readonly contextLimit: number
   readonly cost: number
+  /** USD left under the config's cost budget, when one is set. */
+  readonly budgetLeft?: number
   readonly status: string
   readonly statusTone: "idle" | "busy" | "retry" | "waiting" | "warn"
   /** `host:port` of the server the UI is attached to, if it is. */
@@ -158,8 +160,8 @@ export const footerLine = (info: FooterInfo, width: number, style: Style): strin
   const left = `${style.bold(style.cyan(info.agent))} ${style.dim("·")} ${info.model} ${style.dim("·")} ${style.dim(
     `ctx ${pct}%`
   )} ${style.dim("·")} ${style.dim(`$${info.cost.toFixed(4)}`)}${
-    info.attached ? ` ${style.dim("·")} ${style.magenta(`attached: ${info.attached}`)}` : ""
-  }`
+    info.budgetLeft !== undefined ? ` ${style.dim("·")} ${style.dim(`$${info.budgetLeft.toFixed(2)} left`)}` : ""
+  }${info.attached ? ` ${style.dim("·")} ${style.magenta(`attached: ${info.attached}`)}` : ""}`
   const tone =
     info.statusTone === "busy"
       ? style.cyan

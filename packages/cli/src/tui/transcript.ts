@@ -125,13 +125,18 @@ export class Transcript {
   }
 
   /** Tokens and cost of the root session (children's are rolled up into the steps that called them). */
-  totals(): { readonly tokens: Tokens; readonly cost: number; readonly context: number } {
+  totals(): { readonly tokens: Tokens; readonly cost: number; readonly context: number; readonly turnCost: number } {
     const tokens = { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
     let cost = 0
     let context = 0
+    // The latest turn's cost: its answers' (their parentID is the newest user message; ids ascend).
+    let turnUser = ""
+    const turnCosts = new Map<string, number>()
     // Every frame's footer asks: a sum needs no order, so no sorted copy of the whole history.
     for (const { info } of this.sessions.get(this.rootID)?.messages.values() ?? []) {
+      if (info.role === "user" && info.id > turnUser) turnUser = info.id
       if (info.role !== "assistant") continue
+      turnCosts.set(info.parentID, (turnCosts.get(info.parentID) ?? 0) + info.cost)
       tokens.input += info.tokens.input
       tokens.output += info.tokens.output
       tokens.reasoning += info.tokens.reasoning
@@ -141,7 +146,7 @@ export class Transcript {
     }
     const last = this.lastStepTokens
     if (last) context = last.input + last.cache.read + last.cache.write + last.output
-    return { tokens, cost, context }
+    return { tokens, cost, context, turnCost: turnCosts.get(turnUser) ?? 0 }
   }
 
   private lastStepTokens: Tokens | undefined

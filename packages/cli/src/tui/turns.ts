@@ -1,3 +1,4 @@
+import { type Attachment, attachmentParts, refusedAttachment, unsupportedAttachment } from "../file-attachments.js"
 import type { PromptHistory } from "./history.js"
 import type { Listings } from "./listings.js"
 import type { ModelChoice } from "./model-choice.js"
@@ -27,6 +28,32 @@ export class Turns {
     listings: Listings
   ) {
     this.next = new NextPrompt(base, listings)
+  }
+
+  /** Files named with `lathe -f`, attached to the next prompt once its session may read them and its model take them. */
+  private files: ReadonlyArray<Attachment> = []
+
+  /** Attaches `files` to the next prompt (`lathe -f`). */
+  attach(files: ReadonlyArray<Attachment>): void {
+    this.files = files
+  }
+
+  /** Whether the next prompt may take the `-f` files (read as the read tool would, a model that takes them). */
+  private async admitFiles(sessionID: string, fresh: boolean): Promise<boolean> {
+    const { backend, view } = this.base
+    const files = this.files
+    if (files.length === 0) return true
+    this.files = []
+    const refusal =
+      (await unsupportedAttachment(backend, files, this.choice.model, this.choice.agent)) ??
+      (await refusedAttachment(backend, sessionID, files, this.choice.agent))
+    if (refusal === undefined) {
+      this.next.addParts(attachmentParts(files))
+      return true
+    }
+    view.note("error", "-f", [refusal])
+    if (fresh && (await backend.discardIfEmpty(sessionID))) view.forget()
+    return false
   }
 
   /** Sends a prompt, or queues it while a turn runs (a server queues it itself: it goes there at once). */
@@ -88,6 +115,7 @@ export class Turns {
       const fresh = view.sessionID === undefined
       const sessionID = await this.ensureSession()
       if (!sessionID) return
+      if (!(await this.admitFiles(sessionID, fresh))) return
       const parts = await this.next.take(text)
       const abort = new AbortController()
       this.abort = abort

@@ -68,7 +68,8 @@ export const toEntry = (row: CatalogRow): CatalogEntry => {
       reasoning: (flags & FLAG.reasoning) !== 0,
       toolCall: (flags & FLAG.toolCall) !== 0,
       temperature: (flags & FLAG.temperature) !== 0,
-      image: (kinds & 2) !== 0
+      image: (kinds & 2) !== 0,
+      pdf: (kinds & 4) !== 0
     }
   }
 }

@@ -8,6 +8,7 @@ import { dataDir, type PathEnv } from "../config/paths.js"
 import { closeMatches } from "../provider/close-match.js"
 import { descriptorFor } from "../provider/registry.js"
 import { CatalogIndex, type CatalogModel, type CatalogProvider } from "./catalog-index.js"
+import { flagshipModel } from "./default-model.js"
 import { groupDigits } from "./group-digits.js"
 import type { CatalogEntry, ModelInfo } from "./model-info.js"
 import { loadShippedCatalog } from "./models-dev.js"
@@ -16,9 +17,12 @@ import { DEFAULT_MODELS_URL, type RefreshOutcome, readCachedCatalog, refreshCata
 export type { CatalogModel, CatalogProvider } from "./catalog-index.js"
 export { DEFAULT_MODELS_URL, REFRESH_INTERVAL_MS, type RefreshOutcome } from "./refresh.js"
 
-/** The model Lathe picks when only `ANTHROPIC_API_KEY` is set and no model is configured. */
+/**
+ * Anthropic's fallback default, when no catalogue is loaded (the default itself is the catalogue's newest Sonnet,
+ * `flagshipCatalogModel`).
+ */
 export const DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
-/** The model Lathe picks when only `OPENAI_API_KEY` is set and no model is configured. */
+/** OpenAI's fallback default, when no catalogue is loaded (see `DEFAULT_ANTHROPIC_MODEL`). */
 export const DEFAULT_OPENAI_MODEL = "gpt-5"
 
 /** Limits for a model the catalogue does not know: small enough to be safe anywhere, free, tools on. */
@@ -86,7 +90,8 @@ const withOverride = (providerID: string, modelID: string, base: CatalogEntry, o
       reasoning: override?.reasoning ?? base.capabilities.reasoning,
       toolCall: override?.tool_call ?? base.capabilities.toolCall,
       temperature: override?.temperature ?? base.capabilities.temperature,
-      image: override?.image ?? base.capabilities.image
+      image: override?.image ?? base.capabilities.image,
+      ...(base.capabilities.pdf !== undefined ? { pdf: base.capabilities.pdf } : {})
     }
   }
 }
@@ -223,6 +228,14 @@ export const newestCatalogModel = (providerID: string, prefix: string): string |
   }
   return best?.id
 }
+
+/**
+ * The default model of catalogue provider `catalogID` in the loaded catalogue, by `flagshipModel`'s rule (the newest
+ * tool-calling model of `family`, no mini/preview tier unless nothing else); `undefined` when none fits or no
+ * catalogue is loaded yet (`LLM.resolve` and `catalogReady` load it).
+ */
+export const flagshipCatalogModel = (catalogID: string, family?: RegExp): string | undefined =>
+  current === undefined ? undefined : flagshipModel(current.list(catalogID), family)
 
 /** A model's info from the loaded catalogue (see `lookupModel`), or `UNKNOWN_MODEL`, with the override on top. */
 export const modelInfo = (providerID: string, modelID: string, override?: ModelConfig): ModelInfo =>

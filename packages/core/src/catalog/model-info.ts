@@ -24,6 +24,8 @@ export interface ModelInfo {
     readonly temperature: boolean
     /** Takes images as input: tool results that carry images and image attachments are sent as images. */
     readonly image: boolean
+    /** Takes PDF documents as input (the catalogue's input kinds); absent: not known to, and taken as no. */
+    readonly pdf?: boolean
   }
   /**
    * How hard the model reasons on this turn (the `--variant`, else the agent's `reasoning`, else the model entry's);

@@ -1,8 +1,9 @@
 /**
  * The config snippets Lathe prints in its advice (notices, `lathe doctor`, errors, guides), as data: each builder
  * returns the object a person pastes into their `lathe.json`, typed as config input, and {@link renderSnippet} prints
- * it. Every printed snippet comes from a builder here, so a test loads each one through the real loader
- * ({@link configAdviceExamples}) and checks it does what the advice says.
+ * it. Every snippet the host prints comes from a builder here, so a test loads each one through the real loader
+ * ({@link configAdviceExamples}) and checks it does what the advice says. The snippets of the tools' own sections
+ * (`sandbox`, `webfetch`) are the tools' (`toolsConfigAdvice` in `@lathe/tools`, loaded the same way by the CLI's test).
  */
 import type { ConfigFileInput } from "./config-schema.js"
 
@@ -28,14 +29,6 @@ export const configAdvice = {
   /** A rule allowing `pattern` for `permission` (what a person may add to approve an ask for good). */
   permissionAllow: (permission: string, pattern: string): ConfigFileInput => ({
     permission: { [permission]: { [pattern]: "allow" } }
-  }),
-  /** Lets webfetch reach `host` (`host` or `host:port`) on this machine or a private network. */
-  webfetchPrivateHost: (host: string): ConfigFileInput => ({ webfetch: { allow_private_hosts: [host] } }),
-  /** Refuses bash where no sandbox can run, instead of running it under the permission rules alone. */
-  sandboxRequired: (): ConfigFileInput => ({ sandbox: "required" }),
-  /** Opens sandboxed commands' network: all of it (`true`), or the listed hosts through Lathe's proxy. */
-  sandboxNetwork: (network: true | ReadonlyArray<string>): ConfigFileInput => ({
-    sandbox: { network: network === true ? true : [...network] }
   })
 } as const
 
@@ -70,25 +63,8 @@ export const configAdviceExamples: {
   permissionAllow: [
     { snippet: configAdvice.permissionAllow("sandbox_escape", "npm install *") },
     { snippet: configAdvice.permissionAllow("external_directory", "/tmp/*") }
-  ],
-  webfetchPrivateHost: [{ snippet: configAdvice.webfetchPrivateHost("127.0.0.1:8080") }],
-  sandboxRequired: [{ snippet: configAdvice.sandboxRequired() }],
-  sandboxNetwork: [
-    { snippet: configAdvice.sandboxNetwork(true) },
-    { snippet: configAdvice.sandboxNetwork(["registry.npmjs.org", "*.github.com", "127.0.0.1:8080"]) }
   ]
 }
 
-/**
- * A snippet on one line, as JSON a person pastes into `lathe.json`: `{ "a": { "b": [1, 2] } }`. Numbers are written
- * plainly (128000, never 128_000), keys and strings JSON-quoted.
- */
-export const renderSnippet = (value: unknown): string => {
-  if (Array.isArray(value)) return `[${value.map(renderSnippet).join(", ")}]`
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value).filter(([, item]) => item !== undefined)
-    if (entries.length === 0) return "{}"
-    return `{ ${entries.map(([key, item]) => `${JSON.stringify(key)}: ${renderSnippet(item)}`).join(", ")} }`
-  }
-  return JSON.stringify(value)
-}
+/** A snippet on one line, as JSON a person pastes into `lathe.json`: the kit's, so plugins print advice alike. */
+export { renderSnippet } from "@lathe/plugin"

@@ -44,7 +44,8 @@ const BARE_TOOLS: Readonly<Record<string, ReadonlyArray<string>>> = {
   Glob: ["glob"],
   Grep: ["grep"],
   LS: ["list"],
-  WebFetch: ["webfetch"]
+  WebFetch: ["webfetch"],
+  WebSearch: ["websearch"]
 }
 
 /** MCP tool names as `@lathe/mcp` gives them: `<server>_<tool>`, characters outside `[A-Za-z0-9_-]` as `_`. */

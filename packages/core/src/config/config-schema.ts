@@ -368,6 +368,17 @@ export const ConfigFile = lazySchema(() =>
      * The last one offers no tools and asks for a summary; the turn then ends with a `StepLimit` error.
      */
     max_steps: nonNegativeInt().optional(),
+    /**
+     * Cost caps in USD, counted at the models' prices: `max_cost` per turn (its subagents included; `lathe run
+     * --max-cost` overrides it), `max_session_cost` for a whole session. A turn stops before a model call its
+     * remaining budget cannot cover. An untrusted project may only lower them.
+     */
+    budget: z
+      .strictObject({
+        max_cost: z.number(says("a number > 0 (USD)")).positive(says("a number > 0 (USD)")).optional(),
+        max_session_cost: z.number(says("a number > 0 (USD)")).positive(says("a number > 0 (USD)")).optional()
+      })
+      .optional(),
     tool_output: z
       .strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() })
       .optional(),
@@ -399,6 +410,61 @@ export const ConfigFile = lazySchema(() =>
       .strictObject({
         allow_private_hosts: z.array(z.string(), says('an array of "host" or "host:port" strings')).optional()
       })
+      .optional(),
+    /**
+     * Web and code search (`@lathe/websearch`): `backend` is the service `websearch` queries (default: the first whose
+     * variable is set: `SEARXNG_URL`, `TAVILY_API_KEY`, `EXA_API_KEY`, `BRAVE_API_KEY`); `key_env` names the variable
+     * holding its key (keys never sit in config); `native: false` never sends the model provider's own search. An
+     * untrusted project may only switch search off.
+     */
+    websearch: z
+      .strictObject({
+        backend: z.enum(["searxng", "brave", "exa", "tavily", "off"]).optional(),
+        url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional(),
+        key_env: z.string().optional(),
+        max_results: positiveInt().max(20, says("at most 20")).optional(),
+        native: z.boolean().optional(),
+        codesearch: z
+          .strictObject({
+            backend: z.enum(["github", "sourcegraph", "off"]).optional(),
+            url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional(),
+            token_env: z.string().optional()
+          })
+          .optional()
+      })
+      .optional(),
+    /**
+     * Language servers (`@lathe/lsp`): `install` (default true) installs TypeScript's and Python's servers into the
+     * data folder when missing; `warnings` appends warnings too; `wait_ms` bounds the wait for diagnostics after an edit
+     * (default 2000); `max_diagnostics` per file (default 20). Other keys name servers: a built-in (`typescript`,
+     * `pyright`, `gopls`, `rust-analyzer`) to change or switch off (`false`), or a new one with `command` and
+     * `extensions`. Only the person's config and trusted projects set it.
+     */
+    lsp: z
+      .object({
+        install: z.boolean().optional(),
+        warnings: z.boolean().optional(),
+        wait_ms: positiveInt().max(60_000, says("at most 60000")).optional(),
+        max_diagnostics: positiveInt().max(500, says("at most 500")).optional()
+      })
+      .catchall(
+        z.union(
+          [
+            z.literal(false),
+            z.strictObject({
+              command: z
+                .array(z.string(), says("an array of strings: the program and its arguments"))
+                .min(1)
+                .optional(),
+              extensions: z.array(z.string(), says('an array of extensions, e.g. [".ts"]')).optional(),
+              env: stringMap().optional(),
+              initialization: z.record(z.string(), z.unknown()).optional(),
+              disabled: z.boolean().optional()
+            })
+          ],
+          says('false, or a server: { "command": ["…"], "extensions": [".x"] }')
+        )
+      )
       .optional(),
     /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
     sandbox: SandboxConfig.optional(),

@@ -169,6 +169,15 @@ export const untrustedConfig: UntrustedTable = {
   doom_loop: drop("can loosen or switch off the repeated-call guard"),
   // Dropped, not narrowed: a file alone cannot tell a lower cap from a higher one than the person's own.
   max_steps: drop("a higher cap (or 0, none) lets a turn go on, and cost, longer"),
+  // Kept, and merged as the lower of the person's cap and the project's (`config.ts`): a project can only lower one.
+  budget: {
+    kind: "fields",
+    why: "a project may lower a cost cap, never raise or remove one",
+    fields: {
+      max_cost: keep("merged as the lower of yours and the project's"),
+      max_session_cost: keep("merged as the lower of yours and the project's")
+    }
+  },
   retry: keep("retries repeat the same request to your own provider; they reach nothing new"),
   compaction: drop("changes how your history is summarised and pruned"),
   snapshot: drop("undo snapshots are your safety net; a project may not turn them off or shrink them"),
@@ -183,10 +192,33 @@ export const untrustedConfig: UntrustedTable = {
       required: only("only true narrows", (value) => value === true)
     }
   },
+  lsp: drop("starts the programs the project names as language servers, or installs servers", (value, label) =>
+    isObject(value) ? `${label} (${Object.keys(value).join(", ")})` : label
+  ),
   webfetch: {
     kind: "fields",
     why: "what webfetch may reach",
     fields: { allow_private_hosts: drop("opens this machine and your private network to webfetch") }
+  },
+  websearch: {
+    kind: "fields",
+    why: "where your searches (and the keys they carry) go",
+    fields: {
+      backend: only('only "off" narrows (another service receives your searches)', (value) => value === "off"),
+      url: drop("sends your searches, with your search key, to a server the project chose"),
+      key_env: drop("sends the variable the project names, as a key, to the search service"),
+      max_results: keep("how many results come back reaches nothing new"),
+      native: only("only false narrows (no provider search)", (value) => value === false),
+      codesearch: {
+        kind: "fields",
+        why: "where your code searches (and your token) go",
+        fields: {
+          backend: only('only "off" narrows', (value) => value === "off"),
+          url: drop("sends your code searches, with your token, to a server the project chose"),
+          token_env: drop("sends the variable the project names, as a token, to the code search service")
+        }
+      }
+    }
   },
   store: drop("could send every session (files, command output) to the project's database"),
   models: {

@@ -4,7 +4,7 @@ import type { Rule } from "@lathe/plugin"
 import { permissionRules } from "@lathe/plugin/host"
 import { Context, Effect, Layer } from "effect"
 import { z } from "zod"
-import { descriptorOf } from "../provider/registry.js"
+import { descriptorOf, isProviderType } from "../provider/registry.js"
 import type { ForeignFormat } from "./config-foreign.js"
 import {
   ConfigError,
@@ -146,6 +146,20 @@ const mergeDeep = (base: Record<string, unknown>, next: Record<string, unknown>)
   return out
 }
 
+type Budget = NonNullable<ConfigFile["budget"]>
+
+/** The lower of each cap (a cap missing on one side is the other's). */
+const lowerCaps = (before: Budget | undefined, next: Budget): Budget => {
+  const lower = (a: number | undefined, b: number | undefined) =>
+    a === undefined ? b : b === undefined ? a : Math.min(a, b)
+  const maxCost = lower(before?.max_cost, next.max_cost)
+  const maxSession = lower(before?.max_session_cost, next.max_session_cost)
+  return {
+    ...(maxCost !== undefined ? { max_cost: maxCost } : {}),
+    ...(maxSession !== undefined ? { max_session_cost: maxSession } : {})
+  }
+}
+
 const pluginName = (spec: PluginSpec): string => (typeof spec === "string" ? spec : spec[0])
 
 /**
@@ -160,6 +174,7 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
   const agentRules: Record<string, Array<Rule>> = {}
   const plugin: Array<PluginSpec> = []
   const instructions: Array<string> = []
+  let previousBudget: Budget | undefined
   for (const { source, data, rules: translated = [] } of loaded) {
     const { permission: rules, agent = {}, plugin: plugins = [], instructions: files = [], ...rest } = data
     // An untrusted project's rules (only deny and ask are left) may narrow a decision, never loosen one.
@@ -178,6 +193,9 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
       agents[name] = fields
     }
     merged = mergeDeep(merged, { ...rest, agent: agents })
+    // An untrusted project's cost caps only lower the caps set so far, never raise them.
+    if (!source.trusted && rest.budget !== undefined) merged.budget = lowerCaps(previousBudget, rest.budget)
+    previousBudget = isObject(merged.budget) ? (merged.budget as Budget) : undefined
   }
   const providers = isObject(merged.provider) ? merged.provider : {}
   for (const [id, provider] of Object.entries(providers)) {
@@ -190,7 +208,8 @@ const merge = (loaded: ReadonlyArray<Loaded>): Effect.Effect<ConfigInfo, ConfigE
     }
     const inferred = descriptorOf(id)?.type
     if (inferred !== undefined && inferred !== "openai-compatible") {
-      providers[id] = { ...provider, type: inferred }
+      // A provider of the models.dev catalogue (`zhipuai`) stays without a type: its id finds its descriptor.
+      if (isProviderType(inferred)) providers[id] = { ...provider, type: inferred }
       continue
     }
     const last = [...loaded].reverse().find((l) => l.data.provider?.[id] !== undefined)

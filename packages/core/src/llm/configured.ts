@@ -1,4 +1,5 @@
-import { authFile, storedKeys } from "../config/auth-store.js"
+import { flagshipCatalogModel } from "../catalog/model-catalog.js"
+import { authFile, credentialStore, storedKeys } from "../config/auth-store.js"
 import type { ApiKeyFile, ConfigInfo } from "../config/config.js"
 import type { ModelConfig, ProviderConfig } from "../config/config-schema.js"
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "../provider/descriptor.js"
@@ -102,7 +103,9 @@ const build = (
     headers: config.headers,
     options: config.options ?? {},
     env,
-    fetch: nodeFetch as typeof fetch
+    fetch: nodeFetch as typeof fetch,
+    // A sign-in (Copilot, ChatGPT) renews its tokens during a run and keeps them where `lathe auth login` put them.
+    ...(descriptor.signIn ? { credential: credentialStore(stored[id] !== undefined ? id : descriptor.type, env) } : {})
   }
   const keyHint = keyHintFor(id, config.type)
   const problem = problemOf(id, descriptor, settings, keyHint)
@@ -126,6 +129,7 @@ const problemOf = (
   settings: ProviderSettings,
   keyHint: string
 ): string | undefined => {
+  if (descriptor.unsupported !== undefined) return descriptor.unsupported
   if (descriptor.auth === "key" && !settings.apiKey) return `Provider "${id}" has no API key: ${keyHint}.`
   if (descriptor.baseURL?.required && !settings.baseURL)
     return (
@@ -144,9 +148,10 @@ const detected = (descriptor: ProviderDescriptor, env: ProviderEnv, stored: Read
 /**
  * Every provider a run can use, by id: each `provider` block of config (its type from `type`, else from its id), then
  * each provider type not configured under its own id whose variables are set (`detectEnv`, default `keyEnv`) or whose
- * key `lathe auth login` stored. The same table the `LLM` layer uses, for `lathe models`, `lathe auth list`,
- * `/models` and `lathe doctor`. Local servers that need no key (`ollama/qwen3`) are usable by reference without
- * being listed here (see `referencedProvider`).
+ * key `lathe auth login` stored, then each provider of the models.dev catalogue whose key it stored (`zhipuai`: its
+ * key variable alone only makes it usable by reference, see `referencedProvider`). The same table the `LLM` layer
+ * uses, for `lathe models`, `lathe auth list`, `/models` and `lathe doctor`. Local servers that need no key
+ * (`ollama/qwen3`) are usable by reference without being listed here (see `referencedProvider`).
  */
 export const configuredProviders = (
   info: Pick<ConfigInfo, "provider">,
@@ -159,6 +164,11 @@ export const configuredProviders = (
   for (const descriptor of PROVIDERS)
     if (!table.has(descriptor.type) && detected(descriptor, env, stored))
       table.set(descriptor.type, build(descriptor.type, {}, env, stored, false))
+  // A key `lathe auth login` stored for a catalogue provider (`zhipuai`) sets it up, as for a shipped one: storing it
+  // chose it. Its key variable alone does not (several providers share one; see docs/providers.md).
+  for (const id of Object.keys(stored))
+    if (!table.has(id) && descriptorOf(id)?.catalogue !== undefined && descriptorOf(id)?.unsupported === undefined)
+      table.set(id, build(id, {}, env, stored, false))
   return [...table.values()]
 }
 
@@ -178,14 +188,26 @@ export const defaultCandidates = (providers: ReadonlyArray<ConfiguredProvider>):
   return [...new Set([...first("anthropic"), ...first("openai"), ...typed])]
 }
 
-/** The model `provider` offers by default: its first config model, else its descriptor's `defaultModel`. */
+/**
+ * The model `provider` offers by default: its first config model, else the catalogue's flagship of its family
+ * (`flagshipCatalogModel`: the newest tool-calling model matching the descriptor's `defaultFamily`, from the loaded
+ * catalogue), else its descriptor's `defaultModel` (no catalogue loaded yet, or none fits).
+ */
 export const defaultModelOf = (provider: ConfiguredProvider): string | undefined =>
-  Object.keys(provider.models)[0] ?? provider.descriptor.defaultModel
+  Object.keys(provider.models)[0] ?? descriptorDefaultModel(provider.descriptor)
+
+/**
+ * A provider type's default model: the loaded catalogue's flagship of its `defaultFamily` (`flagshipCatalogModel`),
+ * else its `defaultModel` (no catalogue loaded yet, or none fits).
+ */
+export const descriptorDefaultModel = (descriptor: ProviderDescriptor): string | undefined =>
+  flagshipCatalogModel(descriptor.catalogID, descriptor.defaultFamily) ?? descriptor.defaultModel
 
 /**
  * A provider a model reference names that no config block or variable set up, when it can work as it is: a type that
- * needs no key and has a default address (Ollama, LM Studio on their usual ports), or one whose SDK finds credentials
- * itself and that says nothing is missing. `undefined` otherwise.
+ * needs no key and has a default address (Ollama, LM Studio on their usual ports), one whose SDK finds credentials
+ * itself and that says nothing is missing, or a provider of the models.dev catalogue whose key is set (a variable the
+ * catalogue names for it, `ZHIPU_API_KEY`, or a key `lathe auth login` stored). `undefined` otherwise.
  */
 export const referencedProvider = (
   id: string,
@@ -193,7 +215,13 @@ export const referencedProvider = (
   options: ConfiguredOptions = {}
 ): ConfiguredProvider | undefined => {
   const descriptor = descriptorOf(id)
-  if (descriptor === undefined) return undefined
+  if (descriptor === undefined || descriptor.unsupported !== undefined) return undefined
+  // A catalogue provider (`zhipuai/glm-4.6`) is usable by reference once its key is there (a variable models.dev names
+  // for it, or `lathe auth login`); what else it misses (a variable its URL names) is then its problem to report.
+  if (descriptor.catalogue !== undefined) {
+    const provider = build(id, {}, env, options.stored ?? storedKeys(env), false)
+    return provider.ready || provider.keySource !== "none" ? provider : undefined
+  }
   const local = descriptor.auth === "optional" && descriptor.baseURL?.default !== undefined
   if (!local && descriptor.auth !== "ambient") return undefined
   const provider = build(id, {}, env, options.stored ?? storedKeys(env), false)
@@ -208,6 +236,9 @@ export const referencedProvider = (
 export const unconfiguredProblem = (ref: string, id: string, env: ProviderEnv): string | undefined => {
   const descriptor = descriptorOf(id)
   if (descriptor === undefined) return undefined
+  if (descriptor.unsupported !== undefined) return `The model ${ref} cannot be used. ${descriptor.unsupported}.`
+  if (descriptor.signIn !== undefined)
+    return `The model ${ref} needs a ${descriptor.name} sign-in: run \`lathe auth login ${id}\`.`
   if (descriptor.auth === "key") {
     const variables = keyVariables(descriptor.keyEnv)
     const how = descriptor.hints?.key ? ` (${descriptor.hints.key})` : ""

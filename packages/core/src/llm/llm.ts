@@ -5,30 +5,32 @@ import {
   jsonSchema,
   type LanguageModelStreamPart,
   type ModelMessage,
+  Output,
   experimental_streamLanguageModelCall as streamLanguageModelCall,
   type TextStreamPart,
   type ToolSet,
   tool
 } from "ai"
 import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
+import { flagshipModel } from "../catalog/default-model.js"
 import { catalogCandidates, catalogOptions, ModelCatalog } from "../catalog/model-catalog.js"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config, type ConfigInfo, type ConfigShape } from "../config/config.js"
 import { configAdvice, renderSnippet } from "../config/config-advice.js"
 import { secretValues } from "../config/secret-values.js"
-import type { CacheStrategy, ProviderDescriptor } from "../provider/descriptor.js"
+import type { CacheStrategy, NativeTool, ProviderDescriptor } from "../provider/descriptor.js"
 import { type ProviderFamily, reasoningOptions } from "../provider/reasoning.js"
 import { descriptorOf } from "../provider/registry.js"
 import {
   type ConfiguredProvider,
   configuredProviders,
   defaultCandidates,
-  defaultModelOf,
   keyFromOf,
   referencedProvider,
   unconfiguredProblem
 } from "./configured.js"
 import { liftToolImages } from "./model-messages.js"
+import { fitOutputCap } from "./output-cap.js"
 import { markCache } from "./prompt-cache.js"
 import {
   ModelNotFound,
@@ -57,10 +59,27 @@ export interface LLMRequest {
   readonly temperature?: number
   readonly topP?: number
   readonly maxOutputTokens?: number
+  /**
+   * The most output tokens the call may write, thinking included: a cost budget's allowance (`budgetedCall`). Sent as
+   * the request's output limit in place of `maxOutputTokens`, a thinking budget fitted inside it (`fitOutputCap`).
+   */
+  readonly outputCap?: number
   /** Provider-specific options, after the `chat.params` hook. */
   readonly providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>
   readonly headers?: Readonly<Record<string, string>>
   readonly abort: AbortSignal
+  /**
+   * The JSON Schema the turn's final answer must follow (`--output-schema`): sent as the provider's native structured
+   * output where it has one that works alongside tools (`StreamOptions.structuredOutput`); elsewhere the system
+   * prompt asks for it, and the loop validates the answer either way.
+   */
+  readonly answerSchema?: JSONSchema7
+  /**
+   * The step may use the model provider's own web search (the `websearch` permission allows it outright: the provider
+   * runs each search without asking). Where the provider has one (`StreamOptions.nativeSearch`) it is offered as the
+   * tool `web_search`, in place of a `websearch` tool of Lathe's; elsewhere this changes nothing.
+   */
+  readonly nativeSearch?: boolean
 }
 
 /**
@@ -137,7 +156,12 @@ export class LLM extends Context.Service<
               toProviderError(new Error(`no provider "${providerID}" is configured`), providerID, modelID, { secrets })
             )
           const keyFrom = keyFromOf(provider, config.apiKeyFiles, env)
-          const options = { ...streamOptionsOf(provider, modelID), ...(keyFrom ? { keyFrom } : {}), secrets }
+          const options = {
+            ...streamOptionsOf(provider, modelID),
+            ...(keyFrom ? { keyFrom } : {}),
+            ...(config.info.websearch?.native === false ? { nativeSearch: undefined } : {}),
+            secrets
+          }
           return Stream.unwrap(
             Effect.map(
               Effect.tryPromise({
@@ -178,6 +202,13 @@ export interface StreamOptions {
   readonly reasoning?: ProviderDescriptor["reasoning"]
   /** What to check when the endpoint cannot be reached (the descriptor's `hints.connect`). */
   readonly connectHint?: string
+  /**
+   * Whether the provider takes a JSON Schema for the answer alongside tools (OpenAI's Responses `text.format`,
+   * Anthropic's output format, else its JSON-tool fallback): `LLMRequest.answerSchema` is then sent natively.
+   */
+  readonly structuredOutput?: boolean
+  /** The provider's own web search for this model (its descriptor's `nativeSearch`), sent when a step may search. */
+  readonly nativeSearch?: NativeTool | undefined
   /** The model ids the provider is known to serve, for "did you mean" when it says the model does not exist. */
   readonly models?: () => Iterable<string>
   /** The credentials to mask in error messages (see `ClassifyOptions.secrets`), read only when a step fails. */
@@ -202,13 +233,15 @@ const credentialsOf = (
   return () => {
     found ??= [
       ...secretValues(config, env),
-      ...providers.all.flatMap((provider) => [
-        provider.settings.apiKey ?? "",
-        ...Object.values(provider.settings.headers ?? {}).flatMap((value) => [
-          value,
-          value.trim().split(/\s+/).pop() ?? ""
+      ...providers
+        .used()
+        .flatMap((provider) => [
+          provider.settings.apiKey ?? "",
+          ...Object.values(provider.settings.headers ?? {}).flatMap((value) => [
+            value,
+            value.trim().split(/\s+/).pop() ?? ""
+          ])
         ])
-      ])
     ].filter((value) => value !== "")
     return found
   }
@@ -224,6 +257,12 @@ const streamOptionsOf = (provider: ConfiguredProvider, modelID: string): StreamO
     imagesInToolResults: descriptor.imagesInToolResults,
     cache: descriptor.cache?.(modelID),
     reasoning: descriptor.reasoning,
+    nativeSearch: descriptor.nativeSearch?.(modelID),
+    // Azure's Responses model is OpenAI's (the same `text.format`); its older Chat Completions deployments are not.
+    structuredOutput:
+      descriptor.type === "openai" ||
+      descriptor.type === "anthropic" ||
+      (descriptor.type === "azure" && provider.settings.options.useDeploymentBasedUrls !== true),
     // An OpenAI-compatible server's hint says what "is the server running and the base URL right?" already does.
     ...(connectHint && descriptor.type !== "openai-compatible" ? { connectHint } : {}),
     models: () => [...Object.keys(provider.models), ...catalogCandidates(provider.id, descriptor.type)]
@@ -244,6 +283,27 @@ const toolSet = (tools: LLMRequest["tools"]): ToolSet => {
   )
   toolSets.set(tools, set)
   return set
+}
+
+/**
+ * The name the provider's own web search has in a request, and so in its calls' tool parts: Anthropic's own name for
+ * it, so the calls it replays from history map back to its server tool (a Lathe `websearch` call stays a client call).
+ */
+export const NATIVE_SEARCH_TOOL = "web_search"
+
+/**
+ * The tools of a step: Lathe's, and the provider's own web search ({@link NATIVE_SEARCH_TOOL}) in place of Lathe's
+ * `websearch` when the step may search and the provider has one (first, so a prompt-cache mark stays on the last of
+ * Lathe's tools).
+ */
+const stepTools = (request: LLMRequest, options: StreamOptions): ToolSet | undefined => {
+  const hasTools = Object.keys(request.tools).length > 0
+  const native = request.nativeSearch === true ? options.nativeSearch : undefined
+  if (native === undefined) return hasTools ? toolSet(request.tools) : undefined
+  const { websearch: _replaced, ...rest } = hasTools ? toolSet(request.tools) : {}
+  // The SDK's provider-tool shape as plain data: the provider package builds the request from `id` and `args`.
+  const search = { type: "provider", isProviderExecuted: true, id: native.id, args: { ...native.args } } as const
+  return { [NATIVE_SEARCH_TOOL]: search as unknown as ToolSet[string], ...rest }
 }
 
 /**
@@ -273,16 +333,18 @@ export const streamWithModel = (
         })
       if (request.abort.aborted) return Stream.fail(classify(new Error("aborted before the request was sent")))
       const internal = new AbortController()
-      const hasTools = Object.keys(request.tools).length > 0
       const abortSignal = AbortSignal.any([request.abort, internal.signal])
       const prompt = {
         instructions: request.system.map((content) => ({ role: "system" as const, content })),
         messages: options.imagesInToolResults === false ? liftToolImages(request.messages) : [...request.messages],
-        tools: hasTools ? toolSet(request.tools) : undefined
+        tools: stepTools(request, options)
       }
       const cache = cacheOf(options)
       const { instructions, messages, tools } = cache?.kind === "breakpoints" ? markCache(prompt, cache.mark) : prompt
-      const providerOptions = requestOptions(request, options)
+      const capped =
+        request.outputCap === undefined ? undefined : fitOutputCap(request.outputCap, requestOptions(request, options))
+      const providerOptions = capped ? capped.providerOptions : requestOptions(request, options)
+      const maxOutputTokens = capped ? capped.maxOutputTokens : request.maxOutputTokens
       const call = streamLanguageModelCall({
         model,
         instructions: [...instructions],
@@ -292,9 +354,13 @@ export const streamWithModel = (
         abortSignal,
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
         ...(request.topP === undefined ? {} : { topP: request.topP }),
-        ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+        ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
         ...(providerOptions === undefined ? {} : { providerOptions }),
-        ...(request.headers === undefined ? {} : { headers: { ...request.headers } })
+        ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
+        // The answer's shape, natively (the loop still validates what comes back).
+        ...(request.answerSchema !== undefined && options.structuredOutput === true
+          ? { output: Output.object({ schema: jsonSchema(request.answerSchema) }) }
+          : {})
       })
       // Failures surface through the generator below; this keeps an early one from being an unhandled rejection.
       call.catch(() => undefined)
@@ -401,6 +467,8 @@ interface ProviderTable {
   readonly all: ReadonlyArray<ConfiguredProvider>
   readonly env: ProviderEnv
   readonly find: (id: string) => ConfiguredProvider | undefined
+  /** `all`, and the providers a model reference set up since (`ollama/…`, a catalogue provider's `zhipuai/…`). */
+  readonly used: () => ReadonlyArray<ConfiguredProvider>
 }
 
 /** `configuredProviders`, indexed, plus the local servers a model reference names (`ollama/qwen3`), built once. */
@@ -414,7 +482,11 @@ const providerTable = (info: ConfigInfo, env: ProviderEnv): ProviderTable => {
     if (!referenced.has(id)) referenced.set(id, referencedProvider(id, env))
     return referenced.get(id)
   }
-  return { ids: [...byID.keys()], all, env, find }
+  const used = () => [
+    ...all,
+    ...[...referenced.values()].filter((provider): provider is ConfiguredProvider => provider !== undefined)
+  ]
+  return { ids: [...byID.keys()], all, env, find, used }
 }
 
 /** The three ways to set up a provider, worded like the README's "Configure a model provider". */
@@ -434,27 +506,17 @@ export const providerSetupHelp = [
 
 const notConfigured = (first: string) => new ProviderNotConfigured({ message: `${first}\n${providerSetupHelp}` })
 
-/** The newest model of catalogue provider `catalogID` (latest release date, then the shortest id). */
-const newestOf = (catalog: ModelCatalog["Service"], catalogID: string) =>
-  Effect.map(catalog.list(catalogID), (models) => {
-    let best: { readonly id: string; readonly date: string } | undefined
-    for (const model of models) {
-      const date = model.releaseDate ?? ""
-      if (best === undefined || date > best.date || (date === best.date && model.modelID.length < best.id.length))
-        best = { id: model.modelID, date }
-    }
-    return best?.id
-  })
-
 /**
  * The model to use when none is named: Anthropic's default when it is set up, else OpenAI's, else the first other
- * provider type set up (its first config model, else its descriptor's `defaultModel`, else the catalogue's newest
- * model), else the first model of any configured provider.
+ * provider type set up (its first config model, else the catalogue's flagship of its family, `flagshipModel`, else
+ * its descriptor's `defaultModel`), else the first model of any configured provider.
  */
 const defaultRef = (providers: ProviderTable, catalog: ModelCatalog["Service"]) =>
   Effect.gen(function* () {
     for (const provider of defaultCandidates(providers.all)) {
-      const model = defaultModelOf(provider) ?? (yield* newestOf(catalog, provider.descriptor.catalogID))
+      const { catalogID, defaultFamily, defaultModel } = provider.descriptor
+      const model =
+        Object.keys(provider.models)[0] ?? flagshipModel(yield* catalog.list(catalogID), defaultFamily) ?? defaultModel
       if (model !== undefined) return `${provider.id}/${model}`
     }
     for (const provider of providers.all) {

@@ -1,6 +1,6 @@
 import type { SharedV4ProviderOptions } from "@ai-sdk/provider"
 import type { CompactionPart, MessageWithParts, Part, ToolPart } from "@lathe/plugin/schema"
-import type { AssistantContent, ModelMessage, ToolContent, ToolResultPart, UserContent } from "ai"
+import type { AssistantContent, JSONValue, ModelMessage, ToolContent, ToolResultPart, UserContent } from "ai"
 
 /** What the model sees instead of a tool output that was pruned to save context. */
 export const PRUNED_OUTPUT = "[Old tool output cleared to save context. Call the tool again if you need it.]"
@@ -113,6 +113,28 @@ const userContent = (parts: ReadonlyArray<Part>, images: boolean): UserContent =
   return content
 }
 
+/**
+ * Whether reasoning metadata carries the provider's encrypted reasoning (OpenAI's `reasoningEncryptedContent`, kept
+ * when responses are not stored): such a part goes back even with no summary text, or the model loses its reasoning.
+ */
+const encrypted = (metadata: Readonly<Record<string, unknown>> | undefined): boolean =>
+  metadata !== undefined &&
+  Object.values(metadata).some(
+    (entry) =>
+      typeof entry === "object" &&
+      entry !== null &&
+      typeof (entry as { reasoningEncryptedContent?: unknown }).reasoningEncryptedContent === "string"
+  )
+
+/** A provider-run call's stored output (the JSON of what the provider sent) as the result its SDK replays. */
+const providerOutput = (output: string): ToolResultPart["output"] => {
+  try {
+    return { type: "json", value: JSON.parse(output) as JSONValue }
+  } catch {
+    return { type: "text", value: output }
+  }
+}
+
 /** One stored message as the model's messages: a user message, or an assistant message and its tool results. */
 const convertMessage = ({ info, parts }: MessageWithParts, images: boolean): ReadonlyArray<ModelMessage> => {
   if (info.role === "user") {
@@ -126,12 +148,25 @@ const convertMessage = ({ info, parts }: MessageWithParts, images: boolean): Rea
     if (part.type === "text" && part.synthetic === true) {
       if (part.text.length > 0) added.push({ type: "text", text: part.text })
     } else if (part.type === "text" && part.text.length > 0) content.push({ type: "text", text: part.text })
-    else if (part.type === "reasoning" && part.text.length > 0)
+    else if (part.type === "reasoning" && (part.text.length > 0 || encrypted(part.metadata)))
       content.push({
         type: "reasoning",
         text: part.text,
         ...(part.metadata ? { providerOptions: part.metadata as Record<string, Record<string, never>> } : {})
       })
+    else if (part.type === "tool" && part.state.status === "completed" && part.state.metadata.providerExecuted === true)
+      // A call the provider ran itself (its web search) goes back as the provider's own call and result, in the
+      // assistant message, as its SDK replays them (Anthropic's server_tool_use and web_search_tool_result).
+      content.push(
+        {
+          type: "tool-call",
+          toolCallId: part.callID,
+          toolName: part.tool,
+          input: part.state.input,
+          providerExecuted: true
+        },
+        { type: "tool-result", toolCallId: part.callID, toolName: part.tool, output: providerOutput(part.state.output) }
+      )
     else if (part.type === "tool" && part.state.status !== "pending" && part.state.status !== "running") {
       content.push({
         type: "tool-call",

@@ -5,6 +5,7 @@ import { z } from "zod"
 import { secretMasker } from "../config/secret-mask.js"
 import { closeMatches } from "../provider/close-match.js"
 import { keyHintFor } from "../provider/key-hint.js"
+import { ProviderPackageMissing } from "../provider/sdk-import.js"
 
 /** One error for every provider failure, with a tagged reason so nothing string-matches messages. */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
@@ -273,7 +274,8 @@ const inBandStatus = (type: string, message: string): number | undefined =>
  * InvalidRequest; an error reported inside a started stream without a status is classified as its HTTP twin, by its
  * type or code (`too_many_requests` → RateLimited, `no_kv_space` → Overloaded, `server_error` → ServerError, …); a
  * refused, reset or cut connection → StreamCut (`unreachable` when no connection was made: refused,
- * or an unknown host), an aborted request → Aborted. Messages say what happened and how to fix it, not whether Lathe
+ * or an unknown host), an aborted request → Aborted, a provider SDK package that is not installed → PackageMissing
+ * (naming the package and `npm i <package>`; not retried). Messages say what happened and how to fix it, not whether Lathe
  * retries: the retry status says that, and a final error says how many attempts were made. Total: never throws.
  */
 export const toProviderError = (
@@ -289,6 +291,8 @@ export const toProviderError = (
   const mask = secretMasker(options.secrets?.() ?? [], { shapes: true })
   const done = (r: { reason: ProviderErrorReason; message: string }) =>
     new ProviderError({ providerID, modelID, reason: r.reason, message: mask(r.message) })
+  if (error instanceof ProviderPackageMissing)
+    return done({ reason: { _tag: "PackageMissing", package: error.packageName }, message: error.message })
   const isAbort = error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")
   if (options.aborted || isAbort)
     return done({ reason: { _tag: "Aborted" }, message: `The request to ${ref} was cancelled.` })

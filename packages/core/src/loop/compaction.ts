@@ -11,6 +11,7 @@ import { Plugins } from "../plugin-host/plugins.js"
 import { ascendingId } from "../schema/id.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
+import type { BudgetLedger } from "./budget.js"
 import { DoomLoopGuard } from "./doom-loop.js"
 import { compactionPrompt } from "./prompts.js"
 import { Step, type StepError } from "./step.js"
@@ -34,6 +35,8 @@ export interface CompactInput {
   readonly auto: boolean
   /** The text of the turn's prompt, repeated after the summary when the whole history (this turn too) is summarised. */
   readonly request?: string
+  /** The turn's cost budget: the summary's model call draws on it like the turn's own. */
+  readonly budget?: BudgetLedger
 }
 
 /**
@@ -187,7 +190,8 @@ export class Compaction extends Context.Service<
           guard: new DoomLoopGuard({ threshold: 0, ignoredTools: [] }),
           lastStep: false,
           system: [hook.prompt ?? compactionPrompt, ...rules, ...hook.context],
-          history: (all) => all.filter((m) => keepFrom === undefined || m.info.id < keepFrom || m.info.id >= user.id)
+          history: (all) => all.filter((m) => keepFrom === undefined || m.info.id < keepFrom || m.info.id >= user.id),
+          ...(input.budget ? { budget: input.budget } : {})
         })
         return summary
       })

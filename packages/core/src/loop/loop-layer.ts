@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { Budget } from "./budget.js"
 import { Compaction } from "./compaction.js"
 import { NestedRules } from "./nested-rules.js"
 import { Processor } from "./processor.js"
@@ -39,5 +40,7 @@ export const loopLayer = (replace: LoopLayers = {}) => {
   const aside = Layer.mergeAll(replace.compaction ?? Compaction.layer, replace.title ?? Title.layer).pipe(
     Layer.provideMerge(step)
   )
-  return TurnRunner.layer.pipe(Layer.provideMerge(SessionPrompt.layer.pipe(Layer.provideMerge(aside))))
+  // The turns' cost budgets: opened per turn by `SessionPrompt` (only it opens them, so the layer stays inside).
+  const turns = SessionPrompt.layer.pipe(Layer.provide(Budget.layer), Layer.provideMerge(aside))
+  return TurnRunner.layer.pipe(Layer.provideMerge(turns))
 }

@@ -1,4 +1,4 @@
-import type { AgentInfo, AnyTool, Ruleset } from "@lathe/plugin"
+import { type AgentInfo, type AnyTool, evaluate, type Ruleset } from "@lathe/plugin"
 import { compilePattern } from "@lathe/plugin/host"
 import { agentAllowsTool } from "../plugin-host/agent.js"
 
@@ -57,3 +57,16 @@ export const turnTools = (agent: AgentInfo, ruleset: Ruleset, callerTools?: Read
     return offered
   }
 }
+
+/**
+ * Whether a step may use the model provider's own web search: the agent has `websearch` switched on and every ruleset
+ * (the step's, and for a subagent each caller's) allows `websearch` outright. The provider runs those searches without
+ * asking, so an ask (the default) keeps it off and leaves search to Lathe's own `websearch` tool, which asks each call.
+ */
+export const nativeSearchAllowed = (
+  agent: AgentInfo,
+  ruleset: Ruleset,
+  constraints: ReadonlyArray<Ruleset> = []
+): boolean =>
+  agentAllowsTool(agent, "websearch") &&
+  [ruleset, ...constraints].every((rules) => evaluate("websearch", "*", rules).action === "allow")

@@ -5,7 +5,7 @@ import type { Bus } from "../contracts/bus.js"
 import type { Snapshot } from "../contracts/snapshot.js"
 import type { LLMEvent } from "../llm/llm.js"
 import { ProviderError } from "../llm/provider-error.js"
-import { tokensFromUsage } from "../llm/usage.js"
+import { stepCost, tokensFromUsage } from "../llm/usage.js"
 import type { Plugins } from "../plugin-host/plugins.js"
 import { ascendingId } from "../schema/id.js"
 import type { StoreError } from "../store/session-store.js"
@@ -29,6 +29,8 @@ export interface StreamInput {
   readonly step: number
   /** The turn's doom-loop guard; it sees every call of the turn in order. */
   readonly guard: DoomLoopGuard
+  /** Told the step's own cost (USD) when the model reports its usage (see `ProcessorInput.onCost`). */
+  readonly onCost?: ((cost: number) => void) | undefined
 }
 
 /** What the model's `finish-step` said: why it stopped and what the step used. */
@@ -296,6 +298,8 @@ export const handleEvent = (state: StepState, event: LLMEvent): Effect.Effect<vo
     case "finish-step":
       return Effect.sync(() => {
         state.finish = { reason: event.finishReason, tokens: tokensFromUsage(event.usage) }
+        // Known now, before the step's subagents end: a turn's budget settles the call's hold at once.
+        state.input.onCost?.(stepCost(state.finish.tokens, state.input.model))
       })
     case "file":
       return save(state, {

@@ -38,6 +38,11 @@ export interface ProcessorInput {
   readonly guard: DoomLoopGuard
   /** Rulesets of the sessions above this one (a subagent's parents): every ask must pass them too. */
   readonly constraints?: ReadonlyArray<Ruleset>
+  /**
+   * Told the step's own cost (USD, its subagents' not included) as soon as the model reports its usage, even when
+   * the step then fails: the turn's budget counts it.
+   */
+  readonly onCost?: ((cost: number) => void) | undefined
 }
 
 /** How a step ended. */

@@ -20,6 +20,7 @@ import { recoverSession } from "../store/session-recover.js"
 import { commitRevert } from "../store/session-revert.js"
 import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
+import { Budget, type BudgetLedger, type BudgetUnpriced, budgetStopNote, turnBudget } from "./budget.js"
 import { Compaction } from "./compaction.js"
 import { type DoomLoopDetected, DoomLoopGuard, defaultDoomLoop, repeatingTools } from "./doom-loop.js"
 import { subagentRules, turnTools } from "./offered-tools.js"
@@ -27,6 +28,7 @@ import { assembleRuleset } from "./permission-ruleset.js"
 import { makeTurnHooks } from "./session-hooks.js"
 import { Step } from "./step.js"
 import { recordStepLimit, stepCap } from "./step-limit.js"
+import { checkFinal, nativeSchema, type OutputSchema, outputInstructions } from "./structured-output.js"
 import { SubagentFailed, type SubagentRequest, Subagents } from "./subagents.js"
 import { Title } from "./title.js"
 import {
@@ -84,6 +86,14 @@ export interface PromptInput {
   readonly constraints?: ReadonlyArray<Ruleset>
   /** For a subagent: the tool ids its caller was offered; the turn offers none outside them (see `offeredTools`). */
   readonly callerTools?: ReadonlyArray<string>
+  /** This turn's cost cap in USD (`lathe run --max-cost`), over config `budget.max_cost`; see `Budget`. */
+  readonly maxCost?: number
+  /** For a subagent: its caller's budget, which it draws on (set by the loop; a subagent never opens its own). */
+  readonly budget?: BudgetLedger
+  /** The cap on this turn's steps (`lathe run --max-steps`), over the agent's and config `max_steps`; 0 = none. */
+  readonly maxSteps?: number
+  /** The final answer must be a JSON value valid against this schema (`lathe run --output-schema`). */
+  readonly outputSchema?: OutputSchema
 }
 
 /** No agent of that name exists (or it is hidden, or a subagent only). */
@@ -127,6 +137,7 @@ export type PromptError =
   | ModelNotFound
   | AgentNotFound
   | DoomLoopDetected
+  | BudgetUnpriced
 
 /**
  * The outer loop: stores the prompt, then repeats (assemble the system prompt and tools for the agent, call
@@ -174,6 +185,8 @@ interface TurnContext {
   readonly session: Session
   /** The prompt's text, repeated after a summary of the whole history. */
   readonly promptText: string
+  /** The turn's budget (its caller's, for a subagent), when a cap applies. */
+  readonly budget: BudgetLedger | undefined
 }
 
 /** The title a session gets from its first prompt at once (the title agent's comes later): its first line, cut. */
@@ -291,7 +304,8 @@ const openTurn = Effect.fnUntraced(function* (
   agent: AgentInfo,
   model: ModelInfo,
   input: PromptInput,
-  agents: Map<string, AgentInfo>
+  agents: Map<string, AgentInfo>,
+  budget: BudgetLedger | undefined
 ) {
   const { store, writer, bus, storage, hooks, title, scope } = services
   // A step a dead process left open is closed first, so the history sent to the model is well-formed.
@@ -327,7 +341,7 @@ const openTurn = Effect.fnUntraced(function* (
   if (history.length === 0 && firstText && input.title !== false && titleAgent) {
     // A title needs no thinking: the turn's reasoning setting is not sent with it.
     const { reasoning: _, ...titleModel } = model
-    yield* Effect.forkIn(title.generate(sessionID, firstText, titleAgent, titleModel), scope)
+    yield* Effect.forkIn(title.generate(sessionID, firstText, titleAgent, titleModel, budget), scope)
   }
   return { user, opened: { session, history, promptText } }
 })
@@ -341,7 +355,8 @@ const autoCompact = (services: TurnServices, turn: TurnContext, request?: string
     agents: turn.agents,
     abort: turn.abort,
     auto: true,
-    ...(request !== undefined ? { request } : {})
+    ...(request !== undefined ? { request } : {}),
+    ...(turn.budget ? { budget: turn.budget } : {})
   })
 
 /**
@@ -365,9 +380,12 @@ const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: Turn
   })
   const offer = turnTools(agent, ruleset, input.callerTools)
   // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
-  const cap = stepCap(agent.maxSteps, config.info.max_steps)
+  const cap = stepCap(input.maxSteps ?? agent.maxSteps, config.info.max_steps)
+  const instructions = input.outputSchema ? [outputInstructions(input.outputSchema)] : undefined
+  const answerSchema = input.outputSchema ? nativeSchema(input.outputSchema) : undefined
   let last: AssistantMessage | undefined
   let continued = 0
+  let resent = 0
   for (let number = 1; ; number++) {
     if (abort.aborted) break
     const lastStep = cap !== undefined && number >= cap
@@ -389,7 +407,10 @@ const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: Turn
       step: number,
       guard,
       lastStep,
-      ...(input.constraints ? { constraints: input.constraints } : {})
+      ...(input.constraints ? { constraints: input.constraints } : {}),
+      ...(instructions ? { instructions } : {}),
+      ...(answerSchema ? { answerSchema } : {}),
+      ...(turn.budget ? { budget: turn.budget } : {})
     })
     last = output.message
     if (lastStep && !abort.aborted) last = yield* recordStepLimit(writer, bus, last, number)
@@ -402,6 +423,16 @@ const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: Turn
     ) {
       continued++
       continue
+    }
+    if (output.result === "stop" && input.outputSchema && !lastStep && !abort.aborted && !last.error) {
+      const sendBack = (text: string) =>
+        storeUser(writer, turn.sessionID, agent, model, [{ type: "text", text }]).pipe(Effect.asVoid)
+      const checked = yield* checkFinal(services, input.outputSchema, last, resent, sendBack)
+      last = checked.message
+      if (checked.resent) {
+        resent++
+        continue
+      }
     }
     if (output.result === "stop" || lastStep) break
     if (output.result === "compact") {
@@ -455,6 +486,9 @@ const makeSessionPrompt = Effect.gen(function* () {
   const running = new Map<string, AbortController>()
   /** The `provider/model` of each running turn, by session: what a subagent it starts inherits. */
   const turnModels = new Map<string, string>()
+  /** The budget of each running turn that has one, by session: what a subagent it starts draws on. */
+  const turnLedgers = new Map<string, BudgetLedger>()
+  const budgets = yield* Budget
 
   const append = Effect.fn("SessionPrompt.append")(function* (input: PromptInput) {
     const { session, agent, model } = yield* resolvePrompt(services, input)
@@ -491,11 +525,14 @@ const makeSessionPrompt = Effect.gen(function* () {
       `Session ${found.id} is already working on a prompt; wait for it to finish or cancel it.`
     )
     const { session, agents, agent, model } = yield* resolvePrompt(services, input)
+    const ledger = yield* turnBudget(services, budgets, session, model, input)
     const { signal, release } = claim(session.id, model, input.abort)
-    return yield* turn(session.id, agent, model, input, signal, agents).pipe(
+    if (ledger) turnLedgers.set(session.id, ledger)
+    return yield* turn(session.id, agent, model, input, signal, agents, ledger).pipe(
       Effect.ensuring(
         Effect.gen(function* () {
           yield* release
+          turnLedgers.delete(session.id)
           yield* store.flush.pipe(Effect.ignore)
           yield* bus.publish({ type: "session.status", sessionID: session.id, status: { type: "idle" } })
           yield* bus.publish({ type: "session.idle", sessionID: session.id })
@@ -510,11 +547,12 @@ const makeSessionPrompt = Effect.gen(function* () {
     model: ModelInfo,
     input: PromptInput,
     abort: AbortSignal,
-    agents: Map<string, AgentInfo>
+    agents: Map<string, AgentInfo>,
+    budget: BudgetLedger | undefined
   ) {
-    const { user, opened } = yield* openTurn(services, sessionID, agent, model, input, agents)
+    const { user, opened } = yield* openTurn(services, sessionID, agent, model, input, agents, budget)
     if (opened === undefined) return { info: user, parts: [] } satisfies MessageWithParts
-    const context: TurnContext = { sessionID, agent, agents, model, input, abort, user, ...opened }
+    const context: TurnContext = { sessionID, agent, agents, model, input, abort, user, budget, ...opened }
     // A previous turn that ended over the limit is compacted before this one starts.
     const lastAssistant = opened.history.findLast((m) => m.info.role === "assistant")?.info
     if (
@@ -536,7 +574,8 @@ const makeSessionPrompt = Effect.gen(function* () {
       const sessionID = yield* openChild(services, request)
       const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
       const inheritedModel = turnModels.get(request.parentSessionID)
-      yield* prompt({
+      const budget = turnLedgers.get(request.parentSessionID)
+      const last = yield* prompt({
         sessionID,
         parts: [{ type: "text", text: request.prompt }],
         agent: request.agent,
@@ -547,10 +586,12 @@ const makeSessionPrompt = Effect.gen(function* () {
         constraints: request.constraints,
         callerTools: request.callerTools,
         // No recursion and no todo list of its own: the caller plans.
-        extraRules: subagentRules(plugins.tools)
+        extraRules: subagentRules(plugins.tools),
+        ...(budget ? { budget } : {})
       })
       const fresh = (yield* store.messages(sessionID)).filter((m) => !before.has(m.info.id))
-      return childResult(sessionID, fresh)
+      // A subagent the budget stopped still returns (what it spent rolls up into the caller's message), saying so.
+      return budgetStopNote(last, request.agent, childResult(sessionID, fresh))
     }).pipe(
       Effect.catch((error: { readonly _tag: string; readonly message: string }) =>
         Effect.fail(asSubagentFailure(request.agent, error))

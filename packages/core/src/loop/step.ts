@@ -11,7 +11,16 @@ import { Plugins } from "../plugin-host/plugins.js"
 import { ascendingId } from "../schema/id.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
+import {
+  BudgetExhausted,
+  type BudgetLedger,
+  budgetedCall,
+  budgetMessageError,
+  type CallMeter,
+  exhaustedStep
+} from "./budget.js"
 import type { DoomLoopDetected, DoomLoopGuard } from "./doom-loop.js"
+import { nativeSearchAllowed } from "./offered-tools.js"
 import { Processor, type ProcessorOutput } from "./processor.js"
 import { lastStepPrompt } from "./prompts.js"
 import { isRetryable, Retry } from "./retry.js"
@@ -35,6 +44,16 @@ export interface StepInput {
   readonly constraints?: ReadonlyArray<Ruleset>
   /** Narrows the stored history before it is converted (the summariser leaves out the turn in progress). */
   readonly history?: (messages: ReadonlyArray<MessageWithParts>) => ReadonlyArray<MessageWithParts>
+  /** System text added after the agent's (the run's output schema). */
+  readonly instructions?: ReadonlyArray<string>
+  /** The JSON Schema of the turn's final answer, sent natively where the provider takes one (`LLMRequest`). */
+  readonly answerSchema?: LLMRequest["answerSchema"]
+  /**
+   * The turn's cost budget (shared with its caller's turn for a subagent): each attempt holds its input estimate and
+   * its output allowance before the request is sent (which goes out with that allowance as its output limit) and
+   * settles its actual cost when its stream ends; a refused attempt ends the step with `BudgetExhausted`.
+   */
+  readonly budget?: BudgetLedger
 }
 
 /** Every way a step can fail (an abort is not a failure: the step stops with the aborted message). */
@@ -104,7 +123,11 @@ const modelRequest = (
   ...(params.topP !== undefined ? { topP: params.topP } : {}),
   ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}),
   ...(Object.keys(params.options).length > 0 ? { providerOptions: { [input.model.providerID]: params.options } } : {}),
-  ...(Object.keys(params.headers).length > 0 ? { headers: params.headers } : {})
+  ...(Object.keys(params.headers).length > 0 ? { headers: params.headers } : {}),
+  ...(input.answerSchema !== undefined ? { answerSchema: input.answerSchema } : {}),
+  ...(!input.lastStep && nativeSearchAllowed(input.agent, input.ruleset, input.constraints)
+    ? { nativeSearch: true }
+    : {})
 })
 
 /** The message of a step that ended because the turn was aborted, with `why`. */
@@ -159,6 +182,7 @@ export class Step extends Context.Service<
         const systemMessages = input.system
           ? [...input.system]
           : [...(yield* system.build({ sessionID, agent: input.agent, model: input.model, ruleset: input.ruleset }))]
+        if (input.instructions) systemMessages.push(...input.instructions)
         if (input.lastStep) systemMessages.push(lastStepPrompt)
         const params = yield* plugins.trigger(
           "chat.params",
@@ -174,13 +198,15 @@ export class Step extends Context.Service<
       })
 
       /** One attempt: the model's stream through the processor. */
-      const consume = (input: StepInput, llmRequest: LLMRequest) =>
+      const consume = (input: StepInput, llmRequest: LLMRequest, meter?: CallMeter) =>
         processor.process({
           assistant: input.assistant,
           agent: input.agent,
           model: input.model,
           tools: input.tools,
-          stream: llm.stream(llmRequest),
+          // Under a budget the call's hold is settled as soon as its stream ends, not after the tools (subagents) it
+          // called: they, and calls running beside them, can use what it did not spend.
+          stream: meter ? meter.watch(llm.stream(llmRequest)) : llm.stream(llmRequest),
           abort: input.abort,
           ruleset: input.ruleset,
           step: input.step,
@@ -256,11 +282,31 @@ export class Step extends Context.Service<
         return input.abort.aborted
       })
 
+      /** Ends the step before its request is sent: the budget cannot cover it (recorded, announced, not a failure). */
+      const stopExhausted = Effect.fnUntraced(function* (message: AssistantMessage, error: BudgetExhausted) {
+        const ended = exhaustedStep(message, error, yield* Clock.currentTimeMillis)
+        yield* writer.putMessage(ended)
+        yield* bus.publish({ type: "session.error", sessionID: message.sessionID, error: budgetMessageError(error) })
+        return { result: "stop", message: ended, toolsCompleted: false } satisfies ProcessorOutput
+      })
+
+      /**
+       * One attempt under the turn's budget (see `budgetedCall`): refused, it is not sent and its `BudgetExhausted` is
+       * what the step stops with; sent, its output is limited to what the budget holds for it.
+       */
+      const attemptWithin = (input: StepInput, llmRequest: LLMRequest) =>
+        input.budget === undefined
+          ? consume(input, llmRequest)
+          : budgetedCall(input.budget, llmRequest, (capped, meter) => consume(input, capped, meter))
+
       const run = Effect.fn("Step.run")(function* (input: StepInput) {
         yield* writer.putMessage(input.assistant)
         for (let attempt = 1; ; attempt++) {
-          const exit = yield* Effect.exit(consume(input, yield* request(input)))
-          if (Exit.isSuccess(exit)) return exit.value
+          const exit = yield* Effect.exit(attemptWithin(input, yield* request(input)))
+          if (Exit.isSuccess(exit))
+            return exit.value instanceof BudgetExhausted
+              ? yield* stopExhausted(input.assistant, exit.value)
+              : exit.value
           const reason = exit.cause.reasons.find((r) => r._tag === "Fail")
           if (reason?._tag !== "Fail") return yield* Effect.failCause(exit.cause)
           const error = reason.error

@@ -1,13 +1,16 @@
 import type { AgentInfo } from "@lathe/plugin"
 import { Context, Effect, Layer, Stream } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
-import { LLM } from "../llm/llm.js"
+import { LLM, type LLMRequest } from "../llm/llm.js"
 import { SessionStore } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
+import { type BudgetLedger, budgetedCall, type CallMeter } from "./budget.js"
 import { titlePrompt } from "./prompts.js"
 
 /** Most characters of the first prompt the title model reads. */
 const TITLE_INPUT = 4_000
+/** Most output tokens a title call holds under a cost budget. */
+const TITLE_OUTPUT = 2_048
 /** Most characters of a title. */
 const TITLE_LENGTH = 80
 
@@ -28,8 +31,17 @@ export const cleanTitle = (answer: string): string | undefined => {
 export class Title extends Context.Service<
   Title,
   {
-    /** Asks `model` (as `agent`) for a title for `text` and stores it on the session. */
-    readonly generate: (sessionID: string, text: string, agent: AgentInfo, model: ModelInfo) => Effect.Effect<void>
+    /**
+     * Asks `model` (as `agent`) for a title for `text` and stores it on the session; under the turn's `budget`, only
+     * when the call fits in it now (else the session keeps its title).
+     */
+    readonly generate: (
+      sessionID: string,
+      text: string,
+      agent: AgentInfo,
+      model: ModelInfo,
+      budget?: BudgetLedger
+    ) => Effect.Effect<void>
   }
 >()("@lathe/core/Title") {
   /** Titles from the model, stored through the writer. */
@@ -41,34 +53,46 @@ export class Title extends Context.Service<
       const writer = yield* SessionWriter
 
       /** The model's whole answer, as text; the call is aborted when the fiber is interrupted. */
-      const ask = (sessionID: string, text: string, agent: AgentInfo, model: ModelInfo) =>
+      const answer = (request: LLMRequest, controller: AbortController, meter?: CallMeter) =>
+        Effect.suspend(() => {
+          let text = ""
+          const stream = meter ? meter.watch(llm.stream(request)) : llm.stream(request)
+          return stream.pipe(
+            Stream.runForEach((event) =>
+              Effect.sync(() => {
+                if (event.type === "text-delta") text += event.text
+              })
+            ),
+            Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
+            Effect.map(() => text)
+          )
+        })
+
+      /** Asks for a title; under a budget only when it fits now (a title is not worth waiting for, nor stopping on). */
+      const ask = (sessionID: string, text: string, agent: AgentInfo, model: ModelInfo, budget?: BudgetLedger) =>
         Effect.suspend(() => {
           const controller = new AbortController()
-          let answer = ""
-          return llm
-            .stream({
-              sessionID,
-              model,
-              system: [titlePrompt],
-              messages: [{ role: "user", content: text.slice(0, TITLE_INPUT) }],
-              tools: {},
-              abort: controller.signal,
-              ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {})
-            })
-            .pipe(
-              Stream.runForEach((event) =>
-                Effect.sync(() => {
-                  if (event.type === "text-delta") answer += event.text
-                })
-              ),
-              Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
-              Effect.map(() => answer)
-            )
+          const request: LLMRequest = {
+            sessionID,
+            model,
+            system: [titlePrompt],
+            messages: [{ role: "user", content: text.slice(0, TITLE_INPUT) }],
+            tools: {},
+            abort: controller.signal,
+            ...(agent.temperature !== undefined ? { temperature: agent.temperature } : {}),
+            // A title is one line: under a budget it holds no more than this (reasoning models think first).
+            ...(budget ? { maxOutputTokens: Math.min(TITLE_OUTPUT, model.limit.output || TITLE_OUTPUT) } : {})
+          }
+          if (budget === undefined) return answer(request, controller)
+          const call = budgetedCall(budget, request, (capped, meter) => answer(capped, controller, meter), {
+            optional: true
+          })
+          return Effect.map(call, (said) => (typeof said === "string" ? said : ""))
         })
 
       const generate = Effect.fn("Title.generate")(
-        function* (sessionID: string, text: string, agent: AgentInfo, model: ModelInfo) {
-          const title = cleanTitle(yield* ask(sessionID, text, agent, model))
+        function* (sessionID: string, text: string, agent: AgentInfo, model: ModelInfo, budget?: BudgetLedger) {
+          const title = cleanTitle(yield* ask(sessionID, text, agent, model, budget))
           if (title === undefined) return
           const session = yield* store.getSession(sessionID)
           yield* writer.updateSession({ ...session, title })

@@ -6,6 +6,7 @@ import { Plugins } from "../plugin-host/plugins.js"
 import type { Reasoning } from "../provider/reasoning.js"
 import { SessionStore } from "../store/session-store.js"
 import { type PromptError, type PromptInput, SessionBusy, SessionPrompt } from "./session-prompt.js"
+import type { OutputSchema } from "./structured-output.js"
 import { type PreparedTurn, prepareTurn, type TurnInput } from "./turn-input.js"
 
 export type { PreparedTurn, TurnInput } from "./turn-input.js"
@@ -22,6 +23,12 @@ export interface TurnRequest extends TurnInput {
   readonly title?: boolean
   /** Aborting it ends the turn (as `abort(sessionID)` does). */
   readonly abort?: AbortSignal
+  /** The turn's cost cap in USD, shared with its subagents (`--max-cost`; see `Budget`). */
+  readonly maxCost?: number
+  /** The cap on the turn's steps (`--max-steps`), over the agent's and config `max_steps`. */
+  readonly maxSteps?: number
+  /** The final answer must be a JSON value valid against this schema (`--output-schema`). */
+  readonly outputSchema?: OutputSchema
 }
 
 /** Every way a requested turn can fail: its input (a command that does not expand) or the turn itself. */
@@ -146,6 +153,9 @@ const makeTurnRunner = Effect.gen(function* () {
       ...(inherited !== undefined ? { inheritedModel: inherited } : {}),
       ...(request.variant !== undefined ? { variant: request.variant } : {}),
       ...(request.title !== undefined ? { title: request.title } : {}),
+      ...(request.maxCost !== undefined ? { maxCost: request.maxCost } : {}),
+      ...(request.maxSteps !== undefined ? { maxSteps: request.maxSteps } : {}),
+      ...(request.outputSchema !== undefined ? { outputSchema: request.outputSchema } : {}),
       ...(abort !== undefined ? { abort } : {})
     }
   }

@@ -31,8 +31,10 @@ import {
   type UnknownCommand,
   type UnknownResource
 } from "./contributions.js"
+import { HostSide } from "./host-side.js"
 import { pluginCatalog } from "./plugin-catalog.js"
 import { importPlugins, type PluginEntry, type PluginLoadFailure, pluginReferences } from "./plugin-loader.js"
+import { truncationDir } from "./truncate.js"
 
 /** How long a hook may run before it is reported and skipped (config `plugin_timeout_ms`). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
@@ -185,6 +187,8 @@ interface ContextHost {
   readonly tools: Map<string, AnyTool>
   /** The host's listeners to a change of commands (`watch`). */
   readonly watchers: Set<() => void>
+  /** What the host does in the tools' place (an editor's buffers and terminal), when it does. */
+  readonly side: HostSide["Service"] | undefined
 }
 
 /**
@@ -198,7 +202,7 @@ const pluginContext = (
   added: Map<string, AnyTool>,
   pushed: Contributor["pushed"]
 ): PluginContext => {
-  const { paths, config, client, runner, secrets, timeoutMs, run, fork, tools, watchers } = host
+  const { paths, config, client, runner, secrets, timeoutMs, run, fork, tools, watchers, side } = host
   const log = (level: "info" | "warn" | "error") => (text: string, data?: Readonly<Record<string, unknown>>) =>
     fork(
       (level === "info" ? Effect.logInfo : level === "warn" ? Effect.logWarning : Effect.logError)(
@@ -214,6 +218,7 @@ const pluginContext = (
     trusted: config.trusted,
     configDir: paths.config,
     home: paths.home,
+    truncationDir: truncationDir(paths.data),
     options: entry.options ?? {},
     log: { info: log("info"), warn: log("warn"), error: log("error") },
     client,
@@ -241,6 +246,8 @@ const pluginContext = (
         }
       }
     },
+    ...(side?.files ? { files: side.files } : {}),
+    ...(side?.terminal ? { terminal: side.terminal } : {}),
     commands: {
       set: (next: ReadonlyArray<PluginCommand>) => {
         pushed.commands = [...next]
@@ -315,7 +322,8 @@ const makePlugins = Effect.fnUntraced(function* (
   const list: Array<LoadedPlugin> = []
   const tools = new Map<string, AnyTool>()
   const agents = new Map<string, AgentInfo>()
-  const host: ContextHost = { paths, config, client, runner, secrets, timeoutMs, run, fork, tools, watchers }
+  const side = Option.getOrUndefined(yield* Effect.serviceOption(HostSide))
+  const host: ContextHost = { paths, config, client, runner, secrets, timeoutMs, run, fork, tools, watchers, side }
 
   for (const [index, raw] of entries.entries()) {
     const entry: PluginEntry = isPlugin(raw) ? { plugin: raw } : raw

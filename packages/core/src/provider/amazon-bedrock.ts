@@ -1,5 +1,6 @@
 import type { CacheStrategy, ProviderDescriptor, ProviderSettings } from "./descriptor.js"
 import { budgetOf, promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -88,6 +89,7 @@ export const amazonBedrock: ProviderDescriptor = {
   baseURL: { env: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME" },
   missing,
   defaultModel: "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+  defaultFamily: /^global\.anthropic\.claude-sonnet-/,
   imagesInToolResults: true,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   cache: (modelID) =>
@@ -100,7 +102,11 @@ export const amazonBedrock: ProviderDescriptor = {
     return {}
   },
   load: async (settings, modelID) => {
-    const { createAmazonBedrock } = await import("@ai-sdk/amazon-bedrock")
+    const { createAmazonBedrock } = await importSDK(
+      "@ai-sdk/amazon-bedrock",
+      "Amazon Bedrock",
+      () => import("@ai-sdk/amazon-bedrock")
+    )
     const bearer = bearerOf(settings)
     const accessKeyId = envOf(settings, "AWS_ACCESS_KEY_ID")
     const secretAccessKey = envOf(settings, "AWS_SECRET_ACCESS_KEY")

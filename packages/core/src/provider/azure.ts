@@ -1,5 +1,6 @@
 import type { ProviderDescriptor, ProviderSettings } from "./descriptor.js"
 import { openAISessionKey, promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 const stringOption = (settings: ProviderSettings, name: string): string | undefined => {
@@ -42,6 +43,7 @@ export const azure: ProviderDescriptor = {
     return undefined
   },
   defaultModel: "gpt-5.4",
+  defaultFamily: /^gpt-\d/,
   // Chat Completions (deployment URLs) would send a tool result's image as JSON text; moved to a user message, it
   // reaches the model as an image on both APIs.
   imagesInToolResults: false,
@@ -51,7 +53,7 @@ export const azure: ProviderDescriptor = {
     openai: { reasoningEffort: reasoningLevelOf(reasoning), forceReasoning: true }
   }),
   load: async (settings, modelID) => {
-    const { createAzure } = await import("@ai-sdk/azure")
+    const { createAzure } = await importSDK("@ai-sdk/azure", "Azure OpenAI", () => import("@ai-sdk/azure"))
     const resourceName = resourceOf(settings)
     const provider = createAzure({
       ...(resourceName === undefined ? {} : { resourceName }),

@@ -1,5 +1,6 @@
 import type { ProviderDescriptor } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -19,7 +20,7 @@ export const cerebras: ProviderDescriptor = {
   reasoning: (model, reasoning) =>
     model.modelID.includes("gpt-oss") ? { cerebras: { reasoningEffort: reasoningLevelOf(reasoning) } } : {},
   load: async (settings, modelID) => {
-    const { createCerebras } = await import("@ai-sdk/cerebras")
+    const { createCerebras } = await importSDK("@ai-sdk/cerebras", "Cerebras", () => import("@ai-sdk/cerebras"))
     return createCerebras(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://cloud.cerebras.ai (API Keys)" }

@@ -1,5 +1,6 @@
 import type { ProviderDescriptor } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /** DeepSeek's reasoning efforts for Lathe's levels (the API's own values are `low`, `high` and `max`). */
@@ -24,7 +25,7 @@ export const deepseek: ProviderDescriptor = {
       ? {}
       : { deepseek: { thinking: { type: "enabled" }, reasoningEffort: EFFORT[reasoningLevelOf(reasoning)] } },
   load: async (settings, modelID) => {
-    const { createDeepSeek } = await import("@ai-sdk/deepseek")
+    const { createDeepSeek } = await importSDK("@ai-sdk/deepseek", "DeepSeek", () => import("@ai-sdk/deepseek"))
     return createDeepSeek(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://platform.deepseek.com/api_keys" }

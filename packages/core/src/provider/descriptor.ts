@@ -1,4 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider"
+import type { CredentialStore, SignInMethod } from "./sign-in.js"
 
 /**
  * One provider Lathe can talk to, described once: how it authenticates, where it listens, which SDK builds its
@@ -46,8 +47,31 @@ export interface ProviderDescriptor {
     readonly required?: boolean
     readonly env?: string
   }
-  /** The model used when this provider is the only one set up and config names no model. */
+  /**
+   * Signing in with an account instead of a key (`lathe auth login <type>` runs it): the stored sign-in reaches `load`
+   * as `settings.credential` (and its long-lived token as `apiKey`). Only where the provider allows third-party tools.
+   */
+  readonly signIn?: SignInMethod
+  /**
+   * The model used when this provider is the only one set up and config names no model, when the catalogue gives
+   * none by `defaultFamily` (see `catalog/default-model.ts`): a fallback, not the usual answer.
+   */
   readonly defaultModel?: string
+  /**
+   * The ids of this provider's flagship coding family in the catalogue (`/^claude-sonnet-/`): the default model is the
+   * newest of them (`catalog/default-model.ts`). Without it, every model of `catalogID` is a candidate.
+   */
+  readonly defaultFamily?: RegExp
+  /**
+   * Set on a descriptor built from a models.dev entry (`catalog-provider.ts`): the AI SDK package models.dev names for
+   * it.
+   */
+  readonly catalogue?: { readonly npm: string }
+  /**
+   * Why Lathe cannot drive this provider, worded with the fix: a catalogue provider whose AI SDK package Lathe does not
+   * include. Config, `lathe models` and a run say it instead of asking for a key that would do nothing.
+   */
+  readonly unsupported?: string
   /** Whether tool results may carry images; when false, images move to a user message after the results. */
   readonly imagesInToolResults: boolean
   /** Which base system prompt suits a model of this provider. */
@@ -70,6 +94,18 @@ export interface ProviderDescriptor {
     /** What to check when the endpoint cannot be reached ("is `ollama serve` running?"). */
     readonly connect?: string
   }
+  /**
+   * The provider's own web search for a model (run by the provider, its results streamed back): the AI SDK
+   * provider-defined tool, by id and arguments, that `LLM` sends under the name `web_search` when a step may search
+   * (see `LLMRequest.nativeSearch`). `undefined` for a model without one.
+   */
+  readonly nativeSearch?: (modelID: string) => NativeTool | undefined
+}
+
+/** An AI SDK provider-defined tool as plain data: `anthropic.web_search_20250305` and its arguments. */
+export interface NativeTool {
+  readonly id: `${string}.${string}`
+  readonly args: Readonly<Record<string, unknown>>
 }
 
 /** The base prompt family for a model. */
@@ -115,6 +151,8 @@ export interface ProviderSettings {
   readonly env: ProviderEnv
   /** The fetch every SDK gets (Node's HTTP client, see `http-fetch.ts`), unless `options.fetch` is given. */
   readonly fetch: typeof fetch
+  /** The stored sign-in of a provider with `signIn` (read it; store a renewed one), when it has one. */
+  readonly credential?: CredentialStore
 }
 
 /** A model a local server reports. */

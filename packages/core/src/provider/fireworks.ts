@@ -1,5 +1,6 @@
 import type { ProviderDescriptor } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -15,12 +16,13 @@ export const fireworks: ProviderDescriptor = {
   auth: "key",
   keyEnv: ["FIREWORKS_API_KEY"],
   defaultModel: "accounts/fireworks/models/kimi-k2p7-code",
+  defaultFamily: /^accounts\/fireworks\/models\//,
   imagesInToolResults: false,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   cache: () => ({ kind: "session-key", options: (sessionID) => ({ fireworks: { promptCacheKey: sessionID } }) }),
   reasoning: (_model, reasoning) => ({ fireworks: { reasoningEffort: reasoningLevelOf(reasoning) } }),
   load: async (settings, modelID) => {
-    const { createFireworks } = await import("@ai-sdk/fireworks")
+    const { createFireworks } = await importSDK("@ai-sdk/fireworks", "Fireworks", () => import("@ai-sdk/fireworks"))
     return createFireworks(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://app.fireworks.ai/settings/users/api-keys" }

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises"
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "./descriptor.js"
 import { ANTHROPIC_CACHE_MARK, anthropicThinking, promptFamilyOf } from "./families.js"
 import { geminiThinking } from "./google.js"
+import { importSDK } from "./sdk-import.js"
 
 /** The Google Cloud project: config `options.project`, else `GOOGLE_VERTEX_PROJECT`, else `GOOGLE_CLOUD_PROJECT`. */
 const projectOf = (settings: ProviderSettings): string | undefined => {
@@ -68,7 +69,11 @@ const vertexSettings = async (settings: ProviderSettings): Promise<Record<string
 
 /** Builds a Claude model on Vertex (Anthropic's Messages API at `…/publishers/anthropic/models/<id>:streamRawPredict`). */
 const loadClaude = async (settings: ProviderSettings, modelID: string) => {
-  const { createVertexAnthropic } = await import("@ai-sdk/google-vertex/anthropic")
+  const { createVertexAnthropic } = await importSDK(
+    "@ai-sdk/google-vertex",
+    "Google Vertex AI (Anthropic models)",
+    () => import("@ai-sdk/google-vertex/anthropic")
+  )
   return createVertexAnthropic({ ...(await vertexSettings(settings)), ...settings.options })(modelID)
 }
 
@@ -102,6 +107,7 @@ export const googleVertex: ProviderDescriptor = {
   missing: missingProject(true),
   detectEnv: ["GOOGLE_VERTEX_PROJECT", "GOOGLE_CLOUD_PROJECT", "GOOGLE_VERTEX_API_KEY"],
   defaultModel: "gemini-3.5-flash",
+  defaultFamily: /^gemini-/,
   imagesInToolResults: true,
   prompt: (modelID) => promptFamilyOf(modelID, "gemini"),
   cache: (modelID) => (isClaude(modelID) ? { kind: "breakpoints", mark: ANTHROPIC_CACHE_MARK } : undefined),
@@ -116,7 +122,11 @@ export const googleVertex: ProviderDescriptor = {
         `${modelID} is a Vertex Model-as-a-Service model, which speaks OpenAI's Chat Completions rather than Gemini's ` +
           "API; Lathe does not reach those through google-vertex yet: pick a Gemini or Claude model"
       )
-    const { createVertex } = await import("@ai-sdk/google-vertex")
+    const { createVertex } = await importSDK(
+      "@ai-sdk/google-vertex",
+      "Google Vertex AI",
+      () => import("@ai-sdk/google-vertex")
+    )
     const common = await vertexSettings(settings)
     return createVertex({ ...common, ...(settings.apiKey ? { apiKey: settings.apiKey } : {}), ...settings.options })(
       modelID
@@ -137,6 +147,7 @@ export const googleVertexAnthropic: ProviderDescriptor = {
   missing: missingProject(false),
   detectEnv: ["GOOGLE_VERTEX_PROJECT", "GOOGLE_CLOUD_PROJECT"],
   defaultModel: "claude-sonnet-4-5@20250929",
+  defaultFamily: /^claude-sonnet-/,
   imagesInToolResults: true,
   prompt: "anthropic",
   cache: () => ({ kind: "breakpoints", mark: ANTHROPIC_CACHE_MARK }),

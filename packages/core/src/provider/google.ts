@@ -1,5 +1,6 @@
 import type { ProviderDescriptor, ReasoningSetting, ReasoningTarget } from "./descriptor.js"
 import { budgetOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -36,12 +37,21 @@ export const google: ProviderDescriptor = {
   keyEnv: ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"],
   baseURL: { default: "https://generativelanguage.googleapis.com/v1beta" },
   defaultModel: "gemini-3.5-flash",
+  defaultFamily: /^gemini-/,
   imagesInToolResults: true,
   prompt: "gemini",
   reasoning: (model, reasoning) => ({ google: geminiThinking(model, reasoning) }),
   load: async (settings, modelID) => {
-    const { createGoogleGenerativeAI } = await import("@ai-sdk/google")
+    const { createGoogleGenerativeAI } = await importSDK(
+      "@ai-sdk/google",
+      "Google Gemini",
+      () => import("@ai-sdk/google")
+    )
     return createGoogleGenerativeAI(sdkSettings(settings))(modelID)
   },
-  hints: { key: "create a key at https://aistudio.google.com/apikey" }
+  hints: { key: "create a key at https://aistudio.google.com/apikey" },
+  // Grounding with Google Search: only Gemini 3 and later take it alongside function tools (the SDK drops the
+  // function tools of an older model that gets both).
+  nativeSearch: (modelID) =>
+    /^gemini-([3-9]|\d{2,})/.test(modelID) ? { id: "google.google_search", args: {} } : undefined
 }

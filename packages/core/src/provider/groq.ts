@@ -1,5 +1,6 @@
 import type { ProviderDescriptor } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -14,6 +15,7 @@ export const groq: ProviderDescriptor = {
   auth: "key",
   keyEnv: ["GROQ_API_KEY"],
   defaultModel: "openai/gpt-oss-120b",
+  defaultFamily: /^openai\/gpt-oss-120b/,
   imagesInToolResults: false,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   reasoning: (model, reasoning) => {
@@ -23,7 +25,7 @@ export const groq: ProviderDescriptor = {
     return { groq: { reasoningFormat: "parsed" } }
   },
   load: async (settings, modelID) => {
-    const { createGroq } = await import("@ai-sdk/groq")
+    const { createGroq } = await importSDK("@ai-sdk/groq", "Groq", () => import("@ai-sdk/groq"))
     return createGroq(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://console.groq.com/keys" }

@@ -16,6 +16,7 @@ export const keyVariables = (names: ReadonlyArray<string>): string => {
 export const keyHintFor = (providerID: string, type?: string): string => {
   if (providerID === "env") return "set LATHE_API_KEY to the key the server at LATHE_BASE_URL expects"
   const descriptor = descriptorFor(providerID, type)
+  if (descriptor.signIn !== undefined) return `run \`lathe auth login ${providerID}\` to sign in`
   const variables = keyVariables(descriptor.keyEnv)
   if (variables === "") return `set provider.${providerID}.apiKey in lathe.json (for example "{env:MY_KEY}")`
   const own = type === undefined || type === descriptor.type

@@ -1,6 +1,5 @@
 import type { LanguageModelV4 } from "@ai-sdk/provider"
 import type { ProviderSettings } from "./descriptor.js"
-import { sdkSettings } from "./sdk-settings.js"
 
 /**
  * What the local-server providers (Ollama, LM Studio) share: the server's root from its `/v1` base URL, a JSON GET
@@ -33,13 +32,9 @@ export const fetchJSON = async (settings: ProviderSettings, url: string, who: st
   return response.json()
 }
 
-/** The Chat Completions model of a local server at `settings.baseURL` (its `/v1`), asking for usage in streams. */
-export const openAICompatibleModel = async (settings: ProviderSettings, modelID: string): Promise<LanguageModelV4> => {
-  const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible")
-  return createOpenAICompatible({
-    ...sdkSettings(settings),
-    name: settings.id,
-    baseURL: settings.baseURL ?? "",
-    includeUsage: true
-  } as Parameters<typeof createOpenAICompatible>[0])(modelID)
-}
+/**
+ * The Chat Completions model of a local server at `settings.baseURL` (its `/v1`), asking for usage in streams:
+ * Lathe's own client (`chat-completions.ts`), the one every OpenAI-compatible server goes through.
+ */
+export const openAICompatibleModel = async (settings: ProviderSettings, modelID: string): Promise<LanguageModelV4> =>
+  (await import("./chat-completions.js")).chatCompletionsModel(settings, modelID)

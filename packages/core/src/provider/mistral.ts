@@ -1,5 +1,6 @@
 import type { ProviderDescriptor, ReasoningSetting } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -24,12 +25,13 @@ export const mistral: ProviderDescriptor = {
   auth: "key",
   keyEnv: ["MISTRAL_API_KEY"],
   defaultModel: "devstral-latest",
+  defaultFamily: /^devstral-/,
   imagesInToolResults: false,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   cache: () => ({ kind: "session-key", options: (sessionID) => ({ mistral: { promptCacheKey: sessionID } }) }),
   reasoning: (model, reasoning) => ({ mistral: { reasoningEffort: effortOf(model.modelID, reasoning) } }),
   load: async (settings, modelID) => {
-    const { createMistral } = await import("@ai-sdk/mistral")
+    const { createMistral } = await importSDK("@ai-sdk/mistral", "Mistral", () => import("@ai-sdk/mistral"))
     return createMistral(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://console.mistral.ai/api-keys" }

@@ -2,7 +2,6 @@ import { Schema } from "effect"
 import type { DiscoveredModel, ProviderDescriptor, ProviderSettings } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
 import { fetchJSON } from "./local-server.js"
-import { sdkSettings } from "./sdk-settings.js"
 
 /** `GET <baseURL>/models`: OpenAI's list shape, which vLLM, llama.cpp, LM Studio, Ollama and gateways answer. */
 const decodeModels = Schema.decodeUnknownSync(
@@ -38,15 +37,8 @@ export const openaiCompatible: ProviderDescriptor = {
   imagesInToolResults: false,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   reasoning: (_model, reasoning) => ({ openaiCompatible: { reasoningEffort: reasoningLevelOf(reasoning) } }),
-  load: async (settings, modelID) => {
-    const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible")
-    return createOpenAICompatible({
-      ...sdkSettings(settings),
-      name: settings.id,
-      baseURL: settings.baseURL ?? "",
-      includeUsage: true
-    } as Parameters<typeof createOpenAICompatible>[0])(modelID)
-  },
+  // Lathe's own Chat Completions client (no SDK package to install), loaded on first use.
+  load: async (settings, modelID) => (await import("./chat-completions.js")).chatCompletionsModel(settings, modelID),
   discover,
   hints: { connect: "check that the server is running and that baseURL ends where its /chat/completions lives" }
 }

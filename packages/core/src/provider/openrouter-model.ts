@@ -1,6 +1,7 @@
 import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider"
 import { type LanguageModelMiddleware, wrapLanguageModel } from "ai"
 import type { ProviderSettings } from "./descriptor.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -31,7 +32,11 @@ const cacheWritesOutOfInput: LanguageModelMiddleware = {
  * imports OpenRouter's SDK lazily, as every descriptor does.
  */
 export const openrouterModel = async (settings: ProviderSettings, modelID: string): Promise<LanguageModelV4> => {
-  const { createOpenRouter } = await import("@openrouter/ai-sdk-provider")
+  const { createOpenRouter } = await importSDK(
+    "@openrouter/ai-sdk-provider",
+    "OpenRouter",
+    () => import("@openrouter/ai-sdk-provider")
+  )
   const settingsForSDK = { compatibility: "strict", ...sdkSettings(settings) }
   const model = createOpenRouter(settingsForSDK as Parameters<typeof createOpenRouter>[0]).chat(modelID)
   return wrapLanguageModel({ model, middleware: cacheWritesOutOfInput })

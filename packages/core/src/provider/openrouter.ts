@@ -17,6 +17,7 @@ export const openrouter: ProviderDescriptor = {
   auth: "key",
   keyEnv: ["OPENROUTER_API_KEY"],
   defaultModel: "anthropic/claude-sonnet-4.6",
+  defaultFamily: /^anthropic\/claude-sonnet-/,
   imagesInToolResults: true,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   cache: (modelID) =>

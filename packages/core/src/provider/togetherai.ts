@@ -1,5 +1,6 @@
 import type { ProviderDescriptor } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /**
@@ -23,7 +24,11 @@ export const togetherai: ProviderDescriptor = {
       ? { togetherai: { reasoningEffort: reasoningLevelOf(reasoning) } }
       : { togetherai: { reasoning: { enabled: true } } },
   load: async (settings, modelID) => {
-    const { createTogetherAI } = await import("@ai-sdk/togetherai")
+    const { createTogetherAI } = await importSDK(
+      "@ai-sdk/togetherai",
+      "Together AI",
+      () => import("@ai-sdk/togetherai")
+    )
     return createTogetherAI(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://api.together.ai/settings/api-keys" }

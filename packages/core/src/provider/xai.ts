@@ -1,5 +1,6 @@
 import type { ProviderDescriptor } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
+import { importSDK } from "./sdk-import.js"
 import { sdkSettings } from "./sdk-settings.js"
 
 /** Grok 4.20's fixed reasoning and non-reasoning models, which take no effort (the SDK's own list). */
@@ -16,13 +17,14 @@ export const xai: ProviderDescriptor = {
   auth: "key",
   keyEnv: ["XAI_API_KEY"],
   defaultModel: "grok-4.3",
+  defaultFamily: /^grok-/,
   imagesInToolResults: true,
   prompt: (modelID) => promptFamilyOf(modelID, "generic"),
   cache: () => ({ kind: "session-key", options: (sessionID) => ({ xai: { promptCacheKey: sessionID } }) }),
   reasoning: (model, reasoning) =>
     FIXED_REASONING.test(model.modelID) ? {} : { xai: { reasoningEffort: reasoningLevelOf(reasoning) } },
   load: async (settings, modelID) => {
-    const { createXai } = await import("@ai-sdk/xai")
+    const { createXai } = await importSDK("@ai-sdk/xai", "xAI", () => import("@ai-sdk/xai"))
     return createXai(sdkSettings(settings))(modelID)
   },
   hints: { key: "create a key at https://console.x.ai" }

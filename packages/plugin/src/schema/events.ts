@@ -4,7 +4,8 @@ import { Part, Tokens, ToolState } from "./part.js"
 
 /**
  * The one event protocol of Lathe. Every change the loop makes is published on the Bus as one of these;
- * `lathe run --format json` prints exactly this union, one JSON object per line, and UIs render from it.
+ * `lathe run --format json` prints exactly this union, one JSON object per line (then the CLI's own closing
+ * `run.result` line, docs/headless.md), and UIs render from it.
  * Vocabulary: a **step** is one model call, a **turn** is a prompt until the session is idle, a **call**
  * is one tool call.
  */

@@ -21,7 +21,9 @@ export const ProviderErrorReason = Schema.Union([
   Schema.TaggedStruct("QuotaExceeded", {}),
   Schema.TaggedStruct("Auth", {}),
   Schema.TaggedStruct("InvalidRequest", { status: Schema.optionalKey(Schema.Number) }),
-  Schema.TaggedStruct("Aborted", {})
+  Schema.TaggedStruct("Aborted", {}),
+  /** The provider's SDK package is not installed next to `@lathe/core` (`package`, e.g. `@ai-sdk/anthropic`). */
+  Schema.TaggedStruct("PackageMissing", { package: Schema.String })
 ])
 export type ProviderErrorReason = typeof ProviderErrorReason.Type
 
@@ -98,6 +100,19 @@ export const MessageError = Schema.Union([
   }),
   Schema.Struct({ name: Schema.Literal("PermissionRejected"), message: Schema.String }),
   Schema.Struct({ name: Schema.Literal("StepLimit"), message: Schema.String, steps: Schema.Number }),
+  /** The turn's cost budget (`--max-cost`, config `budget`) could not cover its next model call; USD amounts. */
+  Schema.Struct({
+    name: Schema.Literal("BudgetExhausted"),
+    message: Schema.String,
+    spent: Schema.Number,
+    limit: Schema.Number
+  }),
+  /** The final answer did not validate against the run's `--output-schema`, after it was sent back to the model. */
+  Schema.Struct({
+    name: Schema.Literal("OutputSchemaMismatch"),
+    message: Schema.String,
+    errors: Schema.Array(Schema.String)
+  }),
   Schema.Struct({ name: Schema.Literal("Unknown"), message: Schema.String })
 ])
 export type MessageError = typeof MessageError.Type
@@ -188,7 +203,9 @@ export const AssistantMessage = Schema.Struct({
   finish: Schema.optionalKey(Schema.String),
   error: Schema.optionalKey(MessageError),
   /** This message is a compaction summary of the history before it. */
-  summary: Schema.optionalKey(Schema.Boolean)
+  summary: Schema.optionalKey(Schema.Boolean),
+  /** The turn's final answer as the JSON value that validated against its output schema (`--output-schema`). */
+  structured: Schema.optionalKey(Schema.Unknown)
 })
 export type AssistantMessage = typeof AssistantMessage.Type
 

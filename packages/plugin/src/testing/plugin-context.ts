@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import type { ModelInfo, PluginCatalog, PluginCommand, PluginConfig, PluginContext, PluginLogger } from "../plugin.js"
 import { runProgram } from "../run-program.js"
 import type { MessageWithParts, Session } from "../schema/message.js"
@@ -12,6 +14,8 @@ export interface PluginContextOptions {
   readonly home?: string
   /** Lathe's config folder (`ctx.configDir`, the person's own agents and skills). Default: `root`. */
   readonly configDir?: string
+  /** `ctx.truncationDir`, where the host keeps cut-short tool output. Default: `lathe-tool-output` in the OS temp dir. */
+  readonly truncationDir?: string
   /** Whether the person trusts the project (`lathe trust`). Default true. */
   readonly trusted?: boolean
   /** The merged config the plugin reads as `ctx.config`, as an object (e.g. `{ model: "acme/m1" }`). Default `{}`. */
@@ -91,6 +95,7 @@ export const pluginContext = (root: string, options: PluginContextOptions = {}):
     trusted: options.trusted ?? true,
     configDir: options.configDir ?? root,
     home: options.home ?? root,
+    truncationDir: options.truncationDir ?? join(tmpdir(), "lathe-tool-output"),
     projectID: "test",
     config: options.config ?? {},
     catalog: {

@@ -1,0 +1,651 @@
+import {
+  APICallError,
+  InvalidResponseDataError,
+  type LanguageModelV4,
+  type LanguageModelV4CallOptions,
+  type LanguageModelV4Content,
+  type LanguageModelV4FinishReason,
+  type LanguageModelV4Prompt,
+  type LanguageModelV4StreamPart,
+  type LanguageModelV4Usage,
+  type SharedV4ProviderMetadata,
+  type SharedV4Warning,
+  UnsupportedFunctionalityError
+} from "@ai-sdk/provider"
+import type { ProviderSettings } from "./descriptor.js"
+
+/**
+ * Lathe's own client of OpenAI's Chat Completions API (`POST <baseURL>/chat/completions`, streamed as server-sent
+ * events), as an ai SDK `LanguageModelV4`: the one path for every OpenAI-compatible server (vLLM, llama.cpp, Ollama,
+ * LM Studio, gateways, the catalogue's providers that speak OpenAI's chat API), so `@lathe/core` needs no provider
+ * SDK package for them. It sends what the AI SDK's own OpenAI-compatible provider sends (same body fields, same
+ * message shapes, `stream_options.include_usage`), and reads text, reasoning (`reasoning_content` or `reasoning`),
+ * streamed tool calls (Gemini's `extra_content` thought signature kept on the call), the finish reason, usage with
+ * cached and reasoning tokens, and errors: an HTTP error is an `APICallError` with status, headers and body; a
+ * `{"error": …}` chunk inside the stream is an `error` part, as `toProviderError` expects.
+ */
+
+/** The call options Lathe knows under `openaiCompatible` (the rest of a provider's own options goes into the body). */
+const KNOWN_OPTIONS = new Set(["user", "reasoningEffort", "textVerbosity", "strictJsonSchema"])
+
+/** What the model needs from a provider's settings (its `options` may override `fetch`, `headers`, the query). */
+interface ChatSettings {
+  /** The provider id: its provider options' name, and `<id>.chat` as the model's `provider`. */
+  readonly id: string
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly fetch: typeof fetch
+  readonly structuredOutputs: boolean
+}
+
+const record = (value: unknown): Readonly<Record<string, unknown>> | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Readonly<Record<string, unknown>>)
+    : undefined
+
+const stringsOf = (value: unknown): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(record(value) ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string")
+  )
+
+/** `my-gateway` → `myGateway`: the AI SDK also reads a provider's options under its camel-cased name. */
+const camelCase = (name: string) => name.replace(/[_-]([a-z])/g, (_, letter: string) => letter.toUpperCase())
+
+/** The chat settings of `settings`: config `options` (`fetch`, `headers`, `queryParams`, …) win, as with the SDKs. */
+const chatSettingsOf = (settings: ProviderSettings): ChatSettings => {
+  const options = settings.options
+  const baseURL = (typeof options.baseURL === "string" ? options.baseURL : (settings.baseURL ?? "")).replace(/\/+$/, "")
+  const apiKey = typeof options.apiKey === "string" ? options.apiKey : settings.apiKey
+  const query = new URLSearchParams(stringsOf(options.queryParams)).toString()
+  return {
+    id: settings.id,
+    url: `${baseURL}/chat/completions${query ? `?${query}` : ""}`,
+    headers: {
+      ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+      ...settings.headers,
+      ...stringsOf(options.headers)
+    },
+    fetch: typeof options.fetch === "function" ? (options.fetch as typeof fetch) : settings.fetch,
+    structuredOutputs: options.supportsStructuredOutputs === true
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The request
+
+const base64 = (data: Uint8Array | string) => (typeof data === "string" ? data : Buffer.from(data).toString("base64"))
+
+/** The media type of image bytes, when the part says only `image/*`. */
+const sniffImage = (data: Uint8Array | string): string => {
+  const bytes = typeof data === "string" ? Buffer.from(data.slice(0, 24), "base64") : data
+  if (bytes[0] === 0x89 && bytes[1] === 0x50) return "image/png"
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return "image/jpeg"
+  if (bytes[0] === 0x47 && bytes[1] === 0x49) return "image/gif"
+  if (bytes[8] === 0x57 && bytes[9] === 0x45) return "image/webp"
+  return "image/png"
+}
+
+type FilePart = Extract<Extract<LanguageModelV4Prompt[number], { role: "user" }>["content"][number], { type: "file" }>
+
+/** A user's file part as a chat content part: an image (URL or data URL), text, or a PDF. */
+const filePart = (part: FilePart): Record<string, unknown> => {
+  const [top] = part.mediaType.split("/")
+  const data = part.data
+  if (data.type === "text") {
+    if (top === "text") return { type: "text", text: data.text }
+  } else if (data.type === "url") {
+    if (top === "image") return { type: "image_url", image_url: { url: data.url.toString() } }
+    if (top === "text") return { type: "text", text: data.url.toString() }
+  } else if (data.type === "data") {
+    const mediaType = part.mediaType.endsWith("/*") ? sniffImage(data.data) : part.mediaType
+    if (top === "image")
+      return { type: "image_url", image_url: { url: `data:${mediaType};base64,${base64(data.data)}` } }
+    if (top === "text")
+      return {
+        type: "text",
+        text:
+          typeof data.data === "string"
+            ? Buffer.from(data.data, "base64").toString("utf8")
+            : Buffer.from(data.data).toString("utf8")
+      }
+    if (part.mediaType === "application/pdf")
+      return {
+        type: "file",
+        file: {
+          filename: part.filename ?? "document.pdf",
+          file_data: `data:application/pdf;base64,${base64(data.data)}`
+        }
+      }
+  }
+  throw new UnsupportedFunctionalityError({ functionality: `file parts of type ${part.mediaType} (${data.type})` })
+}
+
+/** A tool call's arguments as JSON text: a string that parses is sent as it is. */
+const argumentsOf = (input: unknown): string => {
+  if (typeof input === "string")
+    try {
+      JSON.parse(input)
+      return input
+    } catch {
+      return JSON.stringify(input)
+    }
+  return JSON.stringify(input ?? {})
+}
+
+/** The prompt as Chat Completions messages (the AI SDK's OpenAI-compatible provider sends the same shapes). */
+const messagesOf = (prompt: LanguageModelV4Prompt, id: string): Array<Record<string, unknown>> => {
+  const messages: Array<Record<string, unknown>> = []
+  for (const message of prompt) {
+    if (message.role === "system") messages.push({ role: "system", content: message.content })
+    else if (message.role === "user") {
+      const [only] = message.content
+      if (message.content.length === 1 && only?.type === "text") messages.push({ role: "user", content: only.text })
+      else
+        messages.push({
+          role: "user",
+          content: message.content.map((part) =>
+            part.type === "text" ? { type: "text", text: part.text } : filePart(part)
+          )
+        })
+    } else if (message.role === "assistant") {
+      let text = ""
+      let reasoning = ""
+      const calls: Array<Record<string, unknown>> = []
+      for (const part of message.content) {
+        if (part.type === "text") text += part.text
+        else if (part.type === "reasoning") reasoning += part.text
+        else if (part.type === "tool-call") {
+          const options = part.providerOptions
+          const signature =
+            options?.[id]?.thoughtSignature ??
+            options?.[camelCase(id)]?.thoughtSignature ??
+            options?.google?.thoughtSignature
+          calls.push({
+            id: part.toolCallId,
+            type: "function",
+            function: { name: part.toolName, arguments: argumentsOf(part.input) },
+            ...(signature ? { extra_content: { google: { thought_signature: String(signature) } } } : {})
+          })
+        }
+      }
+      messages.push({
+        role: "assistant",
+        content: calls.length > 0 ? text || null : text,
+        ...(reasoning.length > 0 ? { reasoning_content: reasoning } : {}),
+        ...(calls.length > 0 ? { tool_calls: calls } : {})
+      })
+    } else
+      for (const part of message.content) {
+        if (part.type !== "tool-result") continue
+        const output = part.output
+        const content =
+          output.type === "text" || output.type === "error-text"
+            ? output.value
+            : output.type === "execution-denied"
+              ? (output.reason ?? "Tool call execution denied.")
+              : JSON.stringify(output.value)
+        messages.push({ role: "tool", tool_call_id: part.toolCallId, content })
+      }
+  }
+  return messages
+}
+
+/** The request body of a call (without `stream`), and what it could not honour. */
+const bodyOf = (
+  settings: ChatSettings,
+  modelID: string,
+  options: LanguageModelV4CallOptions
+): { body: Record<string, unknown>; warnings: Array<SharedV4Warning> } => {
+  const warnings: Array<SharedV4Warning> = []
+  const names = ["openai-compatible", "openaiCompatible", settings.id, camelCase(settings.id)]
+  const known: Record<string, unknown> = {}
+  for (const name of names) Object.assign(known, options.providerOptions?.[name])
+  // A provider's own options go into the body as they are (`{ "my-gateway": { top_k: 20 } }`), Lathe's known ones not.
+  const own = Object.fromEntries(
+    [settings.id, camelCase(settings.id)]
+      .flatMap((name) => Object.entries(options.providerOptions?.[name] ?? {}))
+      .filter(([key]) => !KNOWN_OPTIONS.has(key))
+  )
+  if (options.topK !== undefined) warnings.push({ type: "unsupported", feature: "topK" })
+  const tools: Array<Record<string, unknown>> = []
+  for (const tool of options.tools ?? []) {
+    if (tool.type !== "function") {
+      warnings.push({ type: "unsupported", feature: `provider-defined tool ${tool.id}` })
+      continue
+    }
+    tools.push({
+      type: "function",
+      function: {
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.inputSchema,
+        ...(tool.strict === undefined ? {} : { strict: tool.strict })
+      }
+    })
+  }
+  const choice = options.toolChoice
+  const toolChoice =
+    choice === undefined || tools.length === 0
+      ? undefined
+      : choice.type === "tool"
+        ? { type: "function", function: { name: choice.toolName } }
+        : choice.type
+  const format = options.responseFormat
+  if (format?.type === "json" && format.schema !== undefined && !settings.structuredOutputs)
+    warnings.push({
+      type: "unsupported",
+      feature: "responseFormat",
+      details: "JSON response format schema is only supported with structuredOutputs"
+    })
+  const effort =
+    known.reasoningEffort !== undefined
+      ? known.reasoningEffort
+      : options.reasoning !== undefined && options.reasoning !== "provider-default"
+        ? options.reasoning
+        : undefined
+  const body: Record<string, unknown> = {
+    model: modelID,
+    user: known.user,
+    max_tokens: options.maxOutputTokens,
+    temperature: options.temperature,
+    top_p: options.topP,
+    frequency_penalty: options.frequencyPenalty,
+    presence_penalty: options.presencePenalty,
+    response_format:
+      format?.type !== "json"
+        ? undefined
+        : settings.structuredOutputs && format.schema !== undefined
+          ? {
+              type: "json_schema",
+              json_schema: {
+                schema: format.schema,
+                strict: known.strictJsonSchema ?? true,
+                name: format.name ?? "response",
+                description: format.description
+              }
+            }
+          : { type: "json_object" },
+    stop: options.stopSequences,
+    seed: options.seed,
+    ...own,
+    ...(effort === undefined ? {} : { reasoning_effort: effort }),
+    ...(known.textVerbosity === undefined ? {} : { verbosity: known.textVerbosity }),
+    messages: messagesOf(options.prompt, settings.id),
+    tools: tools.length > 0 ? tools : undefined,
+    tool_choice: toolChoice
+  }
+  return { body, warnings }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The response
+
+const RETRYABLE = new Set([408, 409, 429])
+
+/** The server's own words from an error body (`{"error": {"message": …}}`), else the HTTP status text. */
+const errorMessage = (body: string, fallback: string): string => {
+  try {
+    const error = record(record(JSON.parse(body))?.error)
+    if (typeof error?.message === "string") return error.message
+  } catch {}
+  return fallback
+}
+
+const isAbort = (error: unknown) =>
+  error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")
+
+/** POSTs `body`; a refused connection or an HTTP error becomes an `APICallError`, as the AI SDK's providers throw. */
+const post = async (
+  settings: ChatSettings,
+  body: Record<string, unknown>,
+  options: LanguageModelV4CallOptions
+): Promise<Response> => {
+  const callHeaders = Object.fromEntries(
+    Object.entries(options.headers ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined)
+  )
+  let response: Response
+  try {
+    response = await settings.fetch(settings.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...settings.headers, ...callHeaders },
+      body: JSON.stringify(body),
+      ...(options.abortSignal ? { signal: options.abortSignal } : {})
+    })
+  } catch (error) {
+    if (isAbort(error)) throw error
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+    throw new APICallError({
+      message: `Cannot connect to API: ${cause instanceof Error ? cause.message : String(cause)}`,
+      url: settings.url,
+      requestBodyValues: body,
+      cause,
+      isRetryable: true
+    })
+  }
+  if (response.ok) return response
+  const text = await response.text().catch(() => "")
+  throw new APICallError({
+    message: errorMessage(text, response.statusText || `HTTP ${response.status}`),
+    url: settings.url,
+    requestBodyValues: body,
+    statusCode: response.status,
+    responseHeaders: Object.fromEntries(response.headers),
+    responseBody: text,
+    isRetryable: RETRYABLE.has(response.status) || response.status >= 500
+  })
+}
+
+/** Splits an event stream's text into the `data` of each event (`[DONE]` included). */
+const eventData = (): TransformStream<string, string> => {
+  let buffer = ""
+  let data: Array<string> = []
+  const line = (text: string, controller: TransformStreamDefaultController<string>) => {
+    const clean = text.endsWith("\r") ? text.slice(0, -1) : text
+    if (clean === "") {
+      if (data.length > 0) controller.enqueue(data.join("\n"))
+      data = []
+    } else if (clean.startsWith("data:")) data.push(clean.slice(clean.startsWith("data: ") ? 6 : 5))
+  }
+  return new TransformStream({
+    transform(chunk, controller) {
+      buffer += chunk
+      let end = buffer.indexOf("\n")
+      while (end >= 0) {
+        line(buffer.slice(0, end), controller)
+        buffer = buffer.slice(end + 1)
+        end = buffer.indexOf("\n")
+      }
+    },
+    flush(controller) {
+      if (buffer.length > 0) line(buffer, controller)
+      line("", controller)
+    }
+  })
+}
+
+const FINISH: Readonly<Record<string, LanguageModelV4FinishReason["unified"]>> = {
+  stop: "stop",
+  length: "length",
+  content_filter: "content-filter",
+  function_call: "tool-calls",
+  tool_calls: "tool-calls"
+}
+
+const numberOf = (value: unknown): number | undefined => (typeof value === "number" ? value : undefined)
+
+/** The usage chunk in the SDK's terms: cached prompt tokens read from cache, reasoning tokens out of the output. */
+const usageOf = (usage: Readonly<Record<string, unknown>> | undefined): LanguageModelV4Usage => {
+  if (usage === undefined)
+    return {
+      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: undefined, text: undefined, reasoning: undefined }
+    }
+  const input = numberOf(usage.prompt_tokens) ?? 0
+  const output = numberOf(usage.completion_tokens) ?? 0
+  const cached = numberOf(record(usage.prompt_tokens_details)?.cached_tokens) ?? 0
+  const reasoning = numberOf(record(usage.completion_tokens_details)?.reasoning_tokens) ?? 0
+  return {
+    inputTokens: { total: input, noCache: input - cached, cacheRead: cached, cacheWrite: undefined },
+    outputTokens: { total: output, text: Math.max(0, output - reasoning), reasoning },
+    raw: usage as NonNullable<LanguageModelV4Usage["raw"]>
+  }
+}
+
+/** A tool call being streamed, by its index in the choice. */
+interface StreamedCall {
+  id: string
+  name: string
+  args: string
+  started: boolean
+  done: boolean
+  metadata: SharedV4ProviderMetadata | undefined
+}
+
+/**
+ * The name a call's provider metadata goes under (a signed call's `thoughtSignature`, the finish part's): the
+ * provider's id, or its camel-cased form when the call's options use that, as the AI SDK's providers choose it.
+ */
+const metadataKeyOf = (id: string, options: LanguageModelV4CallOptions): string => {
+  const camel = camelCase(id)
+  return camel !== id && options.providerOptions?.[camel] !== undefined ? camel : id
+}
+
+/** Turns the stream's JSON chunks into the model's stream parts; provider metadata goes under `metadataKey`. */
+const partsOf = (
+  metadataKey: string,
+  warnings: Array<SharedV4Warning>
+): TransformStream<string, LanguageModelV4StreamPart> => {
+  const calls = new Map<number, StreamedCall>()
+  let text = false
+  let reasoning = false
+  let metadataSent = false
+  let rawFinish: string | undefined
+  let failed = false
+  let usage: Readonly<Record<string, unknown>> | undefined
+  type Out = TransformStreamDefaultController<LanguageModelV4StreamPart>
+  const endReasoning = (out: Out) => {
+    if (reasoning) out.enqueue({ type: "reasoning-end", id: "reasoning-0" })
+    reasoning = false
+  }
+  const endText = (out: Out) => {
+    if (text) out.enqueue({ type: "text-end", id: "txt-0" })
+    text = false
+  }
+  const reasoningDelta = (out: Out, delta: string) => {
+    endText(out)
+    if (!reasoning) out.enqueue({ type: "reasoning-start", id: "reasoning-0" })
+    reasoning = true
+    out.enqueue({ type: "reasoning-delta", id: "reasoning-0", delta })
+  }
+  const textDelta = (out: Out, delta: string) => {
+    endReasoning(out)
+    if (!text) out.enqueue({ type: "text-start", id: "txt-0" })
+    text = true
+    out.enqueue({ type: "text-delta", id: "txt-0", delta })
+  }
+  const finishCall = (out: Out, call: StreamedCall) => {
+    call.done = true
+    out.enqueue({ type: "tool-input-end", id: call.id })
+    out.enqueue({
+      type: "tool-call",
+      toolCallId: call.id,
+      toolName: call.name,
+      input: call.args.length > 0 ? call.args : "{}",
+      ...(call.metadata ? { providerMetadata: call.metadata } : {})
+    })
+  }
+  // A call goes out (`tool-call`) when the stream has ended with its finish chunk, as the AI SDK's providers do: a
+  // stream cut after complete arguments still runs no tool.
+  const callDelta = (out: Out, delta: Readonly<Record<string, unknown>>, position: number) => {
+    const index = numberOf(delta.index) ?? position
+    const fn = record(delta.function)
+    let call = calls.get(index)
+    if (call === undefined) {
+      call = { id: "", name: "", args: "", started: false, done: false, metadata: undefined }
+      calls.set(index, call)
+    }
+    if (call.id === "" && typeof delta.id === "string" && delta.id !== "") call.id = delta.id
+    if (call.name === "" && typeof fn?.name === "string") call.name = fn.name
+    const signature = record(record(delta.extra_content)?.google)?.thought_signature
+    if (call.metadata === undefined && typeof signature === "string")
+      call.metadata = { [metadataKey]: { thoughtSignature: signature } }
+    const args = typeof fn?.arguments === "string" ? fn.arguments : ""
+    call.args += args
+    if (!call.started && call.name !== "") {
+      call.started = true
+      if (call.id === "") call.id = `call_${crypto.randomUUID()}`
+      out.enqueue({ type: "tool-input-start", id: call.id, toolName: call.name })
+      if (call.args.length > 0) out.enqueue({ type: "tool-input-delta", id: call.id, delta: call.args })
+    } else if (call.started && args.length > 0) out.enqueue({ type: "tool-input-delta", id: call.id, delta: args })
+  }
+  return new TransformStream({
+    start(out) {
+      out.enqueue({ type: "stream-start", warnings })
+    },
+    transform(data, out) {
+      if (data === "[DONE]") return
+      let chunk: Readonly<Record<string, unknown>> | undefined
+      try {
+        chunk = record(JSON.parse(data))
+      } catch (error) {
+        failed = true
+        out.enqueue({
+          type: "error",
+          error: new InvalidResponseDataError({ data, message: `Invalid JSON chunk: ${String(error)}` })
+        })
+        return
+      }
+      if (chunk === undefined) return
+      if ("error" in chunk) {
+        failed = true
+        out.enqueue({ type: "error", error: chunk.error })
+        return
+      }
+      if (!metadataSent && (chunk.id !== undefined || chunk.model !== undefined || chunk.created !== undefined)) {
+        metadataSent = true
+        const created = numberOf(chunk.created)
+        out.enqueue({
+          type: "response-metadata",
+          ...(typeof chunk.id === "string" ? { id: chunk.id } : {}),
+          ...(typeof chunk.model === "string" ? { modelId: chunk.model } : {}),
+          ...(created ? { timestamp: new Date(created * 1000) } : {})
+        })
+      }
+      if (record(chunk.usage) !== undefined) usage = record(chunk.usage)
+      const choice = record(Array.isArray(chunk.choices) ? chunk.choices[0] : undefined)
+      if (typeof choice?.finish_reason === "string") rawFinish = choice.finish_reason
+      const delta = record(choice?.delta)
+      if (delta === undefined) return
+      const thinking = delta.reasoning_content ?? delta.reasoning
+      if (typeof thinking === "string" && thinking.length > 0) reasoningDelta(out, thinking)
+      if (typeof delta.content === "string" && delta.content.length > 0) textDelta(out, delta.content)
+      else if (Array.isArray(delta.content))
+        // Mistral's parts: `{ type: "text", text }`, and `{ type: "thinking", thinking: [{ type: "text", text }] }`.
+        for (const part of delta.content) {
+          const item = record(part)
+          if (item?.type === "text" && typeof item.text === "string" && item.text.length > 0) textDelta(out, item.text)
+          else if (item?.type === "thinking" && Array.isArray(item.thinking)) {
+            const thought = item.thinking
+              .map((piece) => record(piece))
+              .map((piece) => (piece?.type === "text" && typeof piece.text === "string" ? piece.text : ""))
+              .join("")
+            if (thought.length > 0) reasoningDelta(out, thought)
+          }
+        }
+      if (typeof delta.refusal === "string" && delta.refusal.length > 0) textDelta(out, delta.refusal)
+      if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) {
+        endReasoning(out)
+        delta.tool_calls.forEach((call, position) => {
+          const value = record(call)
+          if (value !== undefined) callDelta(out, value, position)
+        })
+      }
+    },
+    flush(out) {
+      endReasoning(out)
+      endText(out)
+      for (const call of calls.values()) if (call.started && !call.done) finishCall(out, call)
+      let finishReason: LanguageModelV4FinishReason = {
+        unified: rawFinish === undefined ? "error" : (FINISH[rawFinish] ?? "other"),
+        raw: rawFinish
+      }
+      if (rawFinish === undefined && !failed)
+        out.enqueue({
+          type: "error",
+          error: new InvalidResponseDataError({
+            data: undefined,
+            message: "Response stream ended without a finish reason."
+          })
+        })
+      if (failed) finishReason = { unified: "error", raw: undefined }
+      out.enqueue({ type: "finish", finishReason, usage: usageOf(usage), providerMetadata: { [metadataKey]: {} } })
+    }
+  })
+}
+
+/**
+ * `response`'s body, a failure to read it (a reset socket) becoming an `APICallError` for `url` with the failure as
+ * its cause, as the AI SDK's providers report it: the message then names the endpoint whose stream was cut.
+ */
+const readErrorsAsCalls = (response: Response, url: string, body: unknown): ReadableStream<Uint8Array> => {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await reader.read()
+        if (next.done) controller.close()
+        else controller.enqueue(next.value)
+      } catch (error) {
+        if (isAbort(error)) return controller.error(error)
+        controller.error(
+          new APICallError({
+            message: "Failed to process successful response",
+            cause: error,
+            statusCode: response.status,
+            url,
+            responseHeaders: Object.fromEntries(response.headers),
+            requestBodyValues: body,
+            isRetryable: true
+          })
+        )
+      }
+    },
+    cancel: (reason) => reader.cancel(reason)
+  })
+}
+
+/** The Chat Completions model `modelID` of the server `settings` describe (`baseURL`, key, headers, fetch). */
+export const chatCompletionsModel = (provider: ProviderSettings, modelID: string): LanguageModelV4 => {
+  const settings = chatSettingsOf(provider)
+  const doStream: LanguageModelV4["doStream"] = async (options) => {
+    const { body, warnings } = bodyOf(settings, modelID, options)
+    const sent = { ...body, stream: true, stream_options: { include_usage: true } }
+    const response = await post(settings, sent, options)
+    if (response.body === null)
+      throw new APICallError({ message: "The server sent no body.", url: settings.url, requestBodyValues: sent })
+    const stream = readErrorsAsCalls(response, settings.url, sent)
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(eventData())
+      .pipeThrough(partsOf(metadataKeyOf(settings.id, options), warnings))
+    return { stream, request: { body: sent }, response: { headers: Object.fromEntries(response.headers) } }
+  }
+  return {
+    specificationVersion: "v4",
+    provider: `${settings.id}.chat`,
+    modelId: modelID,
+    supportedUrls: {},
+    doStream,
+    // Lathe streams every step; a whole answer is the stream collected.
+    doGenerate: async (options) => {
+      const { stream, request, response } = await doStream(options)
+      const content: Array<LanguageModelV4Content> = []
+      const texts = new Map<string, { type: "text" | "reasoning"; text: string }>()
+      let finish: Extract<LanguageModelV4StreamPart, { type: "finish" }> | undefined
+      let warnings: Array<SharedV4Warning> = []
+      const reader = stream.getReader()
+      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+        const part = next.value
+        if (part.type === "stream-start") warnings = part.warnings
+        else if (part.type === "text-start" || part.type === "reasoning-start") {
+          const entry = { type: part.type === "text-start" ? ("text" as const) : ("reasoning" as const), text: "" }
+          texts.set(`${entry.type}:${part.id}`, entry)
+          content.push(entry)
+        } else if (part.type === "text-delta" || part.type === "reasoning-delta") {
+          const entry = texts.get(`${part.type === "text-delta" ? "text" : "reasoning"}:${part.id}`)
+          if (entry) entry.text += part.delta
+        } else if (part.type === "tool-call") content.push(part)
+        else if (part.type === "error") throw part.error
+        else if (part.type === "finish") finish = part
+      }
+      return {
+        content,
+        finishReason: finish?.finishReason ?? { unified: "error", raw: undefined },
+        usage: finish?.usage ?? usageOf(undefined),
+        ...(finish?.providerMetadata ? { providerMetadata: finish.providerMetadata } : {}),
+        ...(request ? { request } : {}),
+        response: { ...(response?.headers ? { headers: response.headers } : {}) },
+        warnings
+      }
+    }
+  }
+}
