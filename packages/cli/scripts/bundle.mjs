@@ -11,7 +11,7 @@
 // The AI Gateway provider `ai` imports at load (Lathe never uses it) is replaced by a stand-in.
 // Run as a script it writes dist/bundle/; imported, it only exports `bundleOptions` (the tests bundle with them).
 import { execFileSync } from "node:child_process"
-import { copyFileSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -59,6 +59,9 @@ const grammarBesideBundle = (fromChunk) => ({
 
 /** Where the models catalogue shipped with the CLI goes: beside the main build's chunks (`dist/bundle/`). */
 const CATALOG = "models-catalog.dat"
+
+/** Where `lathe web`'s app goes: a folder beside the main build's chunks (`dist/bundle/web/`). */
+const WEB_APP = "web"
 
 /** Where the JSON Schema of lathe.json goes (`lathe config schema`'s output): beside the bundle, shipped with it. */
 const CONFIG_SCHEMA = "lathe.schema.json"
@@ -758,6 +761,11 @@ if (isMain()) {
     encoding: "utf8"
   })
   writeFileSync(join(outdir, CONFIG_SCHEMA), schema)
+  // `lathe web`'s app, prebuilt by @lathe/web (its build runs before this one): static files beside the bundle, read
+  // only by `lathe web` (nothing of it is imported, so no other command loads it).
+  const webApp = join(cli, "..", "web", "dist", "app")
+  mkdirSync(join(outdir, WEB_APP), { recursive: true })
+  for (const name of readdirSync(webApp)) copyFileSync(join(webApp, name), join(outdir, WEB_APP, name))
   if (pruned.length > 0)
     process.stderr.write(
       `bundle: left out ${pruned.length} chunk(s) nothing imports: ${pruned.map((file) => relative(outdir, resolve(file))).join(", ")}\n`

@@ -33,6 +33,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
     summary: "Run the headless server (HTTP + SSE API) for editors, scripts and attached clients",
     load: async () => (await import("./commands/serve.js")).serveCommand(version())
   },
+  web: {
+    summary: "Run lathe serve with a web app: sessions as timelines, per-step time, tokens and cost, asks to answer",
+    load: async () => (await import("./commands/web.js")).webCommand(version())
+  },
   acp: {
     summary: "Speak the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim): see docs/editors.md",
     load: async () => (await import("./commands/acp.js")).acpCommand
@@ -88,6 +92,10 @@ const commands: Readonly<Record<string, { readonly summary: string; readonly loa
   untrust: {
     summary: "Take back trust from this project's config, so it may only narrow what Lathe does",
     load: async () => (await import("./commands/trust.js")).untrustCommand
+  },
+  github: {
+    summary: "Lathe in GitHub Actions: github install writes the workflow, github run answers /lathe mentions",
+    load: async () => (await import("./commands/github.js")).githubCommand
   },
   completion: {
     summary: "Print a shell completion script: lathe completion bash|zsh|fish (commands, options, agents, models)",

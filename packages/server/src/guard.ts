@@ -35,6 +35,12 @@ export interface GuardOptions {
   readonly allowedHosts: ReadonlyArray<string>
   /** Origins (`https://app.example`) whose browser pages may call the API: `--cors`. */
   readonly corsOrigins: ReadonlyArray<string>
+  /**
+   * The server serves its own web page (`lathe web`): a request whose `Origin` is this very server (`http://` + the
+   * `Host` it named, already checked) comes from that page and passes. A rebinding page names its own host and
+   * is stopped by the Host wall first.
+   */
+  readonly selfOrigin?: boolean
 }
 
 /** What the guard decided: refuse with a body, answer a CORS preflight, or let the request through. */
@@ -82,6 +88,10 @@ const refuse = (status: number, code: ForbiddenBody["error"]["code"], message: s
   body: { error: { code, message } }
 })
 
+/** Whether `origin` is this server as the request's `Host` names it (plain http: the server has no TLS). */
+const isOwnOrigin = (origin: string, host: string): boolean =>
+  normalizeOrigin(origin) === `http://${host.trim().toLowerCase()}`
+
 /** Builds the guard of one server; `port` is read when a request comes (it is known once the server listens). */
 export const makeGuard = (options: GuardOptions, port: () => number) => {
   const names = new Set([...LOOPBACK_NAMES, ...options.allowedHosts.map(nameOf)])
@@ -106,7 +116,8 @@ export const makeGuard = (options: GuardOptions, port: () => number) => {
       )
     const origin = single(request.headers.origin)
     const cors: Record<string, string> = {}
-    if (origin !== undefined) {
+    const own = options.selfOrigin === true && origin !== undefined && host !== undefined && isOwnOrigin(origin, host)
+    if (origin !== undefined && !own) {
       if (!origins.has(normalizeOrigin(origin)))
         return refuse(
           403,
@@ -116,7 +127,7 @@ export const makeGuard = (options: GuardOptions, port: () => number) => {
         )
       cors["access-control-allow-origin"] = origin
       cors.vary = "Origin"
-    } else {
+    } else if (!own) {
       // A browser request without Origin (a no-cors GET, an <img>, a navigation from another site) says where it
       // comes from in Sec-Fetch-Site; programs send neither.
       const site = single(request.headers["sec-fetch-site"])

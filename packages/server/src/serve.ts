@@ -13,6 +13,7 @@ import { apiError } from "./errors.js"
 import { EventLog } from "./event-log.js"
 import { MAX_BODY_BYTES, makeGuard, notFoundBody, tooLargeBody } from "./guard.js"
 import { isApiRoute, toWebRequest, writeJson, writeWebResponse } from "./node-adapter.js"
+import { loadStaticApp, writeStatic } from "./static-app.js"
 import { type SessionRunner, Turns } from "./turns.js"
 import { makeWebHandler } from "./web-app.js"
 
@@ -60,6 +61,12 @@ export interface ServeOptions {
   readonly workspaces?: Workspaces["Service"]
   /** Progress lines for the person running the server (drain steps); default: nothing. */
   readonly report?: (line: string) => void
+  /**
+   * A folder holding the prebuilt web app (`lathe web`): served at `/` to any request that passes the Host and
+   * Origin walls, with or without a token (the files hold no data: the page asks for the token and sends it with
+   * every API call). The page's own origin may then call the API too (its POSTs carry `Origin`).
+   */
+  readonly webApp?: string
 }
 
 /** A running server. */
@@ -122,6 +129,7 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
     homeOnly: options.runner !== undefined,
     ...(options.workspaces ? { workspaces: options.workspaces } : {})
   })
+  const staticApp = options.webApp === undefined ? undefined : await loadStaticApp(options.webApp)
   const web = makeWebHandler(ctx, token)
   // Builds the router now (a request to nothing), so the first real request never waits on it.
   await web.handler(new Request("http://localhost/", { method: "OPTIONS" })).catch(() => undefined)
@@ -129,13 +137,23 @@ export const serve = async (options: ServeOptions): Promise<LatheServer> => {
   let origin = "http://localhost"
   let port = options.port ?? 4096
   const guard = makeGuard(
-    { token, hostname, allowedHosts: options.allowedHosts ?? [], corsOrigins: options.corsOrigins ?? [] },
+    {
+      token,
+      hostname,
+      allowedHosts: options.allowedHosts ?? [],
+      corsOrigins: options.corsOrigins ?? [],
+      selfOrigin: staticApp !== undefined
+    },
     () => port
   )
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", origin)
     const method = req.method ?? "GET"
     const verdict = guard({ method, headers: req.headers })
+    const file = (method === "GET" || method === "HEAD") && staticApp?.get(url.pathname)
+    // The app's files pass the walls that protect the person (Host, Origin) but not the token: the page asks for it.
+    if (file && (verdict.kind === "pass" || (verdict.kind === "refuse" && verdict.status === 401)))
+      return writeStatic(res, file, method === "HEAD")
     // A refused request's body is never read: the connection closes after the answer when one is coming.
     if (verdict.kind === "refuse") return writeJson(res, verdict.status, verdict.body, verdict.status === 413)
     if (verdict.kind === "preflight") {

@@ -70,9 +70,15 @@ SIGTERM or Ctrl-C drains: running turns are aborted and recorded, then it exits.
   footer: `Exit codes: 0 stopped cleanly, 1 failed, 2 bad usage.`
 })
 
-/** `lathe serve`: the headless server, until SIGTERM or Ctrl-C. */
+/** What `lathe web` adds to the server: the app's folder, and whether to open a browser on it. */
+export interface WebFront {
+  readonly app: string
+  readonly open: (url: string) => void
+}
+
+/** `lathe serve`: the headless server, until SIGTERM or Ctrl-C; with `web`, the web app at `/` too (`lathe web`). */
 export const serveCommand =
-  (version: string): Command =>
+  (version: string, web?: WebFront): Command =>
   async (args, given: CliIO) => {
     let io = given
     const parsed = parseCommand(serveSpec, args, io)
@@ -145,6 +151,7 @@ export const serveCommand =
         allowedHosts: values["allow-host"] ?? [],
         allowedDirectories: values["allow-directory"] ?? [],
         version,
+        ...(web ? { webApp: web.app } : {}),
         workspaces: workspaces.service,
         ...(cluster
           ? {
@@ -188,6 +195,14 @@ export const serveCommand =
       })
     })
     // One write: scripts wait for the first line and read the next ones from the same chunk.
+    if (web) {
+      // The token travels once, in the fragment (never sent to a server, never in its logs); the page moves it
+      // to the tab's sessionStorage and takes it out of the address bar.
+      const page = `${server.url}/${serverToken === undefined ? "" : `#token=${encodeURIComponent(serverToken)}`}`
+      io.stdout(`listening on ${server.url}\nopen ${page}\n`)
+      web.open(page)
+      return stopped
+    }
     io.stdout(
       `listening on ${server.url}\n` +
         (serverToken !== undefined && serverToken !== token ? `token ${serverToken}\n` : "") +

@@ -14,6 +14,7 @@ export const commandSpecs: Readonly<Record<string, () => Promise<CommandSpec>>> 
   export: async () => (await import("./export.js")).exportSpec,
   import: async () => (await import("./export.js")).importSpec,
   serve: async () => (await import("./serve.js")).serveSpec,
+  web: async () => (await import("./web.js")).webSpec,
   acp: async () => (await import("./acp.js")).acpSpec,
   runner: async () => (await import("./runner.js")).runnerSpec,
   cluster: async () => (await import("./cluster.js")).clusterSpec,
@@ -27,7 +28,8 @@ export const commandSpecs: Readonly<Record<string, () => Promise<CommandSpec>>> 
   permissions: async () => (await import("./permissions.js")).permissionsSpec,
   doctor: async () => (await import("./doctor.js")).doctorSpec,
   trust: async () => (await import("./trust.js")).trustSpec,
-  untrust: async () => (await import("./trust.js")).untrustSpec
+  untrust: async () => (await import("./trust.js")).untrustSpec,
+  github: async () => (await import("./github.js")).githubSpec
 }
 
 /** `lathe` itself: the interactive session's options. */

@@ -275,7 +275,9 @@ export const unpricedModel = (model: ModelInfo): BudgetUnpriced => {
     message:
       `A cost budget is set but the model ${ref} has no price, so what it spends cannot be counted. Give it one in ` +
       `lathe.json: "provider": { "${model.providerID}": { "models": { "${model.modelID}": { "cost": { "input": 3, ` +
-      `"output": 15 } } } } } (USD per million tokens), or run without --max-cost / budget.`
+      `"output": 15 } } } } } (USD per million tokens), or run without the cap: it comes from --max-cost or from ` +
+      "budget in a lathe.json (a project's own file too, even untrusted, since a cap only narrows; lathe config shows " +
+      "which file sets it)."
   })
 }
 
