@@ -94,6 +94,8 @@ describe("/connect asks an OpenAI-compatible server for its models", () => {
     const local = await server(["qwen2.5-coder-7b", "llama-3.1-8b-instruct"], "answered by the listed model")
     const { box, term } = await connectTo(local.url)
     await term.waitFor(`2 listed by ${local.url}/models`)
+    // The header can be drawn a frame before the list's rows (seen once in CI under load): wait for the last row too.
+    await term.waitFor("llama-3.1-8b-instruct")
     // The dialog (the no-model guide above it names example ids of its own).
     const screen = term.screen().slice(term.screen().indexOf("/connect Enter"))
     assert.include(screen, "qwen2.5-coder-7b")
