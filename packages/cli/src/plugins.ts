@@ -38,7 +38,7 @@ export const builtinPlugins = (
   options: { readonly mcpWait?: boolean; readonly mcp?: boolean } = {}
 ): Array<PluginEntry> => [
   // bash starts from the environment Lathe was started with, `env`: the keys the launcher handed over are not in
-  // process.env, and `lathe run`'s own build holds a copy of the launcher-keys module that never read them.
+  // process.env (they are in `launcherKeys()`, which `io.env` already merges).
   { plugin: createToolsPlugin({ startEnv: () => ({ ...process.env, ...env }) }), source: "@lathe/tools" },
   { plugin: agents, source: "@lathe/agents" },
   { plugin: skills, source: "@lathe/skills" },

@@ -1,19 +1,15 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { PassThrough, Readable, Writable } from "node:stream"
-import { fileURLToPath } from "node:url"
 import * as acp from "@agentclientprotocol/sdk"
 import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
+import { startAcpProcess } from "./acp-process.js"
 import { runLathe, sandbox } from "./helpers.js"
 
 // `lathe acp` with an editor that offers its buffers (`fs`) and its terminal: the SDK's client side plays the editor,
 // keeping an unsaved buffer, saving what the agent writes, and running commands in "terminals" that are real processes
 // it spawns itself, against the scripted model server.
-
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
 
 /** Whether bubblewrap works here: then bash's commands reach the editor's terminal inside it. */
 const bwrap = spawnSync("bwrap", ["--ro-bind", "/", "/", "true"]).status === 0
@@ -53,23 +49,7 @@ interface Terminal {
  * absolute path: reads of them return their text, not the disk's. Writes are saved to disk (as Zed does).
  */
 const startEditor = (cwd: string, env: Record<string, string>, buffers: ReadonlyMap<string, string> = new Map()) => {
-  const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, "acp"], {
-    cwd,
-    env,
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  const tee = new PassThrough()
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString("utf8")
-    tee.write(chunk)
-  })
-  child.stdout.on("end", () => tee.end())
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8")
-  })
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+  const lathe = startAcpProcess(cwd, env)
   const updates: Array<acp.SessionUpdate> = []
   const seen: Array<Seen> = []
   const terminals = new Map<string, Terminal>()
@@ -78,10 +58,6 @@ const startEditor = (cwd: string, env: Record<string, string>, buffers: Readonly
     if (!found) throw acp.RequestError.invalidParams(undefined, `no terminal ${id}`)
     return found
   }
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-    Readable.toWeb(tee) as unknown as ReadableStream<Uint8Array>
-  )
   const connection = acp
     .client({ name: "test-editor" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -138,19 +114,13 @@ const startEditor = (cwd: string, env: Record<string, string>, buffers: Readonly
       terminals.delete(params.terminalId)
       return {}
     })
-    .connect(stream)
+    .connect(lathe.stream)
   const editor: Editor = {
     agent: connection.agent,
     updates,
     seen,
-    out: () => ({ stdout, stderr }),
-    close: async () => {
-      child.stdin.end()
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-      const code = await exited
-      clearTimeout(timer)
-      return code
-    }
+    out: lathe.out,
+    close: lathe.close
   }
   editors.push(editor)
   return editor

@@ -1,18 +1,15 @@
-import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { PassThrough, Readable, Writable } from "node:stream"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as acp from "@agentclientprotocol/sdk"
 import { type RecordedRequest, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
+import { startAcpProcess } from "./acp-process.js"
 import { sandbox } from "./helpers.js"
 
 // `lathe acp` as an editor drives it: the SDK's client side talks to a real `lathe acp` process (from source) over
 // its stdio, against the scripted model server. Every line the process writes to stdout must be a JSON-RPC message.
 
-const bin = fileURLToPath(new URL("../src/bin.ts", import.meta.url))
-const tsx = import.meta.resolve("tsx")
 /** A stdio MCP server with a `ping` tool (@lathe/mcp's probe fixture). */
 const probe = fileURLToPath(new URL("../../mcp/test/fixtures/probe-server.mjs", import.meta.url))
 
@@ -48,29 +45,9 @@ const startEditor = (
     outcome: { outcome: "selected", optionId: "once" }
   })
 ): Editor => {
-  const child = spawn(process.execPath, ["--conditions=@lathe/source", "--import", tsx, bin, "acp"], {
-    cwd,
-    env,
-    stdio: ["pipe", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  const tee = new PassThrough()
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString("utf8")
-    tee.write(chunk)
-  })
-  child.stdout.on("end", () => tee.end())
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8")
-  })
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+  const lathe = startAcpProcess(cwd, env)
   const updates: Array<acp.SessionUpdate> = []
   const asks: Array<acp.RequestPermissionRequest> = []
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-    Readable.toWeb(tee) as unknown as ReadableStream<Uint8Array>
-  )
   const connection = acp
     .client({ name: "test-editor" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -80,19 +57,13 @@ const startEditor = (
       asks.push(params)
       return answer(params)
     })
-    .connect(stream)
+    .connect(lathe.stream)
   const editor: Editor = {
     agent: connection.agent,
     updates,
     asks,
-    out: () => ({ stdout, stderr }),
-    close: async () => {
-      child.stdin.end()
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
-      const code = await exited
-      clearTimeout(timer)
-      return code
-    }
+    out: lathe.out,
+    close: lathe.close
   }
   editors.push(editor)
   return editor

@@ -56,6 +56,19 @@ describe("launcher keys", () => {
     takeLauncherKeys({})
   })
 
+  it("shares the keys with every copy of the module in the process (lathe run's own build carries one)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-launcher-keys-"))
+    const file = join(dir, "keys")
+    writeFileSync(file, "LK_COPY_API_KEY=shared\n")
+    takeLauncherKeys({ LATHE_KEYS_FD: String(openSync(file, "r")) })
+    // A query makes the loader evaluate the file again as a separate module, as a second bundle would.
+    const copy: typeof import("../src/process/launcher-keys.js") = await import(
+      /* @vite-ignore */ `../src/process/launcher-keys.ts?copy=${Date.now()}`
+    )
+    assert.notStrictEqual(copy.launcherKeys, launcherKeys, "a separate evaluation of the module")
+    assert.strictEqual(copy.launcherKeys().LK_COPY_API_KEY, "shared")
+  })
+
   it("names what the launcher hands over", () => {
     for (const name of ["OPENAI_API_KEY", "_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"])
       assert.match(name, LAUNCHER_KEY_PATTERN)

@@ -11,7 +11,7 @@ import { credentialStore, readAuthFile, removeKey, storeKey, storeSignIn } from 
 import { configuredProviders } from "../src/llm/configured.js"
 import { accountIdOf, authorizeURL, pkcePair } from "../src/provider/chatgpt.js"
 import { pollDeviceToken } from "../src/provider/github-copilot.js"
-import { SignInError } from "../src/provider/sign-in.js"
+import { renewingCredential, type SignInCredential, SignInError } from "../src/provider/sign-in.js"
 
 const dirs: Array<string> = []
 afterAll(() => {
@@ -144,5 +144,70 @@ describe("ChatGPT sign-in pieces", () => {
     ).toString("base64url")
     assert.strictEqual(accountIdOf(`e30.${payload}.sig`), "acct-42")
     assert.isUndefined(accountIdOf("not-a-jwt"))
+  })
+})
+
+describe("renewingCredential", () => {
+  const HOUR = 3_600_000
+  const expired: SignInCredential = { type: "oauth", refresh: "r1", access: "old", expires: Date.now() - 1 }
+
+  it("keeps a good token, renews an expired one once for concurrent requests, and stores the renewal", async () => {
+    const written: Array<SignInCredential> = []
+    let renewals = 0
+    const fresh = renewingCredential({
+      initial: expired,
+      store: { read: () => undefined, write: (credential) => written.push(credential) },
+      notSignedIn: () => new Error("not signed in"),
+      renew: async (current) => {
+        renewals += 1
+        return { type: "oauth", refresh: current.refresh, access: `new-${renewals}`, expires: Date.now() + HOUR }
+      }
+    })
+    const [a, b] = await Promise.all([fresh(), fresh()])
+    assert.strictEqual(renewals, 1, "one renewal at a time")
+    assert.strictEqual(a?.access, "new-1")
+    assert.strictEqual(b?.access, "new-1")
+    assert.strictEqual((await fresh()).access, "new-1", "the renewed token is kept")
+    assert.deepStrictEqual(
+      written.map((c) => c.access),
+      ["new-1"]
+    )
+  })
+
+  it("takes a token another Lathe stored meanwhile instead of renewing; without a credential, says so", async () => {
+    const stored: SignInCredential = { type: "oauth", refresh: "r2", access: "theirs", expires: Date.now() + HOUR }
+    const fresh = renewingCredential({
+      initial: expired,
+      store: { read: () => stored, write: () => assert.fail("nothing to store") },
+      notSignedIn: () => new Error("not signed in"),
+      renew: () => Promise.reject(new Error("no renewal expected"))
+    })
+    assert.strictEqual((await fresh()).access, "theirs")
+    const none = renewingCredential({
+      initial: undefined,
+      store: undefined,
+      notSignedIn: () => new Error("not signed in: run lathe auth login"),
+      renew: () => Promise.reject(new Error("no renewal expected"))
+    })
+    await none().then(
+      () => assert.fail("expected an error"),
+      (error: Error) => assert.include(error.message, "lathe auth login")
+    )
+  })
+
+  it("renews from the stored credential when it is newer but expired too (a rotated refresh token)", async () => {
+    const storedExpired: SignInCredential = { type: "oauth", refresh: "rotated", access: "x", expires: Date.now() - 1 }
+    const seen: Array<string | undefined> = []
+    const fresh = renewingCredential({
+      initial: expired,
+      store: { read: () => storedExpired, write: () => undefined },
+      notSignedIn: () => new Error("not signed in"),
+      renew: async (current, stored) => {
+        seen.push(current.refresh, stored?.refresh)
+        return { type: "oauth", refresh: "r3", access: "a3", expires: Date.now() + HOUR }
+      }
+    })
+    await fresh()
+    assert.deepStrictEqual(seen, ["r1", "rotated"])
   })
 })

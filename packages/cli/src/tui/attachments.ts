@@ -24,7 +24,12 @@ const FILE_MIME: Readonly<Record<string, string>> = {
  */
 export const attachFiles = async (
   text: string,
-  root: string
+  root: string,
+  /**
+   * Whether the session may read `path` (relative to root), as the `read` tool would ask; undefined when it may, else
+   * why not. A refused file is neither read nor attached: it comes back as a problem.
+   */
+  admit: (path: string) => Promise<string | undefined> = async () => undefined
 ): Promise<{
   readonly parts: ReadonlyArray<PromptPart>
   readonly problems: ReadonlyArray<{ readonly title: string; readonly message: string }>
@@ -32,6 +37,11 @@ export const attachFiles = async (
   const parts: Array<PromptPart> = []
   const problems: Array<{ title: string; message: string }> = []
   for (const path of await mentionedFiles(text, root).catch(() => [] as ReadonlyArray<string>)) {
+    const refusal = await admit(path)
+    if (refusal !== undefined) {
+      problems.push({ title: `@${path}`, message: `Not attached: ${refusal}` })
+      continue
+    }
     const absolute = join(root, path)
     const extension = path.split(".").pop()?.toLowerCase() ?? ""
     const url = pathToFileURL(absolute).href

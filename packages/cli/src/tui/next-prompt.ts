@@ -28,14 +28,30 @@ export class NextPrompt {
     this.parts.push(...parts)
   }
 
-  /** The prompt's parts: its text, the context and parts added, each @mentioned resource and file. */
-  async take(text: string): Promise<Array<PromptPart>> {
+  /**
+   * The prompt's parts: its text, the context and parts added, each @mentioned resource and file. A mentioned file is
+   * attached only where the session's read rules let it be read (asked where a read would ask), as `-f` files are.
+   */
+  async take(
+    text: string,
+    session: { readonly id: string; readonly agent: string | undefined }
+  ): Promise<Array<PromptPart>> {
     const { backend, view, project } = this.base
     const parts: Array<PromptPart> = [{ type: "text", text }]
     for (const context of this.context.splice(0)) parts.push({ type: "text", text: context, synthetic: true })
     parts.push(...this.parts.splice(0))
     parts.push(...(await this.listings.attach(text)))
-    const files = await attachFiles(text, project.root)
+    const files = await attachFiles(text, project.root, async (path) => {
+      if (backend.mayRead === undefined) return undefined
+      const read = await backend.mayRead(session.id, session.agent, [path])
+      if (read.ok) return undefined
+      const tag = (read.error as { readonly _tag?: string } | undefined)?._tag
+      return tag === "PermissionDenied"
+        ? "a read of it is denied by the permission rules."
+        : tag === "PermissionRejected"
+          ? "reading it needs permission and the ask was rejected."
+          : read.message
+    })
     for (const part of files.parts) {
       // Images and PDFs travel as data URLs, which a server's prompt route does not take.
       if (part.type === "file" && part.mime !== "text/plain" && !backend.supports("binary-attachments")) {

@@ -96,7 +96,7 @@ export class Turns {
     const result = await this.base.backend.prompt({
       sessionID,
       text,
-      parts: await this.next.take(text),
+      parts: await this.next.take(text, { id: sessionID, agent: this.choice.agent }),
       agent: this.choice.agent,
       model: this.choice.model,
       allowSubagents: false,
@@ -116,10 +116,13 @@ export class Turns {
       const sessionID = await this.ensureSession()
       if (!sessionID) return
       if (!(await this.admitFiles(sessionID, fresh))) return
-      const parts = await this.next.take(text)
+      const sub = this.choice.subagentFor(text)
+      const parts = await this.next.take(text, {
+        id: sessionID,
+        agent: sub ? sub.name : (override.agent ?? this.choice.agent)
+      })
       const abort = new AbortController()
       this.abort = abort
-      const sub = this.choice.subagentFor(text)
       const result = await backend.prompt({
         sessionID,
         text,

@@ -15,7 +15,16 @@ import { closeSync, fstatSync, readFileSync } from "node:fs"
 export const LAUNCHER_KEY_PATTERN =
   /^(?:[A-Za-z0-9_]*_API_KEY|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_BEARER_TOKEN_BEDROCK)$/
 
-const keys: Record<string, string> = {}
+/**
+ * The one map of handed-over keys in this process. It hangs off `globalThis` under a registered symbol, not in a
+ * module-level constant: `lathe run`'s own build (`run.cjs`) carries a second copy of this module, evaluated after the
+ * main chunk took the keys, and a constant of its own would be an empty map there (the plugin host's catalogue and the
+ * command runner read keys through that copy).
+ */
+const KEYS = Symbol.for("lathe.launcherKeys")
+const shared = globalThis as { [KEYS]?: Record<string, string> }
+shared[KEYS] ??= {}
+const keys: Record<string, string> = shared[KEYS]
 
 /**
  * Reads the keys the launcher handed over, once, synchronously, before anything else reads the environment: parses

@@ -3,11 +3,11 @@ import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "./descri
 import { openAISessionKey, reasoningLevelOf } from "./families.js"
 import { importSDK } from "./sdk-import.js"
 import {
-  accessValid,
   envOr,
   headerRecord,
   jsonObject,
   numberField,
+  renewingCredential,
   type SignInCredential,
   SignInError,
   stringField,
@@ -182,30 +182,13 @@ export const refreshChatGPT = async (
  * header, and the headers the ChatGPT backend expects of a Codex-style client.
  */
 const chatgptFetch = (settings: ProviderSettings): typeof fetch => {
-  let current = settings.credential?.read()
-  let renewing: Promise<SignInCredential> | undefined
-  const fresh = async (): Promise<SignInCredential> => {
-    if (current === undefined) throw new SignInError("Not signed in to ChatGPT: run `lathe auth login chatgpt`.", 401)
-    if (accessValid(current, Date.now())) return current
-    // Another Lathe (an interactive session beside a `lathe run`) may have renewed it already: the refresh token
-    // rotates, so the stored one is the only one that still works.
-    const stored = settings.credential?.read()
-    if (stored !== undefined && accessValid(stored, Date.now())) {
-      current = stored
-      return stored
-    }
-    const previous = stored ?? current
-    renewing ??= refreshChatGPT(settings.fetch, settings.env, previous, Date.now())
-      .then((renewed) => {
-        current = renewed
-        settings.credential?.write(renewed)
-        return renewed
-      })
-      .finally(() => {
-        renewing = undefined
-      })
-    return renewing
-  }
+  const fresh = renewingCredential({
+    initial: settings.credential?.read(),
+    store: settings.credential,
+    notSignedIn: () => new SignInError("Not signed in to ChatGPT: run `lathe auth login chatgpt`.", 401),
+    // The refresh token rotates: renew from the stored credential when there is one.
+    renew: (current, stored) => refreshChatGPT(settings.fetch, settings.env, stored ?? current, Date.now())
+  })
   return async (input, init) => {
     const credential = await fresh()
     const headers: Record<string, string> = {

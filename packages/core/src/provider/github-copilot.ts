@@ -1,11 +1,11 @@
 import type { ProviderDescriptor, ProviderEnv, ProviderSettings } from "./descriptor.js"
 import { promptFamilyOf, reasoningLevelOf } from "./families.js"
 import {
-  accessValid,
   envOr,
   headerRecord,
   jsonObject,
   numberField,
+  renewingCredential,
   type SignInCredential,
   SignInError,
   stringField,
@@ -192,32 +192,12 @@ const hasImage = (body: unknown): boolean =>
  * and adds Copilot's headers.
  */
 const copilotFetch = (settings: ProviderSettings): typeof fetch => {
-  const stored = settings.credential?.read()
-  let current: SignInCredential | undefined =
-    stored ?? (settings.apiKey ? { type: "oauth", refresh: settings.apiKey } : undefined)
-  let renewing: Promise<SignInCredential> | undefined
-  const fresh = async (): Promise<SignInCredential> => {
-    if (current === undefined)
-      throw new SignInError("Not signed in to GitHub Copilot: run `lathe auth login github-copilot`.", 401)
-    if (accessValid(current, Date.now())) return current
-    // Another Lathe may have renewed it meanwhile (the stored one is then still good): no exchange needed.
-    const stored = settings.credential?.read()
-    if (stored !== undefined && accessValid(stored, Date.now())) {
-      current = stored
-      return stored
-    }
-    const githubToken = current.refresh
-    renewing ??= exchangeCopilotToken(settings.fetch, settings.env, githubToken, Date.now())
-      .then((renewed) => {
-        current = renewed
-        settings.credential?.write(renewed)
-        return renewed
-      })
-      .finally(() => {
-        renewing = undefined
-      })
-    return renewing
-  }
+  const fresh = renewingCredential({
+    initial: settings.credential?.read() ?? (settings.apiKey ? { type: "oauth", refresh: settings.apiKey } : undefined),
+    store: settings.credential,
+    notSignedIn: () => new SignInError("Not signed in to GitHub Copilot: run `lathe auth login github-copilot`.", 401),
+    renew: (current) => exchangeCopilotToken(settings.fetch, settings.env, current.refresh, Date.now())
+  })
   return async (input, init) => {
     const credential = await fresh()
     let url = input instanceof Request ? input.url : String(input)

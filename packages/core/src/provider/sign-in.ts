@@ -42,6 +42,42 @@ export const RENEW_MARGIN_MS = 60_000
 export const accessValid = (credential: SignInCredential | undefined, now: number): boolean =>
   credential?.access !== undefined && (credential.expires ?? 0) - RENEW_MARGIN_MS > now
 
+/**
+ * The access token a run's requests carry, kept fresh: the one in hand while it is good; else one another Lathe
+ * stored meanwhile (an interactive session beside a `lathe run`: a rotated refresh token makes the stored one the only
+ * one that still works); else one renewal at a time (`renew`, given the credential in hand and the stored one), whose
+ * result is kept and stored. Without a credential, `notSignedIn`'s error.
+ */
+export const renewingCredential = (options: {
+  readonly initial: SignInCredential | undefined
+  readonly store: CredentialStore | undefined
+  readonly notSignedIn: () => Error
+  readonly renew: (current: SignInCredential, stored: SignInCredential | undefined) => Promise<SignInCredential>
+}): (() => Promise<SignInCredential>) => {
+  let current = options.initial
+  let renewing: Promise<SignInCredential> | undefined
+  return async () => {
+    if (current === undefined) throw options.notSignedIn()
+    if (accessValid(current, Date.now())) return current
+    const stored = options.store?.read()
+    if (stored !== undefined && accessValid(stored, Date.now())) {
+      current = stored
+      return stored
+    }
+    renewing ??= options
+      .renew(current, stored)
+      .then((renewed) => {
+        current = renewed
+        options.store?.write(renewed)
+        return renewed
+      })
+      .finally(() => {
+        renewing = undefined
+      })
+    return renewing
+  }
+}
+
 /** `url` without its trailing slashes. */
 export const trimSlash = (url: string): string => url.replace(/\/+$/, "")
 
