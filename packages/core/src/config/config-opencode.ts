@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { parse } from "jsonc-parser"
+import { drivenBy } from "../provider/driven-packages.js"
 import { descriptorOf } from "../provider/registry.js"
 import { isObject } from "./config-load.js"
 
@@ -20,25 +21,6 @@ export interface OpencodeTranslation {
   readonly config: Record<string, unknown>
   /** What was not understood, as dotted paths (`theme`, `agent.review.steps`, `provider.x.npm`). */
   readonly unknown: Array<string>
-}
-
-/** The ai SDK packages OpenCode names a provider by, and the Lathe provider type each is. */
-const NPM_TYPES: Readonly<Record<string, string>> = {
-  "@ai-sdk/anthropic": "anthropic",
-  "@ai-sdk/openai": "openai",
-  "@ai-sdk/openai-compatible": "openai-compatible",
-  "@ai-sdk/google": "google",
-  "@ai-sdk/google-vertex": "google-vertex",
-  "@ai-sdk/amazon-bedrock": "amazon-bedrock",
-  "@ai-sdk/azure": "azure",
-  "@ai-sdk/groq": "groq",
-  "@ai-sdk/deepseek": "deepseek",
-  "@ai-sdk/xai": "xai",
-  "@ai-sdk/mistral": "mistral",
-  "@ai-sdk/togetherai": "togetherai",
-  "@ai-sdk/fireworks": "fireworks",
-  "@ai-sdk/cerebras": "cerebras",
-  "@openrouter/ai-sdk-provider": "openrouter"
 }
 
 /** Keys that are the same in both: copied as they are (validation names what does not fit). */
@@ -103,7 +85,7 @@ const providerOf = (id: string, value: unknown, unknown: Array<string>): unknown
   if (!isObject(value)) return value
   const out: Record<string, unknown> = {}
   const npm = typeof value.npm === "string" ? value.npm : undefined
-  const type = npm !== undefined ? NPM_TYPES[npm] : undefined
+  const type = npm !== undefined ? drivenBy(npm) : undefined
   if (npm !== undefined && type === undefined) unknown.push(`provider.${id}.npm ${JSON.stringify(npm)}`)
   if (type !== undefined && descriptorOf(id)?.type !== type) out.type = type
   for (const [key, item] of Object.entries(value)) {
