@@ -97,6 +97,34 @@ const HEADER = (shell: string, install: ReadonlyArray<string>) => [
   "# Agent and model names come from `lathe completion --list agents|models`, run in the current directory."
 ]
 
+/**
+ * The `case` arms (bash and zsh share the syntax) that complete an option's value, keyed by `"<path> <option>"`:
+ * `actions` says, in the shell's words, how to offer fixed choices, file names, or the lines a list command prints.
+ */
+const valueCasesOf = (
+  nodes: ReadonlyArray<CompletionNode>,
+  actions: {
+    readonly choices: (choices: ReadonlyArray<string>) => string
+    readonly files: string
+    readonly listed: (listCommand: string) => string
+  }
+): Array<string> =>
+  nodes.flatMap((node) =>
+    node.options
+      .filter((option) => option.takesValue && option.value.kind !== "none")
+      .map((option) => {
+        const key = option.names.map((name) => shQuote(`${node.path} ${name}`)).join("|")
+        const value = option.value
+        const action =
+          value.kind === "choices"
+            ? actions.choices(value.choices)
+            : value.kind === "files"
+              ? actions.files
+              : actions.listed(listCommand(value.kind === "agents" ? "agents" : "models"))
+        return `    ${key}) ${action} ;;`
+      })
+  )
+
 /** The bash script: `_lathe` walks the words typed to the command they name, then completes what comes next there. */
 export const bashScript = (root: CompletionNode): string => {
   const nodes = nodesOf(root)
@@ -108,21 +136,11 @@ export const bashScript = (root: CompletionNode): string => {
       `      valued=${shQuote(` ${valued(node).join(" ")} `)} ;;`
     ].join("\n")
   )
-  const valueCases = nodes.flatMap((node) =>
-    node.options
-      .filter((option) => option.takesValue && option.value.kind !== "none")
-      .map((option) => {
-        const key = option.names.map((name) => shQuote(`${node.path} ${name}`)).join("|")
-        const value = option.value
-        const action =
-          value.kind === "choices"
-            ? `COMPREPLY=($(compgen -W ${shQuote(value.choices.join(" "))} -- "$cur"))`
-            : value.kind === "files"
-              ? `compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))`
-              : `COMPREPLY=($(compgen -W "$(${listCommand(value.kind === "agents" ? "agents" : "models")})" -- "$cur"))`
-        return `    ${key}) ${action} ;;`
-      })
-  )
+  const valueCases = valueCasesOf(nodes, {
+    choices: (choices) => `COMPREPLY=($(compgen -W ${shQuote(choices.join(" "))} -- "$cur"))`,
+    files: `compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur"))`,
+    listed: (list) => `COMPREPLY=($(compgen -W "$(${list})" -- "$cur"))`
+  })
   return [
     ...HEADER("bash", [
       "Now: source <(lathe completion bash)",
@@ -211,21 +229,11 @@ export const zshScript = (root: CompletionNode): string => {
       `      valued=(${valued(node).map(shQuote).join(" ")}) ;;`
     ].join("\n")
   )
-  const valueCases = nodes.flatMap((node) =>
-    node.options
-      .filter((option) => option.takesValue && option.value.kind !== "none")
-      .map((option) => {
-        const key = option.names.map((name) => shQuote(`${node.path} ${name}`)).join("|")
-        const value = option.value
-        const action =
-          value.kind === "choices"
-            ? `compadd -- ${value.choices.map(shQuote).join(" ")}`
-            : value.kind === "files"
-              ? "_files"
-              : `compadd -- \${(f)"$(${listCommand(value.kind === "agents" ? "agents" : "models")})"}`
-        return `    ${key}) ${action} ;;`
-      })
-  )
+  const valueCases = valueCasesOf(nodes, {
+    choices: (choices) => `compadd -- ${choices.map(shQuote).join(" ")}`,
+    files: "_files",
+    listed: (list) => `compadd -- \${(f)"$(${list})"}`
+  })
   return [
     "#compdef lathe",
     ...HEADER("zsh", [
