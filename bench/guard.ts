@@ -43,12 +43,15 @@ import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-
  */
 export const GUARD_LINES = {
   /**
-   * Time from process start to the first model request, as a multiple of the floor agent's. 2.6, not the 2.2 "Fast
-   * again, then faster than anyone" suggests: on a quiet machine Lathe is at 2.14× (126 ms against the floor's 59 ms;
-   * 2.37× for 932f460 in the same minutes, 3.22× for 640f5b5 before that issue), so 2.2 would fail on a loaded
-   * machine; 2.6 still catches a regression of ~20 %. Lower it as the rest of that issue's start-up work lands.
+   * Time from process start to the first model request, as a multiple of the floor agent's. 3.0, not the 2.2 "Fast
+   * again, then faster than anyone" suggests: the CI machine measures Lathe higher against the floor than a quiet
+   * machine here does (2.60× in CI, build 129–174 ms against the floor's 51–63 ms, for a build this machine put at
+   * 2.32×), and 2.6 failed there on noise alone. Since then the run build lost ~5 % of its instructions to the first
+   * request (docs/loop-performance.md, fourth session of 2026-11-29). 3.0 still fails a start-up slowed by 300 ms (the
+   * self-test: ~7×) and a regression of ~20 %. Lower it as the structural start-up work (barrels, the code cache's
+   * size) lands; the target stays 1.6×.
    */
-  firstRequestTimes: 2.6,
+  firstRequestTimes: 3.0,
   /** Median gap between a reply's last byte and the next request, in ms over the floor agent's. */
   stepGapOverMs: 10,
   /** Peak resident memory of the whole session, in MiB over the floor agent's. */

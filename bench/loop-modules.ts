@@ -128,7 +128,11 @@ const instrument = (source: string, timesDir: string): string => {
   }
   if (!preluded || seen.size !== wrappers.length)
     throw new Error("run.cjs does not have the shape this bench instruments (esbuild's helpers changed?)")
-  out.push('__benchTop("(after the top level)");')
+  // The run build is its own CommonJS wrapper (`RUN_WRAPPER_OPEN` in scripts/bundle.mjs): the mark goes inside it.
+  const close = out.findLastIndex((line) => line !== "")
+  if (out[0]?.startsWith("(function (exports, require, module, __filename, __dirname) {") && out[close] === "})")
+    out.splice(close, 0, '__benchTop("(after the top level)");')
+  else out.push('__benchTop("(after the top level)");')
   return out.join("\n")
 }
 

@@ -269,6 +269,42 @@ const aiSdkHeadersWithoutUndici = {
 }
 
 /**
+ * Web streams on first use. Two stream classes are defined when their module loads — `EventSourceParserStream`
+ * (eventsource-parser, under the AI SDK's provider utilities) and `JsonToSseTransformStream` (`ai`) — and `extends
+ * TransformStream` reads the global, which makes Node load its web streams (`internal/webstreams/*`: transform,
+ * readable, writable) while `lathe run` starts, though nothing streams before the first model request has gone out.
+ * Here both extend a stand-in that builds the real `TransformStream` when the first instance is made (what `super()`
+ * returns becomes the instance: a real TransformStream, of the subclass), and only then puts
+ * `TransformStream.prototype` under its own, so `readable`, `writable` and `instanceof TransformStream` are as before.
+ * The build fails if either package's code changed, rather than bundle an unpatched copy silently.
+ */
+const WEB_STREAMS_ON_FIRST_USE = [
+  [/[\\/]eventsource-parser[\\/]dist[\\/]stream\.js$/, "class EventSourceParserStream extends TransformStream {"],
+  [/[\\/]node_modules[\\/]ai[\\/]dist[\\/]index\.js$/, "var JsonToSseTransformStream = class extends TransformStream {"]
+]
+
+const TRANSFORM_STREAM_ON_FIRST_USE =
+  "function __latheTransformStream(...args) {\n" +
+  "  const own = __latheTransformStream.prototype\n" +
+  "  if (Object.getPrototypeOf(own) !== TransformStream.prototype) Object.setPrototypeOf(own, TransformStream.prototype)\n" +
+  "  return Reflect.construct(TransformStream, args, new.target)\n" +
+  "}\n"
+
+const webStreamsOnFirstUse = {
+  name: "web-streams-on-first-use",
+  setup(b) {
+    for (const [filter, from] of WEB_STREAMS_ON_FIRST_USE)
+      b.onLoad({ filter }, (args) => {
+        const contents = readFileSync(args.path, "utf8")
+        if (contents.split(from).length !== 2)
+          throw new Error(`${args.path}: expected one \`${from}\`; the package changed, update this patch`)
+        const to = from.replace("extends TransformStream {", "extends __latheTransformStream {")
+        return { contents: TRANSFORM_STREAM_ON_FIRST_USE + contents.replace(from, to), loader: "js" }
+      })
+  }
+}
+
+/**
  * Node built-ins whose ES module namespace costs more than the module: Node builds the namespace of `node:fs` by
  * reading every export, and with them the getters `fs.promises`, `fs.ReadStream`… (so `fs/promises`, `readline` and
  * all of Node's streams load); `node:process` reads `process.stdin`, `stdout` and `stderr` (three streams built);
@@ -554,9 +590,11 @@ const vendorsBesideRunBuild = (exportsOf, sharedOf = new Map()) => ({
 
 /** The options of the build of the run vendors' side files (`RUN_VENDORS`), into the run build's `outdir`. */
 export const runVendorsBuildOptions = (outdir, vendors = RUN_VENDORS) => {
-  const options = runBuildOptions(outdir)
+  const { footer: _wrapperClose, ...options } = runBuildOptions(outdir)
   return {
     ...options,
+    // Files Node's `require` loads (or, for a side package, `loadWithCodeCache` wraps): not their own wrapper.
+    banner: { js: RUN_BANNER },
     entryPoints: Object.keys(vendors).map((name) => ({
       in: `lathe-vendor:${name}`,
       out: vendorFile(name).slice(0, -4)
@@ -606,6 +644,65 @@ export const runSidePackagesBuildOptions = (outdir) => {
 }
 
 /**
+ * The run build's namespace objects as object literals. esbuild builds each (`var ns = {}; __export(ns, { a: () => a,
+ * … })`: 85 objects, 4,222 names in run.cjs) at the top of the script, before anything runs, one
+ * `Object.defineProperty` per name; a literal with a getter per name (`var ns = { get a() { return a }, … }`) makes the
+ * same object for ~17 M instructions less (a replica with run.cjs's names: ~27 M against ~10 M). The getters are the
+ * same live bindings; they are configurable where esbuild's are not (nothing redefines a namespace's names). The
+ * build fails if esbuild prints its helper or its calls otherwise, rather than ship them unrewritten.
+ */
+const namespaceLiterals = {
+  name: "namespace-literals",
+  setup(b) {
+    b.onEnd((result) => {
+      if (result.errors.length > 0 || result.metafile === undefined) return
+      for (const output of Object.keys(result.metafile.outputs)) {
+        if (!output.endsWith("run.cjs")) continue
+        const file = resolve(output)
+        writeFileSync(file, withNamespaceLiterals(readFileSync(file, "utf8"), file))
+      }
+    })
+  }
+}
+
+/** `source` (an esbuild CommonJS build, minified or not) with its `__export` calls as literals; see `namespaceLiterals`. */
+export const withNamespaceLiterals = (source, name = "the run build") => {
+  const helper =
+    /(?<![\w$])([\w$]+)\s*=\s*\(([\w$]+),\s*([\w$]+)\)\s*=>\s*\{\s*for\s*\(var ([\w$]+) in \3\)\s*[\w$]+\(\2,\s*\4,\s*\{\s*get:\s*\3\[\4\],\s*enumerable:\s*(?:!0|true)\s*\}\);?\s*\}/.exec(
+      source
+    )?.[1]
+  if (helper === undefined) throw new Error(`${name}: esbuild's __export helper not found; update namespaceLiterals`)
+  const key = String.raw`(?:[\w$]+|"[^"\\]*")`
+  const entry = String.raw`${key}:\s*\(\)\s*=>\s*[\w$]+`
+  const call = new RegExp(
+    String.raw`var ([\w$]+)\s*=\s*\{\};\s*${helper.replaceAll("$", "\\$")}\(\1,\s*\{\s*(${entry}(?:,\s*${entry})*),?\s*\}\);`,
+    "g"
+  )
+  let rewritten = 0
+  const out = source.replace(call, (_, namespace, entries) => {
+    rewritten++
+    const getters = [...entries.matchAll(new RegExp(String.raw`(${key}):\s*\(\)\s*=>\s*([\w$]+)`, "g"))].map(
+      ([, property, binding]) => `get ${property}(){return ${binding}}`
+    )
+    return `var ${namespace}={${getters.join(",")}};`
+  })
+  const calls = source.match(new RegExp(String.raw`(?<![\w$.])${helper.replaceAll("$", "\\$")}\(`, "g"))?.length ?? 0
+  if (rewritten === 0 || rewritten !== calls)
+    throw new Error(`${name}: ${rewritten} of ${calls} __export calls rewritten; update namespaceLiterals`)
+  return out
+}
+
+/**
+ * The function around the run build's code: what Node's CommonJS loader would put around it, written into the file.
+ * `loadWithCodeCache` (src/code-cache.ts, `COMMONJS_WRAPPER_OPEN`) compiles a file that starts with it as it is.
+ */
+const RUN_WRAPPER_OPEN = "(function (exports, require, module, __filename, __dirname) {"
+const RUN_WRAPPER_CLOSE = "\n})"
+
+/** `import.meta.url` in the CommonJS files of the run build (run.cjs and the files beside it). */
+const RUN_BANNER = 'const __latheImportMetaUrl = require("node:url").pathToFileURL(__filename).href;'
+
+/**
  * The options of the run build: one CommonJS file, because a `vm.Script` can take a code cache written after the run
  * (with every function the run compiled) where Node's ES module loader takes one written at compile time (top-level
  * code only). `import.meta.url` becomes the file's own URL; `import()` of what stays outside (plugin files, the
@@ -619,9 +716,16 @@ export const runBuildOptions = (outdir) => {
     splitting: false,
     outExtension: { ".js": ".cjs" },
     define: { ...options.define, "import.meta.url": "__latheImportMetaUrl" },
-    banner: { js: 'const __latheImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    // The file is its own CommonJS wrapper (`RUN_WRAPPER_OPEN`, see `loadWithCodeCache`), so the loader compiles the
+    // text it read: wrapping it there made V8 copy the whole 2.2 MB source into a second string at every start.
+    banner: { js: `${RUN_WRAPPER_OPEN}${RUN_BANNER}` },
+    footer: { js: RUN_WRAPPER_CLOSE },
     // CommonJS output `require`s built-ins: no namespace to build.
-    plugins: [...options.plugins.filter((plugin) => plugin !== builtinsWithoutNamespace), stubApiDocs]
+    plugins: [
+      ...options.plugins.filter((plugin) => plugin !== builtinsWithoutNamespace),
+      stubApiDocs,
+      namespaceLiterals
+    ]
   }
 }
 
@@ -677,6 +781,7 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
     stubGateway,
     stubLivekit,
     aiSdkHeadersWithoutUndici,
+    webStreamsOnFirstUse,
     builtinsWithoutNamespace
   ],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",

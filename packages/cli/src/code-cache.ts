@@ -48,7 +48,8 @@ export const loadWithCodeCache = (
     // no cache yet
   }
   silenceLoaderWarning()
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  const wrapped = source.startsWith(COMMONJS_WRAPPER_OPEN) ? source : `${COMMONJS_WRAPPER_OPEN}${source}\n})`
+  const script = new vm.Script(wrapped, {
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData }),
     // `import()` inside the bundle (plugin files, external packages) goes to Node's own ES module loader.
@@ -72,6 +73,14 @@ export const loadWithCodeCache = (
   withoutPositionsInProbes(() => wrapper(module.exports, require, module, file, dirname(file)))
   return { exports: module.exports, keepCache }
 }
+
+/**
+ * The start of the function Node's CommonJS loader puts around a file. The run build is written inside it
+ * (`RUN_WRAPPER_OPEN` in scripts/bundle.mjs) and compiled as read; any other file is wrapped here. Wrapping run.cjs
+ * here, as before, made V8 flatten the template into a second copy of its 2.2 MB source at every start, kept in the
+ * old generation until a mark-compact.
+ */
+export const COMMONJS_WRAPPER_OPEN = "(function (exports, require, module, __filename, __dirname) {"
 
 /** A side package of the run build, as its stand-in in run.cjs requires it. */
 const SIDE_PACKAGE = /^\.\/side-[\w-]+\.cjs$/

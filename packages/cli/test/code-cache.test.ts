@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
 import {
+  COMMONJS_WRAPPER_OPEN,
   codeCacheDir,
   fnv1a64,
   frameWithoutPosition,
@@ -45,6 +46,19 @@ describe("code cache", () => {
     const load = loaded.exports.load as () => Promise<{ kind: string }>
     assert.strictEqual((await load()).kind, "esm")
     assert.isFunction(loaded.keepCache)
+  })
+
+  it("compiles a file that holds its own CommonJS wrapper as it is (the run build), not wrapped a second time", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-code-cache-"))
+    const file = join(dir, "run.cjs")
+    writeFileSync(
+      file,
+      `${COMMONJS_WRAPPER_OPEN}exports.where = __filename\nexports.answer = require('node:path').sep\n})`
+    )
+    const loaded = loadWithCodeCache(file, join(dir, "cache"))
+    // Wrapped again, the file would be a function expression nobody calls: no exports.
+    assert.strictEqual(loaded.exports.where, file)
+    assert.strictEqual(loaded.exports.answer, "/")
   })
 
   it("loads a side package (./side-<name>.cjs) once, with a cache of its own that keepCache() writes at exit", () => {
