@@ -77,12 +77,18 @@ const explorePermission: PermissionConfig = {
   }
 }
 
-/** `build` (primary, the default): everything the person's rules allow; no rules of its own. */
+/**
+ * `build` (primary, the default): everything the person's rules allow. Its one rule offers `plan_enter` (denied by
+ * the defaults): an ask, and one only a person may answer, so the rule approves nothing by itself.
+ */
 export const buildAgent: AgentDefinition = {
   name: "build",
   description: "The default agent: reads, edits and runs code to get the task done.",
   mode: "primary",
-  prompt: buildPrompt
+  prompt: buildPrompt,
+  permission: { plan_enter: "ask" },
+  // It is where plan_exit leads: leaving plan is not its move.
+  tools: { plan_exit: false }
 }
 
 /** `plan` (primary): may read everything, write only plan files under `.lathe/plans/`; bash asks. */
@@ -92,7 +98,9 @@ export const planAgent: AgentDefinition = {
   mode: "primary",
   prompt: planPrompt,
   // `.lathe/plans` itself: `mkdir -p .lathe/plans` before the first plan (bash writes are bound by these rules too).
-  permission: { edit: { "*": "deny", ".lathe/plans": "allow", [PLAN_FILES]: "allow" }, bash: "ask" }
+  permission: { edit: { "*": "deny", ".lathe/plans": "allow", [PLAN_FILES]: "allow" }, bash: "ask" },
+  // plan_exit (asked by default, of the person only) proposes the plan and hands over to build; plan_enter leads here.
+  tools: { plan_enter: false }
 }
 
 /** `explore` (subagent): read-only whitelist; read-only bash commands ask, everything else is refused. */

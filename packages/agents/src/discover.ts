@@ -9,6 +9,8 @@ export interface AgentDirectory {
   readonly path: string
   /** `global` folders are the person's own; `project` folders are read only when the project is trusted. */
   readonly scope: "global" | "project"
+  /** Claude Code's folder: its files are subagents (`mode: subagent`) unless their front matter says otherwise. */
+  readonly claude?: boolean
 }
 
 /** An agent read from a markdown file. */
@@ -20,20 +22,31 @@ export interface MarkdownAgent {
 
 /** What the discovery needs from the plugin context, and how to map Claude's model names (they inherit without it). */
 export type DiscoveryContext = Pick<PluginContext, "root" | "configDir" | "trusted" | "log"> & {
+  /** The person's home, for Claude Code's `~/.claude/agents/` (not read without it). */
+  readonly home?: string
   readonly claudeModel?: ClaudeModelResolver
   /** Awaited once before the first file is parsed (the plugin loads the model catalogue the aliases resolve from). */
   readonly beforeParse?: () => Promise<void>
 }
 
 /**
- * The folders agent files come from, lowest precedence first: the person's `~/.config/lathe/agents/`, then the
- * project's compatibility folders (`.claude/agents/`, `.opencode/agents/`, `.opencode/agent/`), then the project's
- * own `.lathe/agents/`. When two files define the same name, the later one wins: project over global, and Lathe's
- * own folder over the compatibility ones.
+ * The folders agent files come from, lowest precedence first: the person's Claude Code subagents
+ * (`~/.claude/agents/`, given `home`) and `~/.config/lathe/agents/`, then the project's compatibility folders
+ * (`.claude/agents/`, `.opencode/agents/`, `.opencode/agent/`), then the project's own `.lathe/agents/`. When two
+ * files define the same name, the later one wins: project over global, and Lathe's own folder over the compatibility
+ * ones. The home folders are the person's own, trusted like their config; a project that is the home folder itself
+ * does not read `~/.claude/agents/` a second time as the project's.
  */
-export const agentDirectories = (ctx: Pick<PluginContext, "root" | "configDir">): ReadonlyArray<AgentDirectory> => [
+export const agentDirectories = (
+  ctx: Pick<PluginContext, "root" | "configDir"> & { readonly home?: string }
+): ReadonlyArray<AgentDirectory> => [
+  ...(ctx.home !== undefined
+    ? [{ path: join(ctx.home, ".claude", "agents"), scope: "global", claude: true } as const]
+    : []),
   { path: join(ctx.configDir, "agents"), scope: "global" },
-  { path: join(ctx.root, ".claude", "agents"), scope: "project" },
+  ...(ctx.home !== undefined && join(ctx.home) === join(ctx.root)
+    ? []
+    : [{ path: join(ctx.root, ".claude", "agents"), scope: "project", claude: true } as const]),
   { path: join(ctx.root, ".opencode", "agents"), scope: "project" },
   { path: join(ctx.root, ".opencode", "agent"), scope: "project" },
   { path: join(ctx.root, ".lathe", "agents"), scope: "project" }
@@ -90,7 +103,10 @@ export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<Readonl
         await ctx.beforeParse?.()
         parse = (await import("./markdown.js")).parseAgentFile
       }
-      const parsed = parse(basename(path, ".md"), text, ctx.claudeModel ? { claudeModel: ctx.claudeModel } : {})
+      const parsed = parse(basename(path, ".md"), text, {
+        ...(ctx.claudeModel ? { claudeModel: ctx.claudeModel } : {}),
+        ...(dir.claude ? { defaultMode: "subagent" as const } : {})
+      })
       if (!parsed.ok) {
         ctx.log.warn(`Ignored agent file ${path}: ${parsed.error}. Fix the file; the other agents are loaded.`, {
           path

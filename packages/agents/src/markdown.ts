@@ -49,6 +49,8 @@ export type ParsedAgentFile =
 export interface AgentFileOptions {
   /** Maps Claude's model names to a configured provider's model; without it (or when it finds none) they inherit. */
   readonly claudeModel?: ClaudeModelResolver
+  /** The mode when the front matter names none (Claude Code's files are subagents); default: the host's (`all`). */
+  readonly defaultMode?: "primary" | "subagent" | "all"
 }
 
 // AgentDefinition's camelCase fields as the author wrote them in front matter.
@@ -162,7 +164,11 @@ export const parseAgentFile = (name: string, text: string, options: AgentFileOpt
   const definition = {
     name,
     ...(f.description !== undefined ? { description: f.description } : {}),
-    ...(f.mode !== undefined ? { mode: f.mode } : {}),
+    ...(f.mode !== undefined
+      ? { mode: f.mode }
+      : options.defaultMode !== undefined
+        ? { mode: options.defaultMode }
+        : {}),
     ...(f.hidden !== undefined ? { hidden: f.hidden } : {}),
     ...(prompt !== "" ? { prompt } : {}),
     ...(permission !== undefined ? { permission } : {}),

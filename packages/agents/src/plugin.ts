@@ -6,11 +6,13 @@ import { definePlugin } from "@lathe/plugin"
 import { builtinAgents } from "./builtin.js"
 import { claudeModels } from "./compat.js"
 import { loadMarkdownAgents } from "./discover.js"
+import { createPlanTools } from "./plan-tools.js"
 import { createTaskTool } from "./task.js"
 
 /**
  * The plugin: returns the built-in agents, then the markdown agents, one definition per name (a file named like a
- * built-in replaces it), and the `task` tool that runs the subagents.
+ * built-in replaces it), the `task` tool that runs the subagents, and
+ * `plan_exit`/`plan_enter`, which hand the session between plan and build with the person's approval.
  * Project files load only in a trusted project; see `loadMarkdownAgents`.
  */
 const agentsPlugin = definePlugin({
@@ -39,7 +41,8 @@ const agentsPlugin = definePlugin({
       if (!agent.disable && (agent.mode === "subagent" || agent.mode === "all"))
         subagents.set(name, { name, ...(agent.description ? { description: agent.description } : {}) })
       else if (agent.disable) subagents.delete(name)
-    return { agents: [...agents.values()], tools: [createTaskTool([...subagents.values()])] }
+    // plan_exit and plan_enter hand the session between plan and build, when the person approves.
+    return { agents: [...agents.values()], tools: [createTaskTool([...subagents.values()]), ...createPlanTools()] }
   }
 })
 

@@ -136,5 +136,68 @@ describe("loadMarkdownAgents", () => {
         "project /p/.lathe/agents"
       ]
     )
+    assert.deepStrictEqual(
+      agentDirectories({ root: "/p", configDir: "/c", home: "/h" }).map((d) => `${d.scope} ${d.path}`),
+      [
+        "global /h/.claude/agents",
+        "global /c/agents",
+        "project /p/.claude/agents",
+        "project /p/.opencode/agents",
+        "project /p/.opencode/agent",
+        "project /p/.lathe/agents"
+      ]
+    )
+    // Lathe started in the home folder: ~/.claude/agents is the person's, read once.
+    assert.deepStrictEqual(
+      agentDirectories({ root: "/h", configDir: "/c", home: "/h" }).map((d) => `${d.scope} ${d.path}`),
+      [
+        "global /h/.claude/agents",
+        "global /c/agents",
+        "project /h/.opencode/agents",
+        "project /h/.opencode/agent",
+        "project /h/.lathe/agents"
+      ]
+    )
+  })
+
+  it("loads ~/.claude/agents as the person's own, even in an untrusted project; Claude files are subagents", async () => {
+    const { ctx, root, configDir, write, warnings } = setup(false)
+    const home = join(dirname(root), "home")
+    write(join(home, ".claude", "agents", "reviewer.md"), agent("Claude reviewer"))
+    write(join(home, ".claude", "agents", "lead.md"), "---\ndescription: Leads\nmode: primary\n---\nLead.\n")
+    write(join(home, ".claude", "agents", "mine.md"), agent("claude mine"))
+    write(join(configDir, "agents", "mine.md"), agent("lathe mine"))
+    write(join(configDir, "agents", "plain.md"), agent("plain"))
+    write(join(root, ".claude", "agents", "project.md"), agent("project's"))
+
+    const agents = await loadMarkdownAgents({ ...ctx, home })
+    assert.deepStrictEqual(
+      agents.map((a) => [a.definition.name, a.definition.description, a.definition.mode, a.path]),
+      [
+        ["lead", "Leads", "primary", join(home, ".claude", "agents", "lead.md")],
+        ["reviewer", "Claude reviewer", "subagent", join(home, ".claude", "agents", "reviewer.md")],
+        // Lathe's own folder wins over Claude's, and its files keep the host's default mode.
+        ["mine", "lathe mine", undefined, join(configDir, "agents", "mine.md")],
+        ["plain", "plain", undefined, join(configDir, "agents", "plain.md")]
+      ]
+    )
+    assert.strictEqual(warnings.length, 1)
+    assert.include(warnings[0], join(root, ".claude", "agents", "project.md"))
+  })
+
+  it("a trusted project's .claude/agents files are subagents too unless they say otherwise", async () => {
+    const { ctx, root, write } = setup(true)
+    write(join(root, ".claude", "agents", "helper.md"), agent("helps"))
+    write(join(root, ".claude", "agents", "both.md"), "---\ndescription: Both\nmode: all\n---\nBoth.\n")
+    write(join(root, ".opencode", "agents", "oc.md"), agent("opencode"))
+    const agents = await loadMarkdownAgents(ctx)
+    assert.deepStrictEqual(
+      agents.map((a) => [a.definition.name, a.definition.mode]),
+      [
+        ["both", "all"],
+        ["helper", "subagent"],
+        ["oc", undefined]
+      ]
+    )
   })
 })

@@ -19,7 +19,8 @@ const project = () => {
 const setUp = async (root: string, trusted = true) => {
   const warnings: Array<string> = []
   const log = { info: () => {}, warn: (line: string) => warnings.push(line), error: () => {} }
-  const ctx = pluginContext(root, { configDir: join(root, ".lathe-config"), trusted, log })
+  // A home of its own: a project that is the home folder reads its .claude/agents as the person's.
+  const ctx = pluginContext(root, { configDir: join(root, ".lathe-config"), home: join(root, ".home"), trusted, log })
   const hooks = await agentsPlugin.setup(ctx)
   const agents = (hooks.agents ?? []).map((agent) => defineAgent(agent, "@lathe/agents"))
   return { hooks, agents, warnings }
@@ -34,7 +35,7 @@ describe("the @lathe/agents plugin", () => {
     const { hooks, agents, warnings } = await setUp(root)
     assert.deepStrictEqual(
       (hooks.tools ?? []).map((tool) => tool.id),
-      ["task"]
+      ["task", "plan_exit", "plan_enter"]
     )
     assert.deepStrictEqual(Object.keys(hooks).sort(), ["agents", "tools"])
     // The broken file is reported, naming the field at fault, and skipped.

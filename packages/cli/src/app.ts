@@ -5,6 +5,7 @@ import {
   HostSide,
   LLM,
   LOG_REPEATS_EVENT,
+  logText,
   ModelCatalog,
   Paths,
   PermissionDefaults,
@@ -101,6 +102,21 @@ const busLayer = (onEvent: ((event: LatheEvent) => void) | undefined) =>
         )
       ).pipe(Layer.provide(Bus.layer))
 
+/**
+ * The log settings of `io` (`LATHE_LOG`, `LATHE_LOG_STDERR`; `--log-level` sets the first in `main`): undefined when
+ * logging is off. A value that is not a level was already reported by `main`.
+ */
+const logSettings = (io: CliIO): core.LogSettings | undefined => {
+  const settings = core.logSettingsFromEnv(io.env, core.dataDir(io.env), io.stderr)
+  return settings === undefined || "error" in settings ? undefined : settings
+}
+
+/** The Bus, logging the loop's steps and tool calls to `<data>/logs/` when logging is on (docs/logging.md). */
+const withLoopLog = <E, R>(io: CliIO, bus: Layer.Layer<Bus, E, R>): Layer.Layer<Bus, E, R> => {
+  const settings = logSettings(io)
+  return settings === undefined ? bus : core.loggingBus(bus, settings)
+}
+
 /** The default rules, first in every ruleset (agent rules, the user's config and approvals come after and win). */
 const permissionDefaults = Layer.effect(
   PermissionDefaults,
@@ -124,7 +140,9 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     Layer.provideMerge(
       SecretMask.layerWith(io.env).pipe(
         Layer.provideMerge(
-          Layer.mergeAll(config, busLayer(options.onEvent), store).pipe(Layer.provideMerge(Paths.layer(io.cwd, io.env)))
+          Layer.mergeAll(config, withLoopLog(io, busLayer(options.onEvent)), store).pipe(
+            Layer.provideMerge(Paths.layer(io.cwd, io.env))
+          )
         )
       )
     )
@@ -148,37 +166,28 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   return loopLayer().pipe(Layer.provideMerge(permission))
 }
 
-const describeLogPart = (part: unknown): string =>
-  typeof part === "string"
-    ? part
-    : part instanceof Error || (typeof part === "object" && part !== null && "message" in part)
-      ? String((part as { message: unknown }).message)
-      : JSON.stringify(part)
-
 /** Whether a log line repeats an event the host also shows (see `LOG_REPEATS_EVENT`). */
 export const repeatsEvent = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
   fiber.getRef(References.CurrentLogAnnotations)[LOG_REPEATS_EVENT] !== undefined
 
 /**
  * The CLI's logger: warnings and errors as `lathe: …` lines on stderr (never on stdout, which carries the answer or
- * the JSON events); everything with `LATHE_LOG=debug`. With `showsEvents` (the command renders events, plugin
- * failures among them) a line that repeats an event is left out, so each is reported once.
+ * the JSON events); with `LATHE_LOG` set, every entry also as a JSON line in the log file (docs/logging.md). With
+ * `showsEvents` (the command renders events, plugin failures among them) a line that repeats an event is left out,
+ * so each is reported once.
  */
-export const cliLogger = (io: CliIO, settings: { readonly showsEvents?: boolean } = {}) =>
-  Logger.layer([
+export const cliLogger = (io: CliIO, settings: { readonly showsEvents?: boolean } = {}) => {
+  const log = logSettings(io)
+  return Logger.layer([
+    ...(log === undefined ? [] : [core.jsonLogger(log)]),
     Logger.make((options) => {
       if (settings.showsEvents === true && repeatsEvent(options.fiber)) return
-      const verbose = io.env.LATHE_LOG === "debug"
-      if (!verbose && options.logLevel !== "Warn" && options.logLevel !== "Error" && options.logLevel !== "Fatal")
-        return
-      const parts = Array.isArray(options.message) ? options.message : [options.message]
-      const text = parts
-        .filter((part) => !(typeof part === "object" && part !== null && Object.keys(part).length === 0))
-        .map(describeLogPart)
-        .join(": ")
-      io.stderr(`lathe: ${verbose ? `[${options.logLevel}] ` : ""}${plainText(text)}\n`)
+      if (options.logLevel !== "Warn" && options.logLevel !== "Error" && options.logLevel !== "Fatal") return
+      // The sentence only: a plugin's log fields (`{ paths: […] }`) go to the log file, not after the sentence.
+      io.stderr(`lathe: ${plainText(logText(options.message))}\n`)
     })
   ])
+}
 
 /** The text to print for a failed command: the typed error's message, else the defect's, else "interrupted". */
 export const failureText = (cause: Cause.Cause<unknown>): string => {

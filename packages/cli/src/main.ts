@@ -1,4 +1,5 @@
 import type { CliIO, Command } from "./io.js"
+import { takeLogLevel } from "./log-flag.js"
 import { editDistance, suggest } from "./suggest.js"
 import { cliVersion, versionLine } from "./version.js"
 
@@ -155,13 +156,21 @@ const help = () =>
     "Options:",
     "  -h, --help     Show help (also: lathe <command> --help)",
     "  -v, --version  Show the version",
+    "  --log-level <debug|info|off>  Log steps and tool calls to <data dir>/logs (LATHE_LOG; docs/logging.md)",
     "",
     "Configuration: lathe.json(c) in the project, ~/.config/lathe/lathe.json(c), LATHE_MODEL, LATHE_BASE_URL.",
     ""
   ].join("\n")
 
 /** Runs the CLI with `argv` (without `node` and the script) and returns the exit code. */
-export const main = async (argv: ReadonlyArray<string>, io: CliIO): Promise<number> => {
+export const main = async (given: ReadonlyArray<string>, givenIO: CliIO): Promise<number> => {
+  // `--log-level` is global: taken out here, it reaches every command as LATHE_LOG (docs/logging.md).
+  const logged = takeLogLevel(given, givenIO)
+  if ("error" in logged) {
+    givenIO.stderr(`lathe: ${logged.error}\n`)
+    return 2
+  }
+  const { argv, io } = logged
   const [first, ...rest] = argv
   // No command (or only the session options): the interactive session.
   if (first === undefined || (first.startsWith("-") && INTERACTIVE_FLAGS.has(first.split("=")[0] ?? ""))) {

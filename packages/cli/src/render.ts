@@ -137,6 +137,9 @@ export const textRenderer = (
   const columns = options.columns ?? (() => 80)
   const textParts = new Set<string>()
   const held = new Map<string, Held>()
+  // Plain text: each part's trailing whitespace, written only once more text follows it (the stored answer is trimmed
+  // at its end, so the shown one ends at its last visible character too).
+  const trailing = new Map<string, string>()
   // Subagents run in child sessions: their calls are shown indented under the task, their text is not streamed
   // (the task's result carries their answer to the model).
   const children = new Set<string>()
@@ -195,6 +198,7 @@ export const textRenderer = (
         if (children.has(event.part.sessionID)) return
         if (event.part.type === "text" && !event.part.synthetic) textParts.add(event.part.id)
         if (event.part.type === "text" && event.part.time?.end !== undefined) {
+          trailing.delete(event.part.id)
           flush(event.part.id)
           if (!atLineStart) write("\n")
         }
@@ -202,7 +206,10 @@ export const textRenderer = (
       case "part.delta": {
         if (!textParts.has(event.partID)) return
         if (!markdown) {
-          write(plainText(event.delta))
+          const text = (trailing.get(event.partID) ?? "") + event.delta
+          const shown = text.trimEnd()
+          trailing.set(event.partID, text.slice(shown.length))
+          write(plainText(shown))
           return
         }
         const part = held.get(event.partID) ?? { pending: "", printed: false }

@@ -1,3 +1,4 @@
+import { patchLine, subtaskStatus } from "./part-lines.js"
 import { duration, totalsLine } from "./render.js"
 import type { DocumentPart, SessionDocument } from "./session-document.js"
 import { clockTime, decisionLine, errorLines, localTime, sessionTotals, stepLine, toolStatus } from "./session-text.js"
@@ -33,6 +34,7 @@ const blocks = (doc: SessionDocument, depth: number): Array<string> => {
       ...(session.agent ? [`- agent: ${session.agent}`] : []),
       `- created ${localTime(session.time.created)}, updated ${localTime(session.time.updated)}`,
       `- ${totalsLine(sessionTotals(doc))}`,
+      ...(session.summary ? [`- summary: ${plainText(session.summary.replace(/\s+/g, " "))}`] : []),
       ...(session.revert
         ? [`- undone from message \`${session.revert.messageID}\` on (\`lathe redo\` brings it back)`]
         : [])
@@ -107,15 +109,13 @@ const partBlocks = ({ part, decisions, subagent }: DocumentPart, depth: number):
       ]
     }
     case "subtask":
-      return [`→ **@${part.agent}**: ${plainText(part.description)}`, ...nested]
+      return [`→ **@${part.agent}**: ${plainText(part.description)}${subtaskStatus(part)}`, ...nested]
     case "retry":
       return [`> ↻ attempt ${part.attempt} failed at ${clockTime(part.time.created)}: ${plainText(part.message)}`]
     case "step-finish":
       return [`*${stepLine(part)}*`]
     case "patch":
-      return [
-        `± ${part.files.length} file${part.files.length === 1 ? "" : "s"} changed: ${part.files.map((f) => `\`${plainText(f)}\``).join(", ")}`
-      ]
+      return [patchLine(part, (f) => `\`${plainText(f)}\``)]
     case "file":
       return [`📎 ${plainText(part.filename ?? part.url.slice(0, 80))} (${part.mime})`]
     case "agent":

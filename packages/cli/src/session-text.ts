@@ -1,5 +1,6 @@
 import { type AuditEntry, describeRule } from "@lathe/permission"
 import type { Message, MessageError, Part, ToolPart } from "@lathe/plugin/schema"
+import { patchLine, subtaskStatus } from "./part-lines.js"
 import { duration, emptyTotals, type Totals, totalsLine } from "./render.js"
 import { type DocumentPart, type SessionDocument, startedSession } from "./session-document.js"
 import { plainText } from "./terminal-text.js"
@@ -145,6 +146,7 @@ const render = (doc: SessionDocument, options: ShowOptions, indent: string, out:
     `  ${session.directory}${agent} · created ${localTime(session.time.created)} · updated ${localTime(session.time.updated)}`
   )
   put(`  ${totalsLine(sessionTotals(doc))}`)
+  if (session.summary) put(session.summary, "  summary: ")
   const revert = session.revert?.messageID
   for (const { info, parts } of doc.messages) {
     out.push("")
@@ -204,7 +206,7 @@ const renderPart = (
       break
     }
     case "subtask":
-      put(`→ @${part.agent}: ${part.description}`, "  ")
+      put(`→ @${part.agent}: ${part.description}${subtaskStatus(part)}`, "  ")
       break
     case "retry":
       put(`↻ attempt ${part.attempt} failed at ${clockTime(part.time.created)}: ${part.message}`, "  ")
@@ -213,7 +215,7 @@ const renderPart = (
       put(stepLine(part), "  ")
       return
     case "patch":
-      put(`± ${part.files.length} file${part.files.length === 1 ? "" : "s"} changed: ${part.files.join(", ")}`, "  ")
+      put(patchLine(part), "  ")
       return
     case "file":
       put(`[file] ${part.filename ?? part.url.slice(0, 80)} (${part.mime})`, "  ")

@@ -151,11 +151,11 @@ describe("agent files in Claude Code's and OpenCode's shapes", () => {
     })
     const list = await runLathe(["agents"], { cwd: project, env, timeoutMs })
     assert.strictEqual(list.code, 0, list.stderr)
-    // The newest Sonnet of the catalogue's anthropic provider (by release date).
+    // The newest Sonnet of the catalogue's anthropic provider (by release date); a Claude file is a subagent.
     const expected = await newestSonnet()
     assert.match(
       list.stdout,
-      new RegExp(`^reviewer +all +anthropic/${expected} +/.*\\.claude/agents/reviewer\\.md$`, "m")
+      new RegExp(`^reviewer +subagent +anthropic/${expected} +/.*\\.claude/agents/reviewer\\.md$`, "m")
     )
   })
 

@@ -32,7 +32,11 @@ describe("the @lathe/agents plugin in core's host", () => {
       const build = agents.get("build")
       assert.strictEqual(build?.source, "@lathe/agents")
       assert.include(build?.prompt ?? "", "You are the build agent")
-      assert.deepStrictEqual(build?.permission, [])
+      // build's own rule offers `plan_enter` (the defaults deny it), the ask only a person answers.
+      assert.deepStrictEqual(
+        build?.permission.map((r) => `${r.permission} ${r.pattern} ${r.action}`),
+        ["plan_enter * ask"]
+      )
       assert.strictEqual(agents.get("explore")?.model, "local/small")
       assert.deepStrictEqual(agents.get("summary")?.tools, { "*": false })
       assert.deepStrictEqual(

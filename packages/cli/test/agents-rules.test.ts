@@ -24,7 +24,8 @@ const table: ReadonlyArray<readonly [AgentDefinition, ReadonlyArray<Row>]> = [
       ["external_directory", "/etc/*", "ask"],
       ["doom_loop", "edit", "ask"],
       ["question", "*", "deny"],
-      ["plan_enter", "*", "deny"]
+      // Offered to build, and asked: only a person answers it (see plan-tools).
+      ["plan_enter", "*", "ask"]
     ]
   ],
   [

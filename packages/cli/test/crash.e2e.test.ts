@@ -32,8 +32,9 @@ const messagesOf = (request: RecordedRequest | undefined): ReadonlyArray<ChatMes
 describe("crash-safe history (end to end)", () => {
   it("a run killed mid-tool is continued with the call closed as interrupted, and finishes", async () => {
     // First request: a bash call that marks its start and sleeps; after the crash: a plain answer.
+    // Keyed on the person's messages: tool descriptions in the body may say "go on" too.
     server = await startScriptedServer((request) =>
-      JSON.stringify(request.body).includes("go on")
+      messagesOf(request).some((m) => m.role === "user" && JSON.stringify(m.content).includes("go on"))
         ? { steps: [{ text: "Carrying on." }] }
         : {
             steps: [

@@ -80,6 +80,12 @@ const plain = () => {
 }
 
 describe("the text renderer", () => {
+  it("shows a plain answer without its trailing whitespace, keeping whitespace between words and lines", () => {
+    const { out, render } = plain()
+    for (const event of answer("Fixed it.  \nTwo lines \n\n  \t\n")) render(event)
+    assert.strictEqual(out(), "Fixed it.  \nTwo lines\n")
+  })
+
   it("streams the session's text, shows subagents' calls indented without their text, and totals everything", () => {
     let out = ""
     const totals = emptyTotals()

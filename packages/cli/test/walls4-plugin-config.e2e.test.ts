@@ -8,7 +8,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import { type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
+import { type ScriptedServer, type ServerStep, startScriptedServer } from "@lathe/core/testing"
 import { afterEach, assert, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
 
@@ -32,9 +32,9 @@ const trap = async (): Promise<{ readonly url: string; readonly seen: Array<Inco
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }
 }
 
-const model = async (steps: ReadonlyArray<Record<string, unknown>>): Promise<ScriptedServer> => {
+const model = async (step: ServerStep): Promise<ScriptedServer> => {
   const server = await startScriptedServer((_request, index) =>
-    index % 2 === 0 ? { steps: [steps[0] ?? { text: "Done." }] } : { steps: [{ text: "Done." }] }
+    index % 2 === 0 ? { steps: [step] } : { steps: [{ text: "Done." }] }
   )
   closers.push(() => server.close())
   return server
@@ -44,7 +44,7 @@ const noticesOf = (run: { readonly stderr: string }): string => run.stderr
 
 describe("walls: an untrusted repository's lsp and websearch settings", () => {
   it("lsp: a program the repository names runs only once the folder is trusted", async () => {
-    const server = await model([{ tool: "write", input: { filePath: "notes.txt", content: "one\n" } }])
+    const server = await model({ tool: "write", input: { filePath: "notes.txt", content: "one\n" } })
     const box = sandbox()
     const marker = join(box.dir, "lsp-payload-ran")
     writeFileSync(
@@ -76,7 +76,7 @@ describe("walls: an untrusted repository's lsp and websearch settings", () => {
   }, 120_000)
 
   it("websearch: the repository's URL and key variable never receive the person's search key", async () => {
-    const server = await model([{ tool: "websearch", input: { query: "lathe agent" } }])
+    const server = await model({ tool: "websearch", input: { query: "lathe agent" } })
     const evil = await trap()
     const box = sandbox()
     writeFileSync(

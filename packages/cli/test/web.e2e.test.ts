@@ -83,7 +83,26 @@ beforeAll(async () => {
       ask: (_request, step) =>
         step === 0
           ? { steps: [{ tool: "read", input: { filePath: "secret.env" } }] }
-          : { steps: [{ text: "Read the secret file." }] }
+          : { steps: [{ text: "Read the secret file." }] },
+      task: (_request, step) =>
+        step === 0
+          ? {
+              steps: [
+                {
+                  tool: "task",
+                  input: { description: "look around", prompt: "[child] look around", subagent_type: "general" }
+                }
+              ]
+            }
+          : { steps: [{ text: "The subagent is done." }] },
+      // Slow enough that the page sees the task call running.
+      child: () => ({
+        steps: [
+          ...Array.from({ length: 6 }, (_, i) => ({ text: `looking ${i} ` })),
+          { text: "The child looked around." }
+        ],
+        delayMs: 250
+      })
     })
   )
   box = sandbox()
@@ -146,7 +165,7 @@ describe("lathe web in a browser", { timeout: 45_000 }, () => {
     assert.notInclude(page.url(), "token")
     assert.strictEqual(await page.evaluate(() => sessionStorage.getItem("lathe.token")), token)
     await page.waitForSelector(`tr[data-session="${runSession}"]`)
-    // Totals arrive after each session's messages are read: 2 steps (the write, then the answer).
+    // Totals come from the summaries route (one store query): 2 steps (the write, then the answer).
     await page.waitForFunction(
       (id) => document.querySelector(`tr[data-session="${id}"] td:nth-of-type(4)`)?.textContent === "2",
       {},
@@ -160,12 +179,26 @@ describe("lathe web in a browser", { timeout: 45_000 }, () => {
     assert.match(row[2] ?? "", /m$/)
     assert.strictEqual(row[6], "1")
     await page.screenshot({ path: join(artifacts, "web-list.png") })
+    // The list's data is one paginated request, not every session's messages.
+    const summaries = (await api("/sessions/summaries?limit=1")) as {
+      sessions: Array<{ session: { id: string }; summary: { steps: number; files: number; cost: number } }>
+      total: number
+    }
+    assert.strictEqual(summaries.sessions.length, 1)
+    assert.isAtLeast(summaries.total, 1)
 
     await page.click(`tr[data-session="${runSession}"] a`)
     await page.waitForSelector(".tool[data-tool=write] .tool-output")
     const output = await page.$eval(".tool[data-tool=write] .tool-output", (el) => el.textContent ?? "")
     assert.match(output, /\S/)
     assert.include(await page.$eval(".tool[data-tool=write] .tool-input", (el) => el.textContent ?? ""), "hello.txt")
+    // What allowed the write: the built-in default rule ("*": allow), as recorded on the tool part.
+    const allowed = await page.$eval(".tool[data-tool=write] .permission", (el) => [
+      el.getAttribute("data-by"),
+      el.textContent ?? ""
+    ])
+    assert.strictEqual(allowed[0], "default")
+    assert.include(allowed[1], '* "*" allow · defaults')
     // The answer's Markdown is rendered (bold), not shown as source.
     assert.strictEqual(await page.$eval(".message.assistant strong", (el) => el.textContent), "hello.txt")
 
@@ -186,6 +219,28 @@ describe("lathe web in a browser", { timeout: 45_000 }, () => {
     // The same diff side by side: the new line on the right.
     await page.click("button[aria-pressed]")
     assert.strictEqual(await page.$eval("table.diff td.add", (el) => el.textContent), "hello from the agent")
+
+    // Per step: the select offers the turn and the step that wrote; the step's own diff comes from its snapshots.
+    const ranges = await page.$$eval("select#diff-range option", (options) => options.map((o) => o.textContent))
+    assert.deepStrictEqual(ranges, ["the whole session", "turn 1", "step 1"])
+    const step = await page.$eval("select#diff-range option:last-child", (o) => (o as HTMLOptionElement).value)
+    await page.select("select#diff-range", step)
+    await page.waitForSelector(`.diff-status[data-shown="${step}"]`)
+    // Still side by side (the view keeps its mode), now the step's own diff.
+    assert.strictEqual(await page.$eval("table.diff td.add", (el) => el.textContent), "hello from the agent")
+    const [from, to] = step.split("..")
+    const stepDiff = (await api(`/sessions/${runSession}/diff?from=${from}&to=${to}`)) as {
+      files: Array<{ file: string; status: string }>
+    }
+    assert.deepStrictEqual(
+      stepDiff.files.map((f) => [f.file, f.status]),
+      [["hello.txt", "added"]]
+    )
+    // Only snapshots the session recorded are diffed: anything else is refused before git sees it.
+    const refused = await fetch(`${base}/sessions/${runSession}/diff?from=HEAD~1`, {
+      headers: { authorization: `Bearer ${token}` }
+    })
+    assert.strictEqual(refused.status, 400)
 
     // Accessibility basics: landmarks, and every control has a name.
     assert.isNotNull(await page.$("header nav[aria-label]"))
@@ -235,6 +290,35 @@ describe("lathe web in a browser", { timeout: 45_000 }, () => {
       timeout: 20_000
     })
     assert.isNull(await page.$(".asks"))
+    // The read was allowed by the person's answer, and the page says so on the call.
+    await page.waitForSelector(".tool[data-tool=read] .permission[data-by=person]")
+    assert.include(await page.$eval(".tool[data-tool=read] .permission", (el) => el.textContent ?? ""), "once")
+    await page.close()
+  })
+
+  it("nests a subagent's session under its task call, live while it runs, loaded when opened", async () => {
+    const created = (await api("/sessions", {})) as { id: string }
+    const page = await signedInPage(`#/s/${created.id}`)
+    await page.waitForSelector("#act-title")
+    await api(`/sessions/${created.id}/prompt`, { text: "[task] send a subagent" })
+    // While the call runs, the event stream has already named its child session: it is nested before the call ends.
+    await page.waitForSelector(".tool.running[data-tool=task] details.subagent", { timeout: 20_000 })
+    await page.waitForFunction(() => (document.body.textContent ?? "").includes("The subagent is done."), {
+      timeout: 20_000
+    })
+    const nested = ".tool[data-tool=task] details.subagent"
+    await page.waitForSelector(nested)
+    // Nested once, under the call (a subtask part naming the same child is not shown a second time).
+    assert.strictEqual((await page.$$("details.subagent")).length, 1)
+    // Folded and not loaded until opened; opened from the keyboard, it shows the child's own timeline.
+    assert.isNull(await page.$(`${nested} .timeline`))
+    await page.focus(`${nested} > summary`)
+    await page.keyboard.press("Enter")
+    await page.waitForSelector(`${nested} .timeline .message.assistant`)
+    assert.include(await page.$eval(nested, (el) => el.textContent ?? ""), "The child looked around.")
+    const child = await page.$eval(nested, (el) => el.getAttribute("data-child"))
+    const info = (await api(`/sessions/${child}`)) as { parentID?: string }
+    assert.strictEqual(info.parentID, created.id)
     await page.close()
   })
 })

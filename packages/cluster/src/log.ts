@@ -1,3 +1,4 @@
+import { logText } from "@lathe/core"
 import { Logger } from "effect"
 
 /**
@@ -9,19 +10,6 @@ export const reportLogger = (report: (line: string) => void) =>
   Logger.layer([
     Logger.make((options) => {
       if (options.logLevel !== "Warn" && options.logLevel !== "Error" && options.logLevel !== "Fatal") return
-      const parts = Array.isArray(options.message) ? options.message : [options.message]
-      report(
-        parts
-          .map((part) =>
-            typeof part === "string"
-              ? part
-              : part instanceof Error
-                ? part.message
-                : typeof part === "object" && part !== null && "message" in part
-                  ? String((part as { message: unknown }).message)
-                  : JSON.stringify(part)
-          )
-          .join(": ")
-      )
+      report(logText(options.message))
     })
   ])

@@ -70,7 +70,17 @@ export { LLM, type LLMRequest, providerSetupHelp, streamWithModel } from "./llm/
 export { ProviderNotConfigured } from "./llm/provider-error.js"
 export { tokensFromUsage } from "./llm/usage.js"
 // loop/: the agent loop's services under one front door (TurnRunner), and the ruleset a run is asked under.
+export { AgentSwitch, AgentSwitchRefused } from "./loop/agent-switch.js"
 export { doomLoopReport } from "./loop/doom-loop.js"
+export {
+  jsonLogger,
+  KEEP_LOG_FILES,
+  type LogLevelName,
+  type LogSettings,
+  logSettingsFromEnv,
+  MAX_LOG_FILE_BYTES
+} from "./loop/log-file.js"
+export { loggingBus } from "./loop/loop-log.js"
 export { assembleRuleset, runRuleset } from "./loop/permission-ruleset.js"
 export { Question } from "./loop/question.js"
 export { Retry } from "./loop/retry.js"
@@ -78,13 +88,22 @@ export { SessionPrompt } from "./loop/session-prompt.js"
 export { stepLimitError } from "./loop/step-limit.js"
 export { compileOutputSchema, type OutputSchema } from "./loop/structured-output.js"
 export { Subagents } from "./loop/subagents.js"
-export { type ExpandedCommand, expandedCommand, mentionedResources, splitCommandWords } from "./loop/turn-input.js"
+export {
+  type ExpandedCommand,
+  expandedCommand,
+  mentionedResources,
+  messageCommand,
+  type SlashLine,
+  slashLine,
+  splitCommandWords
+} from "./loop/turn-input.js"
 export { TurnRunner } from "./loop/turn-runner.js"
 // plugin-host/: the host that runs plugins: loader, Plugins, commands and resources, ctx.run, truncation, agents.
 export { resolveAgents } from "./plugin-host/agent.js"
 export { CommandRunError, CommandRunner, childEnv, spawnProgram } from "./plugin-host/command-runner.js"
 export type { ListedCommand, ListedResource } from "./plugin-host/contributions.js"
 export { HostSide } from "./plugin-host/host-side.js"
+export { logText } from "./plugin-host/log-text.js"
 export { type PluginEntry, sharePluginModules } from "./plugin-host/plugin-loader.js"
 export { LOG_REPEATS_EVENT, Plugins } from "./plugin-host/plugins.js"
 export { truncationDir } from "./plugin-host/truncate.js"
@@ -111,10 +130,12 @@ export {
   type SessionFilter,
   SessionNotFound,
   SessionStore,
+  type SessionSummary,
   StoreError,
   sessionNotFound
 } from "./store/session-store.js"
 export { SqliteSessionStore } from "./store/session-store-sqlite.js"
+export { sessionSummaries, summarizeMessages } from "./store/session-summary.js"
 export { listTurns, type SessionTurn } from "./store/session-turns.js"
 export { SessionWriter } from "./store/session-writer.js"
 export { batchKey, makeWriteBehind, type WriteBatch, type WriteOutcome } from "./store/write-behind.js"

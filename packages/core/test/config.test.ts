@@ -236,7 +236,7 @@ describe("Config errors", () => {
       const { error, file } = yield* failure({ "global/lathe.json": `{\n  "model": "a/b",\n  "modle": "a/c"\n}` })
       assert.strictEqual(
         error.message,
-        `${file("global/lathe.json")}:3:3: modle: expected one of the keys "$schema", "model", "small_model", "default_agent", "provider", "permission", "agent", "plugin", "mcp", "mcp_tool_search", "mcp_startup_wait", "disabled_plugins", "plugin_timeout_ms", "hooks", "instructions", "max_steps", "budget", "tool_output", "doom_loop", "retry", "compaction", "snapshot", "webfetch", "websearch", "lsp", "sandbox", "store", "models", "shell", got unknown key "modle" (did you mean "model"?)`
+        `${file("global/lathe.json")}:3:3: modle: expected one of the keys "$schema", "model", "small_model", "default_agent", "provider", "permission", "agent", "plugin", "mcp", "mcp_tool_search", "mcp_startup_wait", "disabled_plugins", "plugin_timeout_ms", "hooks", "instructions", "max_steps", "budget", "tool_output", "doom_loop", "retry", "compaction", "summary", "snapshot", "webfetch", "websearch", "lsp", "sandbox", "store", "models", "shell", got unknown key "modle" (did you mean "model"?)`
       )
     })
   )

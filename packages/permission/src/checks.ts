@@ -34,10 +34,16 @@ export interface Check {
 }
 
 /**
- * Permissions only a person may approve, whichever tool asks: a rerun outside the sandbox (`sandbox_escape`) and a
- * write to a protected path (`protected_path`).
+ * Permissions only a person may approve, whichever tool asks: a rerun outside the sandbox (`sandbox_escape`), a
+ * write to a protected path (`protected_path`), and handing the session between the plan and build agents
+ * (`plan_exit`, `plan_enter`).
  */
-export const PERSON_ONLY_PERMISSIONS: ReadonlySet<string> = new Set(["sandbox_escape", "protected_path"])
+export const PERSON_ONLY_PERMISSIONS: ReadonlySet<string> = new Set([
+  "sandbox_escape",
+  "protected_path",
+  "plan_exit",
+  "plan_enter"
+])
 
 /**
  * Whether an ask may only be approved by a person: the tool marked it (`requiresPerson`, or the older

@@ -37,6 +37,9 @@ const checksIn = (ask: PendingAsk): Array<CheckView> => {
   })
 }
 
+/** How many lines of an ask's `metadata.details` `describeAsk` shows. */
+const MAX_DETAIL_LINES = 40
+
 /**
  * Renders a pending ask for a person, as plain text lines: what is asked (tool, permission, patterns), why
  * (the rule that made it an ask, or why a command could not be analysed), what "always" would remember, and
@@ -47,6 +50,10 @@ export const describeAsk = (ask: PendingAsk): string => {
   const command = typeof ask.metadata?.command === "string" ? ask.metadata.command : undefined
   const lines = [`Permission needed: ${ask.permission}${tool && tool !== ask.permission ? ` (tool ${tool})` : ""}`]
   if (command) lines.push(`  command: ${command}`)
+  // What a tool puts before the person in its own words (the plan `plan_exit` proposes), cut to a screenful.
+  const details = typeof ask.metadata?.details === "string" ? ask.metadata.details.trimEnd().split("\n") : []
+  for (const line of details.slice(0, MAX_DETAIL_LINES)) lines.push(`  │ ${line}`)
+  if (details.length > MAX_DETAIL_LINES) lines.push(`  │ … (${details.length - MAX_DETAIL_LINES} more lines)`)
   for (const check of checksIn(ask)) {
     const label = check.permission === ask.permission ? "" : `${check.permission} `
     lines.push(`  • ${label}${check.pattern}`)

@@ -31,6 +31,7 @@ import {
 import { type AuditEntry, appendAudit, auditPath } from "./audit.js"
 import { loadBashParser } from "./bash.js"
 import { type Check, checksOf, type Verdict, verdictOf } from "./checks.js"
+import { verdictDecision, verdictsDecision } from "./decision.js"
 import { personOnlyMessage } from "./describe.js"
 
 interface Waiting {
@@ -135,6 +136,7 @@ const make = Effect.gen(function* () {
       if (!now.every((verdict) => verdict.action === "allow")) continue
       pending.delete(waiting.info.id)
       yield* audit(waiting.request, now, { requestID: waiting.info.id, reason: "covered by a new remembered approval" })
+      waiting.request.onDecided?.({ by: "person", reply: "always" })
       yield* publishReply(waiting, "always")
       yield* Deferred.succeed(waiting.deferred, undefined)
     }
@@ -180,6 +182,7 @@ const make = Effect.gen(function* () {
     if (answer.type !== "reject" && answer.by === "yes" && open.some((verdict) => verdict.requiresPerson)) {
       const message = personOnlyMessage(waiting.info, "yes")
       yield* audit(request, open, { requestID: id, decision: "reject", by: "yes", reason: message })
+      request.onDecided?.({ by: "flag", source: "--yes" })
       yield* publishReply(waiting, "reject", message)
       const patterns = [...waiting.info.patterns]
       return yield* Deferred.fail(
@@ -195,6 +198,7 @@ const make = Effect.gen(function* () {
         by: "reply",
         ...(message ? { reason: message } : {})
       })
+      request.onDecided?.({ by: "person" })
       yield* publishReply(waiting, "reject", message)
       yield* Deferred.fail(waiting.deferred, rejected(request.permission, waiting.info.patterns, message))
       // A person who says no to one ask of a session means the others too.
@@ -207,12 +211,16 @@ const make = Effect.gen(function* () {
           by: "reply",
           reason: "another ask of this session was rejected"
         })
+        other.request.onDecided?.({ by: "person" })
         yield* publishReply(other, "reject")
         yield* Deferred.fail(other.deferred, rejected(other.request.permission, other.info.patterns))
       }
       return
     }
     yield* audit(request, open, { requestID: id, decision: answer.type, by: answer.by === "yes" ? "yes" : "reply" })
+    request.onDecided?.(
+      answer.by === "yes" ? { by: "flag", source: "--yes", reply: answer.type } : { by: "person", reply: answer.type }
+    )
     yield* publishReply(waiting, answer.type)
     yield* Deferred.succeed(waiting.deferred, undefined)
     if (answer.type === "always") {
@@ -246,6 +254,7 @@ const make = Effect.gen(function* () {
     const deny = verdicts.find((verdict) => verdict.action === "deny")
     if (deny) {
       yield* audit(request, [deny])
+      request.onDecided?.(verdictDecision(deny))
       return yield* Effect.fail(denied(deny.check.permission, deny.check.pattern, deny.rule))
     }
     const open = verdicts.filter((verdict) => verdict.action === "ask")
@@ -253,7 +262,11 @@ const make = Effect.gen(function* () {
       request,
       verdicts.filter((verdict) => verdict.action === "allow")
     )
-    if (open.length === 0) return
+    if (open.length === 0) {
+      const decision = verdictsDecision(verdicts)
+      if (decision) request.onDecided?.(decision)
+      return
+    }
 
     const patterns = open.map((verdict) => verdict.check.pattern)
     const metadata = request.metadata ?? {}
@@ -276,6 +289,7 @@ const make = Effect.gen(function* () {
     } else if (hook.status !== "ask") {
       const reason = hook.message ?? `decided by a permission.ask plugin hook`
       yield* audit(request, open, { decision: hook.status, by: "hook", reason })
+      request.onDecided?.({ by: "hook", ...(hook.message ? { rule: hook.message } : {}) })
       if (hook.status === "allow") return
       const first = open[0] as Verdict
       return yield* Effect.fail(

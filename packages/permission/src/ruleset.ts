@@ -32,8 +32,9 @@ export interface DefaultsOptions {
 
 /**
  * The defaults the agents build on: everything allowed, except doom loops, directories outside the project,
- * reruns outside the sandbox and web and code searches (asked), `question` and `plan_enter` (denied), and `.env` files (asked,
- * `.env.example` allowed). A person-only ask (`sandbox_escape`, …) is never allowed by a default.
+ * reruns outside the sandbox and web and code searches (asked), `question` and `plan_enter` (denied: the build agent
+ * offers `plan_enter`), `plan_exit` (asked: the plan agent proposes its plan), and `.env` files (asked,
+ * `.env.example` allowed). A person-only ask (`sandbox_escape`, `plan_exit`, …) is never allowed by a default.
  */
 export const defaults = (options: DefaultsOptions = {}): Array<Rule> => {
   const truncation = options.truncationDir ? { [`${options.truncationDir}/*`]: "allow" as const } : {}
@@ -45,6 +46,7 @@ export const defaults = (options: DefaultsOptions = {}): Array<Rule> => {
       external_directory: { "*": "ask", ...truncation },
       question: "deny",
       plan_enter: "deny",
+      plan_exit: "ask",
       // A search sends the query to a service outside the machine (and a provider's own search cannot be asked per
       // call): asked, unless an agent (explore) or the person allows it.
       websearch: "ask",

@@ -54,6 +54,19 @@ export interface ToolContext {
     /** Continue this earlier child session. */
     readonly sessionID?: string
   }) => Promise<SubagentResult>
+  /**
+   * Expands a command (`name` without the slash, `args` its arguments) as `/name args` expands in the person's
+   * session, to the prompt text it stands for (and the agent the command names); rejects, naming the commands there
+   * are, when `name` is unknown. Absent where commands cannot run.
+   */
+  readonly command?: (name: string, args: string) => Promise<{ readonly text: string; readonly agent?: string }>
+  /**
+   * Hands the session to another primary agent (`plan_exit`: plan → build; `plan_enter`: build → plan): the turn goes
+   * on, and from its next step the model runs as that agent (its system prompt, tools and permissions), with this
+   * call's output in its history. Ask the person first: the host switches without asking. Rejects when no primary
+   * agent of that name can take a prompt. Absent where the agent cannot change (a subagent's turn, a host without it).
+   */
+  readonly switchAgent?: (agent: string) => Promise<void>
 }
 
 /** What a host's truncation makes of a tool's output: the text for the model, and where the full text went. */

@@ -1,4 +1,4 @@
-import { LatheEvent, MessageWithParts, QuestionItem, Session } from "@lathe/plugin/schema"
+import { LatheEvent, MessageWithParts, QuestionItem, Session, Tokens } from "@lathe/plugin/schema"
 import { Schema } from "effect"
 import {
   HttpApi,
@@ -160,6 +160,34 @@ export const SessionDiff = Schema.Struct({
 })
 export type SessionDiff = typeof SessionDiff.Type
 
+/** A session's totals, as `GET /sessions/summaries` gives them; computed by the store without reading every part. */
+export const SessionSummary = Schema.Struct({
+  /** Model steps. */
+  steps: Schema.Number,
+  /** Summed over the session's answers (subagents' included). */
+  tokens: Tokens,
+  /** USD. */
+  cost: Schema.Number,
+  /** How many distinct files its steps changed. */
+  files: Schema.Number,
+  /** The agent and `provider/model` of its first answer. */
+  agent: Schema.optionalKey(Schema.String),
+  model: Schema.optionalKey(Schema.String),
+  /** Milliseconds its answers took, summed. */
+  ms: Schema.Number
+})
+export type SessionSummary = typeof SessionSummary.Type
+
+/** `GET /sessions/summaries`: one page of the sessions `GET /sessions` lists, each with its totals. */
+export const SessionSummaries = Schema.Struct({
+  sessions: Schema.Array(Schema.Struct({ session: SessionInfo, summary: SessionSummary })),
+  /** How many sessions the listing has in all (every page). */
+  total: Schema.Number,
+  /** The `offset` of the next page, when there is one. */
+  next: Schema.optionalKey(Schema.Number)
+})
+export type SessionSummaries = typeof SessionSummaries.Type
+
 /** `POST /sessions/:id/undo` and `/redo`: the session after it, and the files put back. */
 export const RevertResult = Schema.Struct({
   session: SessionInfo,
@@ -308,6 +336,24 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
     )
   )
   .add(
+    HttpApiEndpoint.get("summaries", "/sessions/summaries", {
+      query: {
+        directory: Schema.optional(Schema.String),
+        tree: Schema.optional(Schema.String),
+        allTrees: Flag,
+        limit: Schema.optional(Schema.NumberFromString),
+        offset: Schema.optional(Schema.NumberFromString)
+      },
+      success: SessionSummaries,
+      error: [Unauthorized, ServerError]
+    }).annotate(
+      OpenApi.Description,
+      "The sessions `GET /sessions` lists (same filters, same order), a page at a time (`limit`, default 50, at " +
+        "most 200; `offset`), each with its totals: steps, tokens, cost, files changed, agent, model, time. The store " +
+        "computes them in one query, without reading every message."
+    )
+  )
+  .add(
     HttpApiEndpoint.get("get", "/sessions/:id", {
       params: sessionParams,
       success: SessionInfo,
@@ -351,11 +397,15 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   .add(
     HttpApiEndpoint.get("diff", "/sessions/:id/diff", {
       params: sessionParams,
+      query: { from: Schema.optional(Schema.String), to: Schema.optional(Schema.String) },
       success: SessionDiff,
-      error: [NotFound, Unauthorized, ServerError]
+      error: [BadRequest, NotFound, Unauthorized, ServerError]
     }).annotate(
       OpenApi.Description,
-      "The session's changes to the work tree as a unified diff, from before its first step to now."
+      "The session's changes to the work tree as a unified diff, from before its first step to now. With `from` " +
+        "(and `to`), the changes between two snapshots the session recorded (a step's `step-start` and `step-finish` " +
+        "`snapshot`, a `patch` part's `hash`): one step's diff, or a turn's; any other ref is a 400. Without `to`, " +
+        "from `from` to the work tree now."
     )
   )
   .add(

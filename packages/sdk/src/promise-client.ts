@@ -15,6 +15,7 @@ import {
   type RevertResult,
   type SessionDiff,
   type SessionInfo,
+  type SessionSummaries,
   type TurnInfo,
   type UndoRequest
 } from "./api.js"
@@ -54,8 +55,17 @@ export interface LatheClient {
     /** Ends the running turn, if any. */
     abort(id: string): Promise<AbortResult>
     messages(id: string): Promise<ReadonlyArray<MessageWithParts>>
-    /** The session's changes to the work tree, as a unified diff and per file. */
-    diff(id: string): Promise<SessionDiff>
+    /**
+     * The session's changes to the work tree, as a unified diff and per file; with `from` (and `to`), between two
+     * snapshots the session recorded (a step's, a turn's).
+     */
+    diff(id: string, range?: { readonly from: string; readonly to?: string }): Promise<SessionDiff>
+    /** A page of the sessions `list` gives, each with its totals (steps, tokens, cost, files, agent, model, time). */
+    summaries(query?: {
+      readonly directory?: string
+      readonly limit?: number
+      readonly offset?: number
+    }): Promise<SessionSummaries>
     /** The session's turns, oldest first, with the files each changed and whether it is undone. */
     turns(id: string): Promise<ReadonlyArray<TurnInfo>>
     /**
@@ -119,7 +129,14 @@ export const createLatheClient = (options: LatheClientOptions): LatheClient => {
       },
       abort: (id) => run(`POST /sessions/${id}/abort`, (c) => c.sessions.abort({ params: { id } })),
       messages: (id) => run(`GET /sessions/${id}/messages`, (c) => c.sessions.messages({ params: { id } })),
-      diff: (id) => run(`GET /sessions/${id}/diff`, (c) => c.sessions.diff({ params: { id } })),
+      diff: (id, range) =>
+        run(`GET /sessions/${id}/diff`, (c) =>
+          c.sessions.diff({
+            params: { id },
+            query: range ? { from: range.from, ...(range.to !== undefined ? { to: range.to } : {}) } : {}
+          })
+        ),
+      summaries: (query = {}) => run("GET /sessions/summaries", (c) => c.sessions.summaries({ query })),
       turns: (id) => run(`GET /sessions/${id}/turns`, (c) => c.sessions.turns({ params: { id } })),
       undo: (id, options = {}) =>
         run(`POST /sessions/${id}/undo`, (c) =>

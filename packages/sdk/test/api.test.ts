@@ -19,6 +19,7 @@ describe("the API definition", () => {
         "GET /agents",
         "POST /sessions",
         "GET /sessions",
+        "GET /sessions/summaries",
         "GET /sessions/{id}",
         "DELETE /sessions/{id}",
         "POST /sessions/{id}/prompt",

@@ -1,11 +1,8 @@
-import { realpath } from "node:fs/promises"
 import {
   Config,
   createSession,
-  inTree,
   LLM,
   listTurns,
-  Paths,
   Plugins,
   redoSession,
   resolveAgents,
@@ -22,6 +19,7 @@ import { runIn, type ServerContext } from "./context.js"
 import { type DirectoryApp, resolveDirectory } from "./directories.js"
 import { apiError, apiErrorFailure, attempt, fail } from "./errors.js"
 import { patchFiles } from "./patch-stats.js"
+import { listedSessions, rangeDiff, summariesPage } from "./session-views.js"
 
 const drainingMessage = "The server is shutting down and takes no new work; start it again (or use another) and retry."
 
@@ -153,36 +151,12 @@ export const sessionsApi = (ctx: ServerContext) =>
       )
       .handle("list", ({ query }) =>
         attempt(async () => {
-          const resolved =
-            query.directory === undefined
-              ? undefined
-              : await resolveDirectory(ctx.home.directory, query.directory).catch(() => undefined)
-          if (resolved !== undefined) ctx.scope.check(resolved, `The directory ${JSON.stringify(query.directory)}`)
-          const directory = resolved ?? query.directory
-          // Every session of the store, then those in scope: a limit in the store could count sessions not shown.
-          const { all, root } = await runIn(
-            ctx.home,
-            Effect.gen(function* () {
-              const all = yield* (yield* SessionStore).listSessions({ parentID: null })
-              return { all, root: (yield* Paths).root }
-            })
-          )
-          // This work tree's sessions unless asked for another's or every one's (a directory asked for picks its
-          // own sessions, whatever their tree); the server's own clones always.
-          const tree =
-            query.allTrees === "true" || (query.tree === undefined && directory !== undefined)
-              ? undefined
-              : query.tree === undefined
-                ? root
-                : await realpath(query.tree).catch(() => query.tree ?? root)
-          const served = all.filter(
-            (s) => ctx.listed(s) && (tree === undefined || s.workspace !== undefined || inTree(s, tree))
-          )
-          const inDirectory = directory === undefined ? served : served.filter((s) => s.directory === directory)
-          const limited = query.limit === undefined ? inDirectory : inDirectory.slice(0, query.limit)
+          const listed = await listedSessions(ctx, query)
+          const limited = query.limit === undefined ? listed : listed.slice(0, query.limit)
           return limited.map((session) => ctx.info(session))
         }, ["server_error"])
       )
+      .handle("summaries", ({ query }) => attempt(() => summariesPage(ctx, query), ["server_error"]))
       .handle("get", ({ params }) =>
         attempt(async () => ctx.info((await ctx.session(params.id)).session), ["not_found"])
       )
@@ -230,9 +204,20 @@ export const sessionsApi = (ctx: ServerContext) =>
           )
         }, ["not_found", "server_error"])
       )
-      .handle("diff", ({ params }) =>
+      .handle("diff", ({ params, query }) =>
         attempt(async () => {
           const { session, app } = await ctx.session(params.id)
+          if (query.from !== undefined || query.to !== undefined) {
+            if (query.from === undefined)
+              throw apiErrorFailure(apiError.badRequest('"to" goes with "from": name the snapshot to start from.'))
+            if (session.workspace)
+              throw apiErrorFailure(
+                apiError.badRequest(
+                  "A session in a server's clone keeps no step snapshots here: ask for its whole diff."
+                )
+              )
+            return rangeDiff(app, params.id, query.from, query.to)
+          }
           const workspaces = ctx.options.workspaces
           if (session.workspace && workspaces) {
             // From the recorded checkpoints: the same answer from any server, wherever the session runs.
@@ -240,7 +225,7 @@ export const sessionsApi = (ctx: ServerContext) =>
             return { diff, files: patchFiles(diff) } satisfies SessionDiff
           }
           return sessionDiff(app, params.id)
-        }, ["not_found", "server_error"])
+        }, ["bad_request", "not_found", "server_error"])
       )
       .handle("turns", ({ params }) =>
         attempt(async () => {

@@ -48,6 +48,28 @@ export const changes = Effect.fn("SnapshotGit.changes")(function* (shadow: Shado
   return pairs(fields).map(([status, path]): Change => ({ status: statusOf(status), path }))
 })
 
+/**
+ * The files that differ between two trees with their added and removed lines, from one `--numstat` (as cheap as
+ * `--name-status` for the small trees a step changes; binary files count zero lines).
+ */
+export const lineCounts = Effect.fn("SnapshotGit.lineCounts")(function* (shadow: Shadow, from: string, to: string) {
+  const fields = splitNul(
+    yield* git(shadow.target, "diff", { args: ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to] })
+  )
+  return numstatEntries(fields)
+})
+
+/** Parses `-z --numstat` fields: `added\tdeleted\tpath` (or `added\tdeleted\t` then the path, for renames). */
+const numstatEntries = (fields: ReadonlyArray<string>) => {
+  const entries: Array<{ file: string; additions: number; deletions: number }> = []
+  for (let i = 0; i < fields.length; i++) {
+    const [added, deleted, path] = (fields[i] ?? "").split("\t")
+    const file = path === "" || path === undefined ? fields[++i] : path
+    if (file !== undefined) entries.push({ file, additions: Number(added) || 0, deletions: Number(deleted) || 0 })
+  }
+  return entries
+}
+
 /** Unified diff text between two trees, with `a/` and `b/` prefixes whatever the user's config says. */
 export const unified = (shadow: Shadow, from: string, to: string) =>
   Effect.map(
@@ -99,12 +121,7 @@ export const fullDiff = Effect.fn("SnapshotGit.fullDiff")(function* (shadow: Sha
   const numstat = splitNul(
     yield* git(shadow.target, "diff", { args: ["diff-tree", "-r", "-z", "--no-renames", "--numstat", from, to] })
   )
-  const counts = new Map<string, { additions: number; deletions: number }>()
-  for (let i = 0; i < numstat.length; i++) {
-    const [added, deleted, path] = (numstat[i] ?? "").split("\t")
-    const file = path === "" || path === undefined ? numstat[++i] : path
-    if (file !== undefined) counts.set(file, { additions: Number(added) || 0, deletions: Number(deleted) || 0 })
-  }
+  const counts = new Map(numstatEntries(numstat).map((entry) => [entry.file, entry]))
   const entries = pairs(raw).map(([meta, path]) => {
     const [, , before, after, letter] = meta.split(" ")
     return { path, status: statusOf(letter ?? "M"), before: before ?? "", after: after ?? "" }

@@ -3,7 +3,7 @@ import { parse } from "node:path"
 import { Config, Paths, Snapshot, SnapshotError, type SnapshotPatch } from "@lathe/core"
 import { Effect, Layer, Ref, Result, Scope, Semaphore } from "effect"
 import { applyFiles, checkPaths } from "./apply.js"
-import { changes, checkHash, fullDiff, unified } from "./diff.js"
+import { changes, checkHash, fullDiff, lineCounts, unified } from "./diff.js"
 import { gcDue, prune } from "./gc.js"
 import { git, hardenedTarget, isTimeout, withHelper } from "./git.js"
 import { type LockOptions, withLock } from "./lock.js"
@@ -151,13 +151,22 @@ const make = (options: SnapshotGitOptions) =>
       return yield* locked(
         Effect.gen(function* () {
           const now = yield* current("patch")
-          const files = (yield* explained("patch", hash, changes(shadow, hash, now))).map((c) => c.path)
-          return { hash, files, after: now } satisfies SnapshotPatch
+          const lines = yield* explained("patch", hash, lineCounts(shadow, hash, now))
+          return { hash, files: lines.map((c) => c.file), after: now, lines } satisfies SnapshotPatch
         })
       )
     })
 
-    const diff = Effect.fn("Snapshot.diff")(function* (hash: string) {
+    const diff = Effect.fn("Snapshot.diff")(function* (hash: string, to?: string) {
+      if (to !== undefined)
+        // Two recorded snapshots, as diffFull reads them: both hashes checked first, under the lock (housekeeping).
+        return yield* locked(
+          Effect.gen(function* () {
+            yield* checkHash(shadow, "diff", hash)
+            yield* checkHash(shadow, "diff", to)
+            return yield* unified(shadow, hash, to)
+          })
+        )
       return yield* locked(
         Effect.gen(function* () {
           return yield* explained("diff", hash, unified(shadow, hash, yield* current("diff")))
@@ -221,7 +230,7 @@ const lazy = (options: SnapshotGitOptions) =>
     return Snapshot.of({
       track: Effect.flatMap(real, (service) => service.track),
       patch: (hash) => Effect.flatMap(real, (service) => service.patch(hash)),
-      diff: (hash) => Effect.flatMap(real, (service) => service.diff(hash)),
+      diff: (hash, to) => Effect.flatMap(real, (service) => service.diff(hash, to)),
       diffFull: (from, to) => Effect.flatMap(real, (service) => service.diffFull(from, to)),
       restore: (hash) => Effect.flatMap(real, (service) => service.restore(hash)),
       revert: (patches) => Effect.flatMap(real, (service) => service.revert(patches))

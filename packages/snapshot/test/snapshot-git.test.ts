@@ -95,6 +95,13 @@ for (const kind of ["git", "plain"] as const) {
         const patch = yield* untouched(snapshot.patch(h0!))
         assert.strictEqual(patch.hash, h0)
         assert.deepStrictEqual([...patch.files].sort(), [...changed].sort())
+        // The step summary's line counts come with the patch, from the same git call (binary files count zero).
+        const lines = new Map((patch.lines ?? []).map((l) => [l.file, [l.additions, l.deletions]]))
+        assert.deepStrictEqual([...lines.keys()], [...patch.files])
+        assert.deepStrictEqual(lines.get("mod.txt"), [1, 1])
+        assert.deepStrictEqual(lines.get("new.txt"), [1, 0])
+        assert.deepStrictEqual(lines.get("del.txt"), [0, 1])
+        assert.deepStrictEqual(lines.get("bin.dat"), [0, 0])
 
         const text = yield* untouched(snapshot.diff(h0!))
         assert.include(text, "-v1")
@@ -104,6 +111,9 @@ for (const kind of ["git", "plain"] as const) {
         assert.notInclude(text, "ignored.log")
 
         const h1 = (yield* untouched(snapshot.track))!
+        // Between two snapshots (a step's before and after): the same text, whatever the work tree does next.
+        assert.strictEqual(yield* untouched(snapshot.diff(h0!, h1)), text)
+        assert.strictEqual(yield* untouched(snapshot.diff(h1, h1)), "")
         const full = yield* untouched(snapshot.diffFull(h0!, h1))
         const byFile = Object.fromEntries(full.map((f) => [f.file, f]))
         assert.deepInclude(byFile["mod.txt"], {

@@ -49,11 +49,22 @@ export const api = async <T>(path: string, body?: unknown, method?: string): Pro
   return parsed as T
 }
 
+/** What the page reads of an event's data: a new session's id and parent, and the call that started it. */
+export interface EventData {
+  readonly session?: { readonly id: string; readonly parentID?: string }
+  readonly callID?: string
+}
+
 /**
- * Follows `GET /events` for one session until `signal` aborts, calling `onEvent` with each event's type; reconnects
- * after a second when the stream ends (the server replays from `Last-Event-ID`).
+ * Follows `GET /events` for one session (and its subagents) until `signal` aborts, calling `onEvent` with each event's
+ * type, and for `session.created` its data (a subagent's session, with the call that started it); reconnects after a
+ * second when the stream ends (the server replays from `Last-Event-ID`).
  */
-export const follow = (sessionID: string, onEvent: (type: string) => void, signal: AbortSignal): void => {
+export const follow = (
+  sessionID: string,
+  onEvent: (type: string, data?: EventData) => void,
+  signal: AbortSignal
+): void => {
   let last: string | undefined
   const connect = async (): Promise<void> => {
     const current = token()
@@ -77,11 +88,14 @@ export const follow = (sessionID: string, onEvent: (type: string) => void, signa
         buffer = buffer.slice(end + 2)
         end = buffer.indexOf("\n\n")
         let type: string | undefined
+        let data = ""
         for (const line of block.split("\n")) {
           if (line.startsWith("event:")) type = line.slice(6).trim()
           else if (line.startsWith("id:")) last = line.slice(3).trim()
+          else if (line.startsWith("data:")) data += line.slice(5).trim()
         }
-        if (type !== undefined) onEvent(type)
+        if (type === "session.created" && data !== "") onEvent(type, JSON.parse(data) as EventData)
+        else if (type !== undefined) onEvent(type)
       }
     }
   }

@@ -11,7 +11,10 @@ const kindOf = (line: string): Kind =>
         ? "del"
         : line.startsWith("@@")
           ? "hunk"
-          : "same"
+          : line.startsWith(" ") || line === ""
+            ? "same"
+            : // git's header lines (`new file mode`, `Binary files … differ`, `\ No newline at end of file`)
+              "meta"
 
 /** Rows of a side-by-side view: a run of removed lines is paired with the run of added lines that follows it. */
 const sideBySide = (lines: ReadonlyArray<string>) => {

@@ -3,23 +3,22 @@ import "./app.css"
 import { render } from "preact"
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks"
 import { adoptTokenFromUrl, api, follow, NeedToken, setToken } from "./api.js"
+import { Changes } from "./changes.js"
 import { StepCharts } from "./charts.js"
-import { Diff } from "./diff.js"
-import { Markdown } from "./markdown.js"
 import {
   formatCost,
   formatCount,
   formatMs,
   type Message,
-  type Part,
   type PendingPermission,
   type PendingQuestion,
   type SessionInfo,
   type Summary,
   stepsOf,
-  summarize,
-  toolTimes
+  toolTimes,
+  totalTokens
 } from "./model.js"
+import { Timeline } from "./timeline.js"
 
 /** The page's route, from the fragment: `#/` the list, `#/s/<id>` one session. */
 const route = (): { readonly session?: string } => {
@@ -68,25 +67,21 @@ const TokenPage = ({ refused, onToken }: { readonly refused: boolean; readonly o
 
 /** The project's sessions with their totals, newest first; a search box filters them by title. */
 const SessionList = ({ onError }: { readonly onError: (error: unknown) => void }) => {
-  const [sessions, setSessions] = useState<ReadonlyArray<SessionInfo & { summary?: Summary }> | undefined>()
+  const [sessions, setSessions] = useState<ReadonlyArray<SessionInfo & { summary: Summary }> | undefined>()
+  const [next, setNext] = useState<number | undefined>()
   const [query, setQuery] = useState("")
+  /** A page of sessions with their totals, which the server computes in one store query. */
+  const page = async (offset: number) => {
+    const answer = await api<{
+      sessions: ReadonlyArray<{ session: SessionInfo; summary: Summary }>
+      next?: number
+    }>(`/sessions/summaries?limit=100&offset=${offset}`)
+    const rows = answer.sessions.map((s) => ({ ...s.session, summary: s.summary }))
+    setSessions((before) => (offset === 0 ? rows : [...(before ?? []), ...rows]))
+    setNext(answer.next)
+  }
   useEffect(() => {
-    let live = true
-    const load = async () => {
-      const list = await api<ReadonlyArray<SessionInfo>>("/sessions?limit=100")
-      if (live) setSessions(list)
-      const summarized = await Promise.all(
-        list.map(async (s) => ({
-          ...s,
-          summary: summarize(await api<ReadonlyArray<Message>>(`/sessions/${s.id}/messages`))
-        }))
-      )
-      if (live) setSessions(summarized)
-    }
-    load().catch(onError)
-    return () => {
-      live = false
-    }
+    page(0).catch(onError)
   }, [])
   const shown = (sessions ?? []).filter((s) => s.title.toLowerCase().includes(query.toLowerCase()))
   return (
@@ -124,83 +119,24 @@ const SessionList = ({ onError }: { readonly onError: (error: unknown) => void }
                   {s.status !== "idle" ? <span class="tag live">{s.status}</span> : null}
                 </th>
                 <td>{new Date(s.time.updated).toLocaleString()}</td>
-                <td>{s.summary?.agent ?? ""}</td>
-                <td>{s.summary?.model || s.model || ""}</td>
-                <td>{s.summary?.steps ?? ""}</td>
-                <td>{s.summary ? formatCount(s.summary.tokens) : ""}</td>
-                <td>{s.summary ? formatCost(s.summary.cost) : ""}</td>
-                <td>{s.summary?.files.length ?? ""}</td>
+                <td>{s.summary.agent ?? s.agent ?? ""}</td>
+                <td>{s.summary.model || s.model || ""}</td>
+                <td>{s.summary.steps}</td>
+                <td>{formatCount(totalTokens(s.summary.tokens))}</td>
+                <td>{formatCost(s.summary.cost)}</td>
+                <td>{s.summary.files}</td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {next !== undefined ? (
+        <button type="button" onClick={() => page(next).catch(onError)}>
+          More sessions
+        </button>
+      ) : null}
     </main>
   )
-}
-
-const duration = (part: Extract<Part, { type: "tool" }>): string => {
-  const time = part.state.time
-  return time?.end === undefined ? "" : formatMs(time.end - time.start)
-}
-
-/** One part of a message in the timeline. */
-const PartView = ({ part }: { readonly part: Part }) => {
-  switch (part.type) {
-    case "text":
-      return part.synthetic ? null : <Markdown text={part.text} />
-    case "reasoning":
-      return (
-        <details class="reasoning">
-          <summary>Reasoning</summary>
-          <Markdown text={part.text} />
-        </details>
-      )
-    case "tool":
-      return (
-        <details class={`tool ${part.state.status}`} open data-tool={part.tool}>
-          <summary>
-            <span class="tool-name">{part.tool}</span> {part.state.title ?? ""}{" "}
-            <span class="status">{part.state.status}</span> <span class="duration">{duration(part)}</span>
-          </summary>
-          <h4>Input</h4>
-          <pre class="tool-input">{JSON.stringify(part.state.input, null, 2)}</pre>
-          {part.state.output !== undefined ? (
-            <>
-              <h4>Output</h4>
-              <pre class="tool-output">{part.state.output}</pre>
-            </>
-          ) : null}
-          {part.state.error !== undefined ? <pre class="tool-output error">{part.state.error}</pre> : null}
-        </details>
-      )
-    case "step-finish":
-      return (
-        <p class="step-end">
-          step: {part.tokens.input} in · {part.tokens.cache.read} cached · {part.tokens.output} out
-          {part.tokens.reasoning ? ` · ${part.tokens.reasoning} reasoning` : ""} · {formatCost(part.cost)}
-        </p>
-      )
-    case "patch":
-      return <p class="marker">changed {part.files.join(", ")}</p>
-    case "subtask":
-      return (
-        <p class="marker subtask">
-          subagent {part.agent}: {part.description}{" "}
-          {part.childSessionID ? <a href={`#/s/${encodeURIComponent(part.childSessionID)}`}>open its session</a> : null}
-        </p>
-      )
-    case "compaction":
-      return <p class="marker compaction">— compacted here{part.auto ? " (automatically)" : ""} —</p>
-    case "retry":
-      return (
-        <p class="marker retry">
-          retry {part.attempt}: {part.message}
-        </p>
-      )
-    default:
-      return null
-  }
 }
 
 /** The permission asks and questions of the session that wait for the person; each answer goes through the API. */
@@ -272,6 +208,9 @@ const SessionPage = ({ id, onError }: { readonly id: string; readonly onError: (
   const [diff, setDiff] = useState("")
   const [prompt, setPrompt] = useState("")
   const [notice, setNotice] = useState("")
+  // Subagent sessions by the call that started them, from the event stream: a running task call's child is known
+  // before the call completes (its metadata names it only then).
+  const [subagents, setSubagents] = useState<Readonly<Record<string, string>>>({})
   const load = useCallback(async () => {
     const [info, list, asked, questioned, changes] = await Promise.all([
       api<SessionInfo>(`/sessions/${id}`),
@@ -297,7 +236,18 @@ const SessionPage = ({ id, onError }: { readonly id: string; readonly onError: (
       }, 150)
     }
     load().catch(onError)
-    follow(id, reload, abort.signal)
+    follow(
+      id,
+      (type, data) => {
+        const child = data?.session
+        if (type === "session.created" && child?.parentID && data?.callID) {
+          const callID = data.callID
+          setSubagents((known) => ({ ...known, [callID]: child.id }))
+        }
+        reload()
+      },
+      abort.signal
+    )
     return () => {
       abort.abort()
       if (timer) clearTimeout(timer)
@@ -380,33 +330,11 @@ const SessionPage = ({ id, onError }: { readonly id: string; readonly onError: (
       </section>
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Timeline</h2>
-        <ol class="timeline">
-          {messages.map((m) => (
-            <li key={m.info.id} class={`message ${m.info.role}`} data-message={m.info.id}>
-              <h3>
-                {m.info.role === "user"
-                  ? "Prompt"
-                  : `${m.info.agent ?? "agent"}${m.info.model ? ` · ${m.info.model.modelID}` : ""}${m.info.summary ? " · compaction summary" : ""}`}{" "}
-                <time dateTime={new Date(m.info.time.created).toISOString()}>
-                  {new Date(m.info.time.created).toLocaleTimeString()}
-                </time>
-              </h3>
-              {m.parts.map((part) => (
-                <PartView key={part.id} part={part} />
-              ))}
-              {m.info.error ? (
-                <p class="error">
-                  {m.info.error.name}
-                  {m.info.error.message ? `: ${m.info.error.message}` : ""}
-                </p>
-              ) : null}
-            </li>
-          ))}
-        </ol>
+        <Timeline messages={messages} tick={messages} subagents={subagents} />
       </section>
       <section aria-labelledby="diff-title">
         <h2 id="diff-title">Changes</h2>
-        <Diff diff={diff} />
+        <Changes id={id} messages={messages} whole={diff} onError={onError} />
       </section>
     </main>
   )

@@ -10,6 +10,14 @@ export interface Tokens {
   readonly cache: { readonly read: number; readonly write: number }
 }
 
+/** What allowed (or refused) a tool call's permission ask. */
+export interface ToolPermission {
+  readonly by: "rule" | "person" | "flag" | "hook" | "default"
+  readonly rule?: string
+  readonly source?: string
+  readonly reply?: "once" | "always"
+}
+
 export interface ToolState {
   readonly status: "pending" | "running" | "completed" | "error"
   readonly input: Record<string, unknown>
@@ -17,6 +25,7 @@ export interface ToolState {
   readonly error?: string
   readonly title?: string
   readonly metadata?: Record<string, unknown>
+  readonly permission?: ToolPermission
   readonly time?: { readonly start: number; readonly end?: number }
 }
 
@@ -36,15 +45,23 @@ export type Part =
       readonly callID: string
       readonly state: ToolState
     }
-  | { readonly id: string; readonly type: "step-start" }
-  | { readonly id: string; readonly type: "step-finish"; readonly tokens: Tokens; readonly cost: number }
-  | { readonly id: string; readonly type: "patch"; readonly files: ReadonlyArray<string> }
+  | { readonly id: string; readonly type: "step-start"; readonly snapshot?: string }
+  | {
+      readonly id: string
+      readonly type: "step-finish"
+      readonly tokens: Tokens
+      readonly cost: number
+      readonly snapshot?: string
+    }
+  | { readonly id: string; readonly type: "patch"; readonly hash: string; readonly files: ReadonlyArray<string> }
   | {
       readonly id: string
       readonly type: "subtask"
       readonly agent: string
       readonly description: string
       readonly childSessionID?: string
+      /** The task call that ran it, when recorded. */
+      readonly callID?: string
     }
   | { readonly id: string; readonly type: "compaction"; readonly auto: boolean }
   | { readonly id: string; readonly type: "retry"; readonly attempt: number; readonly message: string }
@@ -76,6 +93,7 @@ export interface SessionInfo {
   readonly id: string
   readonly title: string
   readonly parentID?: string
+  readonly agent?: string
   readonly model?: string
   readonly status: "idle" | "busy" | "retry"
   readonly time: { readonly created: number; readonly updated: number }
@@ -157,39 +175,66 @@ export const stepsOf = (messages: ReadonlyArray<Message>): ReadonlyArray<Step> =
   return steps
 }
 
-/** A session's totals for the list page. */
+/** A session's totals for the list page, as `GET /sessions/summaries` computes them. */
 export interface Summary {
   readonly steps: number
-  readonly tokens: number
+  readonly tokens: Tokens
   readonly cost: number
-  readonly files: ReadonlyArray<string>
-  readonly agent: string
-  readonly model: string
+  readonly files: number
+  readonly agent?: string
+  readonly model?: string
+  readonly ms: number
 }
 
-export const summarize = (messages: ReadonlyArray<Message>): Summary => {
-  const steps = stepsOf(messages)
-  const files = new Set<string>()
-  let agent = ""
-  let model = ""
+/** A range of the session's snapshots the file view can show: a step's, or a turn's (its first step to its last). */
+export interface DiffRange {
+  readonly label: string
+  readonly from: string
+  readonly to: string
+}
+
+/**
+ * The steps and turns that recorded snapshots before and after (a step that ran a tool that may change files), in
+ * order: a step from its `step-start` (or its patch's) snapshot to its `step-finish` one; a turn, from a prompt to the
+ * next, from its first such step to its last.
+ */
+export const diffRanges = (messages: ReadonlyArray<Message>): ReadonlyArray<DiffRange> => {
+  const turns: Array<DiffRange> = []
+  const steps: Array<DiffRange> = []
+  let turn = 0
+  let step = 0
+  let turnFrom: string | undefined
+  let turnTo: string | undefined
+  const closeTurn = () => {
+    if (turnFrom !== undefined && turnTo !== undefined && turnFrom !== turnTo)
+      turns.push({ label: `Turn ${turn}`, from: turnFrom, to: turnTo })
+    turnFrom = undefined
+    turnTo = undefined
+  }
   for (const message of messages) {
-    if (message.info.role === "assistant") {
-      agent ||= message.info.agent ?? ""
-      model ||= message.info.model ? `${message.info.model.providerID}/${message.info.model.modelID}` : ""
+    if (message.info.role === "user") {
+      closeTurn()
+      turn++
+      continue
     }
-    for (const part of message.parts) if (part.type === "patch") for (const file of part.files) files.add(file)
+    let from: string | undefined
+    for (const part of message.parts) {
+      if (part.type === "step-start") {
+        step++
+        from = part.snapshot
+      } else if (part.type === "patch") from ??= part.hash
+      else if (part.type === "step-finish") {
+        if (from !== undefined && part.snapshot !== undefined && from !== part.snapshot) {
+          steps.push({ label: `Step ${step}`, from, to: part.snapshot })
+          turnFrom ??= from
+          turnTo = part.snapshot
+        }
+        from = undefined
+      }
+    }
   }
-  return {
-    steps: steps.length,
-    tokens: steps.reduce(
-      (sum, s) => sum + s.tokens.input + s.tokens.output + s.tokens.reasoning + s.tokens.cache.read,
-      0
-    ),
-    cost: steps.reduce((sum, s) => sum + s.cost, 0),
-    files: [...files].sort(),
-    agent,
-    model
-  }
+  closeTurn()
+  return [...turns, ...steps]
 }
 
 /** Time per tool over the whole session, longest first. */
@@ -208,6 +253,9 @@ export const toolTimes = (
       }
   return [...byTool].map(([tool, v]) => ({ tool, ...v })).sort((a, b) => b.ms - a.ms)
 }
+
+/** Tokens the model read and wrote: input, cache reads, output, reasoning. */
+export const totalTokens = (t: Tokens): number => t.input + t.output + t.reasoning + t.cache.read
 
 export const formatMs = (ms: number): string => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`)
 export const formatCost = (cost: number): string => `$${cost.toFixed(cost < 1 ? 4 : 2)}`

@@ -9,6 +9,7 @@ import type { CliIO } from "../io.js"
 import { LocalBackend } from "../tui/local-backend.js"
 import { cliVersion } from "../version.js"
 import { type ClientSideHost, clientFiles, clientTerminal } from "./client-side.js"
+import { mcpBlock } from "./mcp-servers.js"
 import { readPrompt } from "./prompt.js"
 import {
   diffContent,
@@ -33,30 +34,6 @@ import {
 
 /** The JSON-RPC code of an internal error, used with the message a person can act on. */
 const INTERNAL = -32603
-
-/** An MCP server config entry, as Lathe's config takes one. */
-type McpEntry = NonNullable<Parameters<typeof LocalBackend.make>[2]>["mcpServers"]
-
-/** The editor's MCP servers (`mcpServers` of `session/new` / `session/load`) as a config `mcp` block. */
-export const mcpBlock = (servers: ReadonlyArray<acp.McpServer>): NonNullable<McpEntry> =>
-  Object.fromEntries(
-    servers.map((server) => [
-      server.name,
-      "url" in server
-        ? {
-            type: "remote" as const,
-            url: server.url,
-            ...(server.headers.length > 0
-              ? { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) }
-              : {})
-          }
-        : {
-            type: "local" as const,
-            command: [server.command, ...server.args],
-            ...(server.env.length > 0 ? { env: Object.fromEntries(server.env.map((e) => [e.name, e.value])) } : {})
-          }
-    ])
-  )
 
 /** One project's agent: a backend for a folder and the editor's MCP servers, with what it told at start. */
 interface Project {
@@ -137,6 +114,12 @@ export const serveAcp = async (io: CliIO, stream: acp.Stream): Promise<void> => 
       const session = owner(project, event.sessionID)
       if (session) void askPermission(session, event)
       return
+    }
+    // plan_exit/plan_enter handed the session to another agent (the person approved): the mode, and later prompts, follow.
+    const switched = event.type === "session.updated" ? sessions.get(event.session.id) : undefined
+    if (event.type === "session.updated" && switched && event.session.agent && event.session.agent !== switched.agent) {
+      switched.agent = event.session.agent
+      return send(switched, { sessionUpdate: "current_mode_update", currentModeId: switched.agent })
     }
     if (event.type === "question.asked") {
       // ACP's stable surface has no way to put free questions to the person: the model decides, and says so.

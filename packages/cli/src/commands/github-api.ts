@@ -80,15 +80,21 @@ export const githubApi = (baseUrl: string, token: string, repository: string) =>
       Number((await json("POST", `${repo}/issues/${number}/comments`, { body })).id),
     /** Replaces a comment's text. */
     updateComment: (id: number, body: string) => json("PATCH", `${repo}/issues/comments/${id}`, { body }),
-    /** A pull request: its head branch and repository (a fork's when it is one), its base branch. */
+    /**
+     * A pull request: its head branch and repository (a fork's when it is one; empty when the fork is gone), its base
+     * branch and repository, and whether its author lets maintainers push to the head branch.
+     */
     pull: async (number: number) => {
       const body = await json("GET", `${repo}/pulls/${number}`)
       const head = (body.head ?? {}) as Json
-      const baseRef = (body.base ?? {}) as Json
+      const base = (body.base ?? {}) as Json
       return {
         headRef: String(head.ref ?? ""),
         headRepo: String(((head.repo ?? {}) as Json).full_name ?? ""),
-        baseRef: String(baseRef.ref ?? "")
+        baseRef: String(base.ref ?? ""),
+        baseRepo: String(((base.repo ?? {}) as Json).full_name ?? ""),
+        defaultBranch: String(((base.repo ?? {}) as Json).default_branch ?? ""),
+        maintainerCanModify: body.maintainer_can_modify === true
       }
     },
     /** The pull request's diff (the `diff` media type of the pull request). */

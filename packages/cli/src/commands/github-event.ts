@@ -130,6 +130,10 @@ export const oneLine = (text: string, max = 72): string => {
 export const branchName = (number: number | undefined, shortId: string): string =>
   `lathe/${number === undefined ? "run" : number}-${shortId.replace(/[^0-9a-f]/g, "").slice(0, 8)}`
 
+/** The branch for a fix to pull request `number` that cannot go on its own branch: `lathe/pr-<number>-<short id>`. */
+export const pullBranchName = (number: number, shortId: string): string =>
+  `lathe/pr-${number}-${shortId.replace(/[^0-9a-f]/g, "").slice(0, 8)}`
+
 /** A branch name from the API that git may take as a ref and never as an option. */
 export const safeRef = (ref: string): boolean =>
   /^[A-Za-z0-9._/-]+$/.test(ref) &&

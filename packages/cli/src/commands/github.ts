@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { spawnProgram } from "@lathe/core"
+import { scrubEnv, spawnProgram } from "@lathe/core"
 import { defineCommand, parseCommand, pickSubcommand } from "../command-kit.js"
 import type { CliIO, Command } from "../io.js"
 import { plainText } from "../terminal-text.js"
 import { type GithubApi, GithubApiError, githubApi } from "./github-api.js"
-import { branchName, type GithubRequest, oneLine, promptOf, requestOf, safeRef, type Thread } from "./github-event.js"
+import { credentialEnv, takeCredentials } from "./github-credentials.js"
+import { type GithubRequest, oneLine, promptOf, requestOf, type Thread } from "./github-event.js"
+import { checkoutPull, landChange, type PullTarget } from "./github-land.js"
+import { runRules } from "./run-input.js"
 
 const DEFAULT_TRIGGER = "/lathe"
 const DEFAULT_MAX_COST = "2"
@@ -20,8 +23,8 @@ export const githubRunSpec = defineCommand({
 (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH), finds the trigger in the comment, issue or pull request, checks the author's
 permission through the REST API (GITHUB_API_URL, GITHUB_TOKEN) and, for an allowed author only, runs one turn in this
 checkout with a cost budget. Changed files are committed on a new branch lathe/<issue>-<id> and a pull request is
-opened (on a pull request of this repository: pushed to its branch); the answer, cost and steps are posted as a
-comment. The thread goes into the prompt as untrusted material, never as instructions (docs/github.md).`,
+opened; on a pull request they are pushed to its branch, or, when that is a fork's or the push is refused, put on a
+branch lathe/pr-<n>-<id> with a pull request of their own. The answer, cost and steps are posted as a comment. The thread goes into the prompt as untrusted material, never as instructions (docs/github.md).`,
   options: {
     trigger: {
       type: "string",
@@ -34,7 +37,7 @@ comment. The thread goes into the prompt as untrusted material, never as instruc
       value: "<usd>",
       description: `The turn's cost budget in USD (default ${DEFAULT_MAX_COST}); over it the run stops, exit 3`
     },
-    "allowed-permissions": {
+    "author-permissions": {
       type: "string",
       value: "<list>",
       description: `Comma-separated repository permissions that may start a run (default ${DEFAULT_PERMISSIONS})`
@@ -165,12 +168,14 @@ const runTurn = async (
   }
 }
 
-/** The text env of the child processes git runs with: this process's, without the job's tokens. */
+/**
+ * The env git runs with: this process's less the job's tokens and every secret-looking variable, as bash gets it (a
+ * hook or filter the checkout configures runs with it). Lathe's own fetch and push add their credentials per command.
+ */
 const gitEnv = (env: Readonly<Record<string, string | undefined>>): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(env))
-    if (value !== undefined && !TOKEN_VARIABLES.includes(key)) out[key] = value
-  return { ...out, GIT_TERMINAL_PROMPT: "0" }
+  const out: Record<string, string | undefined> = { ...env }
+  for (const key of TOKEN_VARIABLES) delete out[key]
+  return { ...scrubEnv(out).env, GIT_TERMINAL_PROMPT: "0" }
 }
 
 /** `lathe github run`. */
@@ -190,10 +195,16 @@ const runGithub = async (args: ReadonlyArray<string>, io: CliIO): Promise<number
   }
   const trigger = values.trigger ?? DEFAULT_TRIGGER
   const maxCost = values["max-cost"] ?? DEFAULT_MAX_COST
-  const allowed = (values["allowed-permissions"] ?? DEFAULT_PERMISSIONS)
+  const allowed = (values["author-permissions"] ?? DEFAULT_PERMISSIONS)
     .split(",")
     .map((p) => p.trim().toLowerCase())
     .filter((p) => p !== "")
+  // The turn's rules are checked before anything is asked of GitHub or the model: a mistyped input fails the job at once.
+  const rules = runRules(values.allow, values.deny)
+  if (typeof rules === "string") {
+    say(rules)
+    return 2
+  }
   let payload: unknown
   try {
     payload = JSON.parse(readFileSync(eventPath, "utf8"))
@@ -248,43 +259,22 @@ const runGithub = async (args: ReadonlyArray<string>, io: CliIO): Promise<number
   try {
     const cwd = io.cwd
     const genv = gitEnv(childEnv)
-    // A pull request's thread (its diff, review comments), and its branch checked out for the fix.
+    // The job's git credentials leave the checkout's config before the turn; only Lathe's own fetch and push get them.
+    const auth =
+      env.GITHUB_ACTIONS === "true"
+        ? credentialEnv(await takeCredentials(cwd, genv, token, env.GITHUB_SERVER_URL || "https://github.com"))
+        : {}
+    const run = (...args: Array<string>) =>
+      git(cwd, args[0] === "fetch" || args[0] === "push" ? { ...genv, ...auth } : genv, ...args)
+    // A pull request's thread (its diff, review comments), and its head checked out for the fix.
     const thread: Thread = {}
-    let pushTo: string | undefined
-    let base: string | undefined
+    let target: PullTarget | undefined
     if (request.pullRequest && request.number !== undefined) {
-      const pull = await api.pull(request.number)
       Object.assign(thread, {
         diff: await api.diff(request.number).catch(() => ""),
         reviewComments: await api.reviewComments(request.number).catch(() => [])
       })
-      if (!safeRef(pull.headRef) || !safeRef(pull.baseRef))
-        throw new Error("the pull request's branch name is not one git can take safely")
-      const sameRepo = pull.headRepo.toLowerCase() === repository.toLowerCase()
-      if (sameRepo) {
-        await git(
-          cwd,
-          genv,
-          "fetch",
-          "--no-tags",
-          "origin",
-          `+refs/heads/${pull.headRef}:refs/remotes/origin/${pull.headRef}`
-        )
-        await git(cwd, genv, "checkout", "-B", pull.headRef, `refs/remotes/origin/${pull.headRef}`)
-        pushTo = pull.headRef
-      } else {
-        // A fork's branch cannot be pushed to with this token: the fix goes on a branch of its own against the base.
-        await git(
-          cwd,
-          genv,
-          "fetch",
-          "--no-tags",
-          "origin",
-          `+refs/pull/${request.number}/head:refs/remotes/origin/lathe-pr-head`
-        )
-        await git(cwd, genv, "checkout", "--detach", "refs/remotes/origin/lathe-pr-head")
-        base = pull.baseRef
-      }
+      target = await checkoutPull(run, api, request.number, repository)
     }
 
     const runArgs = ["--format", "json", "--max-cost", maxCost]
@@ -299,32 +289,19 @@ const runGithub = async (args: ReadonlyArray<string>, io: CliIO): Promise<number
       return turn.code
     }
 
-    const changed = (await git(cwd, genv, "status", "--porcelain")).trim() !== ""
-    let landed = ""
-    if (changed) {
-      const subject = `lathe: ${oneLine(request.request || request.title || "requested change", 60)}`
-      const body = `Requested by @${request.author.login}${request.number === undefined ? "" : ` in #${request.number}`}.`
-      const identity = ["-c", "user.name=lathe[bot]", "-c", "user.email=lathe[bot]@users.noreply.github.com"]
-      if (pushTo !== undefined) {
-        await git(cwd, genv, "add", "-A")
-        await git(cwd, genv, ...identity, "commit", "--no-verify", "-m", subject, "-m", body)
-        await git(cwd, genv, "push", "origin", `HEAD:refs/heads/${pushTo}`)
-        landed = `Pushed the fix to \`${pushTo}\`.`
-      } else {
-        const branch = branchName(request.number, randomBytes(4).toString("hex"))
-        await git(cwd, genv, "checkout", "-b", branch)
-        await git(cwd, genv, "add", "-A")
-        await git(cwd, genv, ...identity, "commit", "--no-verify", "-m", subject, "-m", body)
-        await git(cwd, genv, "push", "origin", `HEAD:refs/heads/${branch}`)
-        const pull = await api.createPull({
-          title: subject,
-          head: branch,
-          base: base ?? (await api.defaultBranch()),
-          body: `${request.number === undefined ? "" : `${request.pullRequest ? "For" : "Closes"} #${request.number}. `}${body}\n\n${turn.answer}`
-        })
-        landed = `Opened pull request #${pull.number}${pull.url ? ` (${pull.url})` : ""} from \`${branch}\`.`
-      }
-    }
+    const changed = (await run("status", "--porcelain")).trim() !== ""
+    const landed = changed
+      ? (
+          await landChange({
+            git: run,
+            api,
+            request,
+            target,
+            answer: turn.answer,
+            shortId: randomBytes(4).toString("hex")
+          })
+        ).text
+      : ""
     await report([turn.answer.trim() || "(no answer)", landed, figures].filter((l) => l !== "").join("\n\n"))
     return 0
   } catch (error) {
@@ -395,11 +372,16 @@ jobs:
       - uses: actions/checkout@v4
         with:
           fetch-depth: 0
+          # The token stays out of .git/config, where the agent could read it; Lathe pushes with it in memory.
+          persist-credentials: false
       - uses: ${options.action}
         with:
 ${options.model === undefined ? "" : `          model: ${quoted(options.model)}\n`}          max-cost: ${quoted(options.maxCost)}
           trigger: ${quoted(options.trigger)}
-          allowed-permissions: write,maintain,admin
+          author-permissions: write,maintain,admin
+          # Rules the turn may use without asking, one per line, as lathe run --allow takes them:
+          # allowed-permissions: |
+          #   bash:npm test
 ${options.keyVariable === undefined ? "" : `        env:\n          ${options.keyVariable}: \${{ secrets.${options.keyVariable} }}\n`}`
 }
 

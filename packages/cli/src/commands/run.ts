@@ -1,4 +1,4 @@
-import { ProviderNotConfigured } from "@lathe/core"
+import { messageCommand, ProviderNotConfigured } from "@lathe/core"
 import type { LatheEvent } from "@lathe/plugin/schema"
 import { cliLogger } from "../app.js"
 import type { Backend, Outcome, TurnEnd } from "../backend.js"
@@ -321,13 +321,16 @@ export const runCommand: Command = async (args, io: CliIO) => {
     // stderr), and, on this machine, "@explore find the parser" runs that subagent directly (no task permission: the
     // person asked for it) for this prompt only. A server takes the message as typed (its prompt route names primary
     // agents only).
+    // "/review src" runs the command review with "src", as the interactive session does (an unknown name is refused
+    // like --command's); a message starting with a path goes as typed.
+    const slash = values.command ? undefined : messageCommand(next.text)
     const outcome = await backend.prompt({
       sessionID,
-      text: values.command ? positionals.join(" ") : next.text,
+      text: values.command ? positionals.join(" ") : (slash?.args ?? next.text),
       parts: [{ type: "text", text: next.text }, ...attached],
       agent: values.agent,
       model: values.model,
-      ...(values.command ? { command: values.command, arguments: positionals } : {}),
+      ...(values.command ? { command: values.command, arguments: positionals } : slash ? { command: slash.name } : {}),
       expand: true,
       onNotice: (notice) => shown.stderr(`lathe: ${plainText(notice)}\n`),
       ...(variant === undefined ? {} : { variant }),

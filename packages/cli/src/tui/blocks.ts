@@ -1,4 +1,5 @@
 import type { Part } from "@lathe/plugin/schema"
+import { patchLine } from "../part-lines.js"
 import type { Style } from "../style.js"
 import { plainText } from "../terminal-text.js"
 import { wrapText } from "../wrap.js"
@@ -145,18 +146,14 @@ export class TranscriptView {
         )
       }
       case "patch":
-        return part.files.length === 0
-          ? []
-          : wrapText(
-              `± ${part.files.length} file${part.files.length === 1 ? "" : "s"} changed: ${part.files.join(", ")}`,
-              width
-            ).map((l) => style.dim(l))
+        return part.files.length === 0 ? [] : wrapText(patchLine(part), width).map((l) => style.dim(l))
       case "retry":
         return wrapText(`↻ attempt ${part.attempt} failed: ${plainText(part.message)}`, width).map((l) =>
           style.yellow(l)
         )
       case "subtask":
-        return [style.dim(`→ @${part.agent}: ${plainText(part.description)}`)]
+        // A task call's own block already shows the subagent and its session: its subtask part adds nothing here.
+        return part.callID !== undefined ? [] : [style.dim(`→ @${part.agent}: ${plainText(part.description)}`)]
       default:
         return []
     }

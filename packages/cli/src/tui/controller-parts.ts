@@ -31,6 +31,15 @@ export class ControllerParts {
     const parts = { turns: this.turns, choice: this.choice, listings: this.listings }
     this.asks = new Asks(base, parts)
     this.slash = new SlashRunner(base, parts)
+    // A tool handed the session to another agent (plan_exit or plan_enter, which the person approved): the next
+    // prompt goes to that agent too. Called before the transcript takes the event, so it still has the old session.
+    this.view.onEvents((event) => {
+      if (event.type !== "session.updated" || event.session.id !== this.view.transcript.rootID) return
+      const before = this.view.transcript.session?.agent
+      const after = event.session.agent
+      if (before !== undefined && after !== undefined && after !== before && after !== this.choice.agent)
+        this.choice.setAgent(after)
+    })
   }
 
   /** The transcript of the session in view. */

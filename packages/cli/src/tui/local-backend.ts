@@ -5,6 +5,7 @@ import {
   discardIfEmpty,
   LLM,
   listTurns,
+  logText,
   OtherWorkTree,
   Paths,
   PermissionNext,
@@ -101,11 +102,7 @@ export class LocalBackend implements Backend {
         Logger.make((log) => {
           if (log.logLevel !== "Warn" && log.logLevel !== "Error" && log.logLevel !== "Fatal") return
           if (repeatsEvent(log.fiber)) return // the transcript shows the event itself (a plugin failure)
-          const parts = Array.isArray(log.message) ? log.message : [log.message]
-          const text = parts.map((p) =>
-            typeof p === "string" ? p : p instanceof Error ? p.message : JSON.stringify(p)
-          )
-          hooks.onWarning("log", text.join(": "))
+          hooks.onWarning("log", logText(log.message)) // the sentence, without a plugin's log fields
         })
       ])
     // The session opens at once (unless `mcpWait`); MCP servers' tools join as they connect.
@@ -244,6 +241,9 @@ export class LocalBackend implements Backend {
         const [first, ...rest] = prepared ? prepared.parts : input.parts
         const agent = prepared ? prepared.agent : input.agent
         const model = prepared ? prepared.model : input.model
+        // The subagent the person addressed, for the prompt's `agent` part: found here, or by the UI (which lets a
+        // subagent take a prompt only when the person named it).
+        const mention = prepared?.mention ?? (input.allowSubagents ? input.agent : undefined)
         const done = yield* runner.run({
           ...options,
           text: first?.type === "text" ? first.text : input.text,
@@ -251,6 +251,7 @@ export class LocalBackend implements Backend {
           ...(agent ? { agent } : {}),
           ...(model ? { model } : {}),
           ...(prepared?.allowSubagents ? { allowSubagents: true } : {}),
+          ...(mention ? { mention } : {}),
           ...(prepared?.inheritedModel ? { inheritedModel: prepared.inheritedModel } : {})
         })
         return done.answer

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
+import { slashLine } from "@lathe/core"
 import type { Session } from "@lathe/plugin/schema"
 import { userConfigFile } from "../connect-config.js"
 import { renderMarkdown } from "../session-markdown.js"
@@ -47,8 +48,8 @@ export class SlashRunner {
   async run(text: string): Promise<void> {
     const { turns, choice, listings } = this.parts
     const { io, view } = this.base
-    const head = text.slice(1).split(/\s+/)[0] ?? ""
-    const args = text.slice(1 + head.length).trim()
+    // Read as `lathe run "/name args"` reads a message (core's `slashLine`), so both run the same command.
+    const { name: head, args } = slashLine(text) ?? { name: "", args: "" }
     switch (head) {
       case "undo":
       case "redo":

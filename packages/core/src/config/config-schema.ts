@@ -361,7 +361,10 @@ export const ConfigFile = lazySchema(() =>
     plugin_timeout_ms: positiveInt().optional(),
     /** Shell hooks with Claude Code's contract (see {@link HooksConfig}); an untrusted project's do not run. */
     hooks: HooksConfig.optional(),
-    /** Globs or paths of extra rules files (relative to the project root); an untrusted project's stay inside it. */
+    /**
+     * Globs or paths of extra rules files (relative to the project root), or `https://` URLs (`http://` for loopback
+     * hosts) fetched and cached an hour (`remote-instructions.ts`); an untrusted project's stay inside it, no URLs.
+     */
     instructions: z.array(z.string(), says("an array of strings")).optional(),
     /**
      * The most model calls (steps) one turn may make (default 200; an agent's `max_steps` overrides it; 0 = no cap).
@@ -391,7 +394,13 @@ export const ConfigFile = lazySchema(() =>
     retry: z
       .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
       .optional(),
+    /**
+     * When the context fills up: `auto` (default true) compacts on its own (false: the turn goes on, compact by hand);
+     * `prune` (default true) clears old tool outputs first (false: every output stays, a compaction summarises).
+     */
     compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
+    /** The session's running summary by the hidden `summary` agent after each turn (`enabled`, default false). */
+    summary: z.strictObject({ enabled: z.boolean().optional() }).optional(),
     /** Undo snapshots: `false` turns them off; caps are in bytes. Only the person's config and trusted projects set it. */
     snapshot: z
       .union(

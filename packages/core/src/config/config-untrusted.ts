@@ -6,6 +6,7 @@
  */
 import { isAbsolute } from "node:path"
 import { type ConfigPath, dotted, isObject } from "./config-load.js"
+import { isRemoteInstruction } from "./rules-files.js"
 
 /** What a narrowing function kept (`undefined`: nothing) and what it dropped, named for the notice. */
 export interface Narrowed {
@@ -154,10 +155,13 @@ export const untrustedConfig: UntrustedTable = {
     isObject(value) ? `${label} (${Object.keys(value).join(", ")})` : label
   ),
   instructions: narrow(
-    "entries that visibly leave the project are dropped early; every match is checked again when it is read",
+    "entries that visibly leave the project, and URLs (remote text sent as instructions), are dropped early; every " +
+      "match is checked again when it is read",
     (value, label) => {
       if (!Array.isArray(value)) return { value, dropped: [] }
-      const outside = value.filter((entry) => typeof entry === "string" && !staysInProject(entry))
+      const outside = value.filter(
+        (entry) => typeof entry === "string" && (isRemoteInstruction(entry) || !staysInProject(entry))
+      )
       return {
         value: value.filter((entry) => !outside.includes(entry)),
         dropped: outside.map((entry) => `${label} ${JSON.stringify(entry)}`)
@@ -180,6 +184,7 @@ export const untrustedConfig: UntrustedTable = {
   },
   retry: keep("retries repeat the same request to your own provider; they reach nothing new"),
   compaction: drop("changes how your history is summarised and pruned"),
+  summary: drop("a session summary costs you one more request after every turn"),
   snapshot: drop("undo snapshots are your safety net; a project may not turn them off or shrink them"),
   sandbox: {
     kind: "fields",

@@ -54,6 +54,9 @@ export const readPrefix = (file: string, max: number): { readonly text: string; 
   }
 }
 
+/** Whether an `instructions` entry is a URL (any scheme) rather than a path or glob (see `remote-instructions.ts`). */
+export const isRemoteInstruction = (entry: string): boolean => /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(entry)
+
 /** Where the rules files of a session are looked for. */
 export interface RulesLocations {
   /** The working directory (absolute). */
@@ -117,6 +120,12 @@ export const startupRules = async (locations: RulesLocations): Promise<Array<Sta
   const untrusted = new Set(locations.untrustedInstructions ?? [])
   const { root } = locations
   for (const pattern of locations.instructions) {
+    // A URL is listed as written, for the reader to fetch; only the person's or a trusted config's (an untrusted
+    // project's were dropped with the config, and are skipped here again).
+    if (isRemoteInstruction(pattern)) {
+      if (!untrusted.has(pattern)) add(pattern, true)
+      continue
+    }
     const expanded = pattern.startsWith("~/") ? join(locations.home, pattern.slice(2)) : pattern
     const absolute = isAbsolute(expanded) ? expanded : resolve(root, expanded)
     const theirs = !untrusted.has(pattern)

@@ -1,4 +1,5 @@
 import { type PermissionError, type PermissionRequest, type Ruleset, rejected } from "@lathe/plugin"
+import type { ToolPermission } from "@lathe/plugin/schema"
 import { Context, Effect, Layer } from "effect"
 
 /**
@@ -23,6 +24,11 @@ export interface PermissionAsk extends PermissionRequest {
   readonly constraints?: ReadonlyArray<Ruleset>
   /** Aborting cancels a pending ask with `PermissionRejected`; nothing waits forever. */
   readonly signal?: AbortSignal
+  /**
+   * Told what decided the ask (the rule, the person's reply, a flag, a hook, a default) before it succeeds or fails:
+   * the tool runner records it on the call's part.
+   */
+  readonly onDecided?: (decision: ToolPermission) => void
 }
 
 /** How a person answered an ask. */

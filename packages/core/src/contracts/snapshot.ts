@@ -11,6 +11,8 @@ export interface SnapshotPatch {
    * right after), when the service took one.
    */
   readonly after?: string
+  /** Lines added and removed per file (`files` order), when the service counted them; binary files count zero. */
+  readonly lines?: ReadonlyArray<{ readonly file: string; readonly additions: number; readonly deletions: number }>
 }
 
 /** One file's change between two snapshots, for showing what a step did. */
@@ -46,8 +48,8 @@ export class Snapshot extends Context.Service<
     readonly track: Effect.Effect<string | undefined, SnapshotError>
     /** The files changed since `hash` (added, modified or deleted). */
     readonly patch: (hash: string) => Effect.Effect<SnapshotPatch, SnapshotError>
-    /** Unified diff text of the work tree since `hash`. */
-    readonly diff: (hash: string) => Effect.Effect<string, SnapshotError>
+    /** Unified diff text of the work tree since `hash`, or between the snapshots `hash` and `to` when given. */
+    readonly diff: (hash: string, to?: string) => Effect.Effect<string, SnapshotError>
     /** Per-file before/after between two snapshots. */
     readonly diffFull: (from: string, to: string) => Effect.Effect<ReadonlyArray<FileDiff>, SnapshotError>
     /** Makes the work tree exactly as at `hash` (files added since are removed). */

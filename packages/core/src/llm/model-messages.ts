@@ -84,7 +84,7 @@ const toolResultOutput = (part: ToolPart, images: boolean): ToolResultPart["outp
   }
 }
 
-const userContent = (parts: ReadonlyArray<Part>, images: boolean): UserContent => {
+const userContent = (parts: ReadonlyArray<Part>, images: boolean, answeredBy?: string): UserContent => {
   const content: Exclude<UserContent, string> = []
   for (const part of parts) {
     if (part.type === "text" && part.text.length > 0) content.push({ type: "text", text: part.text })
@@ -105,7 +105,8 @@ const userContent = (parts: ReadonlyArray<Part>, images: boolean): UserContent =
         type: "text",
         text: "What did we do so far? Summarise the conversation so that work can continue from the summary alone."
       })
-    else if (part.type === "agent")
+    // The subagent the person addressed took the prompt itself: it is not told to hand it to itself.
+    else if (part.type === "agent" && part.name !== answeredBy)
       content.push({ type: "text", text: `Use the ${part.name} agent (the task tool) for this request.` })
     else if (part.type === "subtask")
       content.push({ type: "text", text: `The ${part.agent} agent was asked to: ${part.description}` })
@@ -138,7 +139,7 @@ const providerOutput = (output: string): ToolResultPart["output"] => {
 /** One stored message as the model's messages: a user message, or an assistant message and its tool results. */
 const convertMessage = ({ info, parts }: MessageWithParts, images: boolean): ReadonlyArray<ModelMessage> => {
   if (info.role === "user") {
-    const content = userContent(parts, images)
+    const content = userContent(parts, images, info.agent)
     return content.length > 0 ? [{ role: "user", content }] : []
   }
   const content: Exclude<AssistantContent, string> = []

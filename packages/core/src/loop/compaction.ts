@@ -3,6 +3,7 @@ import type { AssistantMessage, MessageWithParts, UserMessage } from "@lathe/plu
 import { emptyTokens, type Part, type ToolPart } from "@lathe/plugin/schema"
 import { Clock, Context, Effect, Layer } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
+import { Config } from "../config/config.js"
 import { Paths } from "../config/paths.js"
 import { Bus } from "../contracts/bus.js"
 import { visibleHistory } from "../llm/model-messages.js"
@@ -96,7 +97,7 @@ export class Compaction extends Context.Service<
   {
     /**
      * Marks old tool outputs of `messages` as compacted (see {@link prunableOutputs}; a tool without the `prunable`
-     * trait keeps its output) and returns the estimated tokens freed.
+     * trait keeps its output) and returns the estimated tokens freed; nothing when config `compaction.prune` is false.
      */
     readonly prune: (
       messages: ReadonlyArray<MessageWithParts>,
@@ -117,11 +118,14 @@ export class Compaction extends Context.Service<
       const system = yield* SystemPrompt
       const paths = yield* Paths
       const step = yield* Step
+      const config = yield* Config
 
       const prune = Effect.fn("Compaction.prune")(function* (
         messages: ReadonlyArray<MessageWithParts>,
         keepFrom: string | undefined
       ) {
+        // `compaction.prune: false`: the person wants every output the model saw to stay; a compaction then summarises.
+        if (config.info.compaction?.prune === false) return 0
         const kept = new Set(plugins.tools.flatMap((tool) => (tool.prunable ? [] : [tool.id])))
         const { parts, freed } = prunableOutputs(messages, keepFrom, kept)
         const now = yield* Clock.currentTimeMillis

@@ -32,22 +32,28 @@ export interface RecordedCall {
 /**
  * Watches the calls of one turn, in the order the model made them. `record` returns how many identical calls (same
  * tool, same canonical input) end the sequence, or 0 when the call does not count (guard off, or an ignored tool).
+ *
+ * Memory is fixed: only the current run matters for detection, so the guard keeps a counter of it and a window of the
+ * last `threshold` calls (for the report), not the turn's whole history (a long turn makes thousands of calls).
  */
 export class DoomLoopGuard {
-  private readonly calls: Array<RecordedCall> = []
+  private readonly window: Array<RecordedCall> = []
+  private run = 0
   constructor(readonly options: DoomLoopOptions = defaultDoomLoop) {}
+
+  /** How many calls the guard remembers: never more than the threshold. */
+  get size(): number {
+    return this.window.length
+  }
 
   record(tool: string, input: unknown): number {
     if (this.options.threshold <= 0 || this.options.ignoredTools.includes(tool)) return 0
     const call = { tool, input: canonicalJson(input) }
-    this.calls.push(call)
-    let run = 0
-    for (let i = this.calls.length - 1; i >= 0; i--) {
-      const previous = this.calls[i]
-      if (previous?.tool !== call.tool || previous.input !== call.input) break
-      run++
-    }
-    return run
+    const previous = this.window.at(-1)
+    this.run = previous?.tool === call.tool && previous.input === call.input ? this.run + 1 : 1
+    this.window.push(call)
+    if (this.window.length > this.options.threshold) this.window.shift()
+    return this.run
   }
 
   /** Whether a run of `count` identical calls should be asked about. */
@@ -55,9 +61,9 @@ export class DoomLoopGuard {
     return this.options.threshold > 0 && count >= this.options.threshold
   }
 
-  /** The last `n` calls, oldest first (for the error message). */
+  /** The last `n` calls, oldest first (for the error message); at most the threshold's worth. */
   last(n: number): ReadonlyArray<RecordedCall> {
-    return this.calls.slice(-n)
+    return n <= 0 ? [] : this.window.slice(-n)
   }
 }
 

@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { AgentSwitch } from "./agent-switch.js"
 import { Budget } from "./budget.js"
 import { Compaction } from "./compaction.js"
 import { NestedRules } from "./nested-rules.js"
@@ -33,7 +34,11 @@ export interface LoopLayers {
  */
 export const loopLayer = (replace: LoopLayers = {}) => {
   // The runner reaches the session's nested rules through the system prompt's layer, below it.
-  const system = NestedRules.layer.pipe(Layer.provideMerge(replace.systemPrompt ?? SystemPrompt.layer))
+  // The agent a tool hands the session to (`plan_exit`): recorded by the runner's calls, taken by the turn's loop.
+  const system = NestedRules.layer.pipe(
+    Layer.provideMerge(replace.systemPrompt ?? SystemPrompt.layer),
+    Layer.provideMerge(AgentSwitch.layer)
+  )
   const tools = (replace.toolRunner ?? ToolRunner.layer).pipe(Layer.provideMerge(system))
   const processor = (replace.processor ?? Processor.layer).pipe(Layer.provideMerge(tools))
   const step = (replace.step ?? Step.layer).pipe(Layer.provideMerge(processor))

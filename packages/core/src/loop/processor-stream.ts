@@ -144,7 +144,9 @@ const onText = Effect.fnUntraced(function* (
   const part = get<TextPart>(state, state.texts.get(event.id))
   if (!part) return
   state.texts.delete(event.id)
-  const output = yield* plugins.trigger("text.complete", { ...state.ids, partID: part.id }, { text: part.text })
+  // Models often end with blank lines or spaces: the stored (and shown) answer ends at its last visible character.
+  const text = part.text.trimEnd()
+  const output = yield* plugins.trigger("text.complete", { ...state.ids, partID: part.id }, { text })
   return yield* save(state, {
     ...part,
     text: output.text,

@@ -14,6 +14,7 @@ import type { StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
 import type { DoomLoopDetected, DoomLoopGuard } from "./doom-loop.js"
 import { handleEvent, type StepState, save } from "./processor-stream.js"
+import { stepSummary } from "./step-summary.js"
 import { type ChildUsage, type ToolOutcome, ToolRunner } from "./tool-runner.js"
 
 /** What the outer loop does after a step: call the model again, stop, or compact history first. */
@@ -168,7 +169,8 @@ const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: s
     ...state.ids,
     type: "patch",
     hash: patch.hash,
-    files: [...patch.files]
+    files: [...patch.files],
+    ...(patch.lines ? { summary: stepSummary(patch.lines) } : {})
   })
   // Nothing ran between the patch and here: its tree is the work tree after the step, without another snapshot.
   if (patch.after !== undefined) return patch.after

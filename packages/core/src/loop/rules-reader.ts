@@ -2,6 +2,7 @@ import { statSync } from "node:fs"
 import { dirname } from "node:path"
 import type { Config } from "../config/config.js"
 import type { Paths } from "../config/paths.js"
+import { isRemoteInstruction, loadRemoteInstruction, type RemoteInstruction } from "../config/remote-instructions.js"
 import {
   startupRules as findStartupRules,
   MAX_RULES_FILE_BYTES,
@@ -52,6 +53,13 @@ export const makeRulesReader = (paths: Paths["Service"], config: Config["Service
     noticed.add(message)
     notices.push({ level: "warn", message })
   }
+  // Remote `instructions` (the person's or a trusted config's URLs), fetched or read from their cache as soon as the
+  // reader exists, so the fetch overlaps the rest of start-up rather than the first request.
+  const remote = new Map<string, Promise<RemoteInstruction>>()
+  const remoteText = new Map<string, string | undefined>()
+  for (const entry of config.info.instructions)
+    if (isRemoteInstruction(entry) && !untrustedInstructions.includes(entry))
+      remote.set(entry, loadRemoteInstruction(entry, { dataDir: paths.data }))
   const skip = (file: string, real: string) =>
     notice(
       `Ignored from untrusted ${paths.root}: rules file ${file} (its real path ${real} is outside the ` +
@@ -110,6 +118,13 @@ export const makeRulesReader = (paths: Paths["Service"], config: Config["Service
         )
     })
     for (const { file, personal: theirs } of found) if (theirs) personal.add(file)
+    for (const { file } of found) {
+      const pending = remote.get(file)
+      if (pending === undefined || remoteText.has(file)) continue
+      const loaded = await pending
+      remoteText.set(file, loaded.text)
+      for (const message of loaded.notices) notice(message)
+    }
     return found
   }
 
@@ -151,6 +166,12 @@ export const makeRulesReader = (paths: Paths["Service"], config: Config["Service
       out.push(`${label}:\n${kept}`)
     }
     for (const file of list) {
+      if (isRemoteInstruction(file)) {
+        // Fetched once per process (see `find`); its `@` lines are not followed: a server names no local files.
+        const text = remoteText.get(file)
+        if (text) add(file, `Instructions from ${file}`, text)
+        continue
+      }
       const text = readable(file) ? readCached(file) : undefined
       if (!text) continue
       const scope = scoped ? ` (they apply to files under ${dirname(file)})` : ""

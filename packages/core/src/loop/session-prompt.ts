@@ -1,6 +1,6 @@
 import type { AgentInfo, Ruleset } from "@lathe/plugin"
 import type { AssistantMessage, MessageWithParts, PromptPart, Session, UserMessage } from "@lathe/plugin/schema"
-import { Clock, Context, Effect, Layer, Schema, type Scope } from "effect"
+import { Clock, Context, Effect, Layer, type Scope } from "effect"
 import { assumedModelNotice } from "../catalog/model-catalog.js"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config } from "../config/config.js"
@@ -8,27 +8,35 @@ import { Paths } from "../config/paths.js"
 import { Bus } from "../contracts/bus.js"
 import { PermissionDefaults } from "../contracts/permission-next.js"
 import { LLM } from "../llm/llm.js"
-import type { ModelNotFound, ProviderError, ProviderNotConfigured } from "../llm/provider-error.js"
 import { isOverflow } from "../llm/usage.js"
 import { resolveAgents } from "../plugin-host/agent.js"
 import { Plugins } from "../plugin-host/plugins.js"
 import { truncationDir } from "../plugin-host/truncate.js"
-import type { Reasoning } from "../provider/reasoning.js"
 import { ascendingId } from "../schema/id.js"
 import { DEFAULT_SESSION_TITLE } from "../store/session.js"
 import { recoverSession } from "../store/session-recover.js"
 import { commitRevert } from "../store/session-revert.js"
-import { type MessageNotFound, type SessionNotFound, SessionStore, type StoreError } from "../store/session-store.js"
+import { SessionStore } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
-import { Budget, type BudgetLedger, type BudgetUnpriced, budgetStopNote, turnBudget } from "./budget.js"
+import { AgentSwitch, switchTurnAgent } from "./agent-switch.js"
+import { Budget, type BudgetLedger, budgetStopNote, turnBudget } from "./budget.js"
 import { Compaction } from "./compaction.js"
-import { type DoomLoopDetected, DoomLoopGuard, defaultDoomLoop, repeatingTools } from "./doom-loop.js"
+import { DoomLoopGuard, defaultDoomLoop, repeatingTools } from "./doom-loop.js"
 import { subagentRules, turnTools } from "./offered-tools.js"
 import { assembleRuleset } from "./permission-ruleset.js"
+import {
+  AgentNotFound,
+  type CompactError,
+  type CompactRequest,
+  type PromptError,
+  type PromptInput,
+  SessionBusy
+} from "./prompt-input.js"
 import { makeTurnHooks } from "./session-hooks.js"
+import { sessionSummary } from "./session-summary-agent.js"
 import { Step } from "./step.js"
 import { recordStepLimit, stepCap } from "./step-limit.js"
-import { checkFinal, nativeSchema, type OutputSchema, outputInstructions } from "./structured-output.js"
+import { checkFinal, nativeSchema, outputInstructions } from "./structured-output.js"
 import { SubagentFailed, type SubagentRequest, Subagents } from "./subagents.js"
 import { Title } from "./title.js"
 import {
@@ -42,102 +50,14 @@ import {
 
 /** A piece of a prompt as a person gives it (defined beside the plugin API, which contributes them too). */
 export type { PromptPart } from "@lathe/plugin/schema"
-
-/** One prompt to a session. */
-export interface PromptInput {
-  readonly sessionID: string
-  readonly parts: ReadonlyArray<PromptPart>
-  /**
-   * The user message's ID, for a caller that must know it before the turn starts (the server answers a prompt with
-   * it). When a user message with this ID is already stored in the session (see `append`), the turn answers that
-   * message and `parts` are not stored again. A new ID must come from `ascendingId("message")` and be newer than
-   * every message of the session, or the history would be out of order.
-   */
-  readonly messageID?: string
-  /**
-   * The agent to answer. Default: the session's, while it can take a prompt; else the configured default, else
-   * `build` (with a `notice` when the session's agent had to be passed over).
-   */
-  readonly agent?: string
-  /**
-   * `provider/model` for this turn. Default: the agent's own; for a subagent without one, its caller's
-   * (`inheritedModel`, else the session's own agent's, which a mention stands in for); else the configured model.
-   */
-  readonly model?: string
-  /** `provider/model` of the turn that started this one (a subagent's caller), for an agent with no model of its own. */
-  readonly inheritedModel?: string
-  /**
-   * How hard the model reasons on this turn (`lathe run --variant`, `/variant`), over the agent's and the model
-   * entry's `reasoning`. Sent only to reasoning models.
-   */
-  readonly variant?: Reasoning
-  /** Aborting ends the turn cleanly and records the aborted state. */
-  readonly abort?: AbortSignal
-  /** Name the session with the hidden `title` agent after its first message (default true). */
-  readonly title?: boolean
-  /**
-   * Let an agent of mode `subagent` take the prompt (the task tool, or the person naming it with `@name`). It runs
-   * for this prompt only: the session keeps the agent it has.
-   */
-  readonly allowSubagents?: boolean
-  /** Rules appended after the agent's and the config's (the task tool denies recursion this way). */
-  readonly extraRules?: Ruleset
-  /** Rulesets of the sessions above (a subagent's parents): every ask must pass them too. */
-  readonly constraints?: ReadonlyArray<Ruleset>
-  /** For a subagent: the tool ids its caller was offered; the turn offers none outside them (see `offeredTools`). */
-  readonly callerTools?: ReadonlyArray<string>
-  /** This turn's cost cap in USD (`lathe run --max-cost`), over config `budget.max_cost`; see `Budget`. */
-  readonly maxCost?: number
-  /** For a subagent: its caller's budget, which it draws on (set by the loop; a subagent never opens its own). */
-  readonly budget?: BudgetLedger
-  /** The cap on this turn's steps (`lathe run --max-steps`), over the agent's and config `max_steps`; 0 = none. */
-  readonly maxSteps?: number
-  /** The final answer must be a JSON value valid against this schema (`lathe run --output-schema`). */
-  readonly outputSchema?: OutputSchema
-}
-
-/** No agent of that name exists (or it is hidden, or a subagent only). */
-export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", {
-  agent: Schema.String,
-  message: Schema.String
-}) {}
-
-/** A compaction the person asked for. */
-export interface CompactRequest {
-  readonly sessionID: string
-  /** `provider/model` to summarise with (default: the session agent's, else the configured model). */
-  readonly model?: string
-  readonly abort?: AbortSignal
-}
-
-/** The session is already running a turn. */
-export class SessionBusy extends Schema.TaggedError<SessionBusy>()("SessionBusy", {
-  sessionID: Schema.String,
-  message: Schema.String
-}) {}
-
-/** Every way a requested compaction can fail. */
-export type CompactError =
-  | SessionNotFound
-  | SessionBusy
-  | StoreError
-  | ProviderError
-  | ProviderNotConfigured
-  | ModelNotFound
-  | DoomLoopDetected
-
-/** Every way a turn can fail. */
-export type PromptError =
-  | SessionNotFound
-  | MessageNotFound
-  | SessionBusy
-  | StoreError
-  | ProviderError
-  | ProviderNotConfigured
-  | ModelNotFound
-  | AgentNotFound
-  | DoomLoopDetected
-  | BudgetUnpriced
+export {
+  AgentNotFound,
+  type CompactError,
+  type CompactRequest,
+  type PromptError,
+  type PromptInput,
+  SessionBusy
+} from "./prompt-input.js"
 
 /**
  * The outer loop: stores the prompt, then repeats (assemble the system prompt and tools for the agent, call
@@ -211,6 +131,7 @@ interface TurnServices {
   readonly plugins: Plugins["Service"]
   readonly paths: Paths["Service"]
   readonly step: Step["Service"]
+  readonly agentSwitch: AgentSwitch["Service"]
   readonly compaction: Compaction["Service"]
   readonly title: Title["Service"]
   /** The permission rules every agent starts from. */
@@ -286,11 +207,12 @@ const storeUser = Effect.fnUntraced(function* (
   agent: AgentInfo,
   model: ModelInfo,
   parts: ReadonlyArray<PromptPart>,
-  id?: string
+  id?: string,
+  mention?: string
 ) {
   const user = userMessage(sessionID, agent, model, yield* Clock.currentTimeMillis, id)
   yield* writer.putMessage(user)
-  for (const part of promptParts(sessionID, user.id, parts)) yield* writer.putPart(part)
+  for (const part of promptParts(sessionID, user.id, parts, mention)) yield* writer.putPart(part)
   return user
 })
 
@@ -321,7 +243,7 @@ const openTurn = Effect.fnUntraced(function* (
   const user: UserMessage =
     existing?.info.role === "user"
       ? existing.info
-      : yield* storeUser(writer, sessionID, agent, model, input.parts, input.messageID)
+      : yield* storeUser(writer, sessionID, agent, model, input.parts, input.messageID, input.mention)
   const history = stored.filter((m) => m.info.id < user.id)
   const parts = existing ? storedPromptParts(existing) : input.parts
   yield* bus.publish({ type: "session.started", sessionID, messageID: user.id })
@@ -366,19 +288,23 @@ const autoCompact = (services: TurnServices, turn: TurnContext, request?: string
  */
 const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: TurnContext) {
   const { config, plugins, defaults, paths, step, writer, bus, hooks } = services
-  const { agent, model, abort, input } = turn
+  // Both change when a tool hands the session to another agent (`plan_exit`): see the end of a step below.
+  let { agent, model } = turn
+  const { abort, input } = turn
   const guard = new DoomLoopGuard({
     threshold: config.info.doom_loop?.threshold ?? defaultDoomLoop.threshold,
     ignoredTools: config.info.doom_loop?.ignored_tools ?? repeatingTools(plugins.tools)
   })
-  const ruleset: Ruleset = assembleRuleset({
-    defaults,
-    agent: agent.permission,
-    config: config.info.permission,
-    truncationDir: truncationDir(paths.data),
-    extraRules: input.extraRules
-  })
-  const offer = turnTools(agent, ruleset, input.callerTools)
+  const rulesOf = (of: AgentInfo): Ruleset =>
+    assembleRuleset({
+      defaults,
+      agent: of.permission,
+      config: config.info.permission,
+      truncationDir: truncationDir(paths.data),
+      extraRules: input.extraRules
+    })
+  let ruleset = rulesOf(agent)
+  let offer = turnTools(agent, ruleset, input.callerTools)
   // The turn's cap on steps (the agent's, else config max_steps, else 200): the last one is asked to wrap up.
   const cap = stepCap(input.maxSteps ?? agent.maxSteps, config.info.max_steps)
   const instructions = input.outputSchema ? [outputInstructions(input.outputSchema)] : undefined
@@ -413,6 +339,16 @@ const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: Turn
       ...(turn.budget ? { budget: turn.budget } : {})
     })
     last = output.message
+    // A tool handed the session to another agent (the person approved `plan_exit`): the turn goes on as that agent.
+    const handed = yield* services.agentSwitch.take(turn.sessionID)
+    const next =
+      handed && !input.allowSubagents ? yield* switchTurnAgent(services, { ...turn, agent, model }, handed) : undefined
+    if (next) {
+      agent = next.agent
+      model = next.model
+      ruleset = rulesOf(agent)
+      offer = turnTools(agent, ruleset, input.callerTools)
+    }
     if (lastStep && !abort.aborted) last = yield* recordStepLimit(writer, bus, last, number)
     // A plugin may send a turn the model ended on with an instruction, a few times at most.
     if (
@@ -435,10 +371,10 @@ const runSteps = Effect.fnUntraced(function* (services: TurnServices, turn: Turn
       }
     }
     if (output.result === "stop" || lastStep) break
-    if (output.result === "compact") {
-      if (config.info.compaction?.auto === false) break
+    // `compaction.auto: false` turns off the automatic compaction only: the turn goes on with the history as it is
+    // (the person compacts by hand; a provider that finds it too long says so).
+    if (output.result === "compact" && config.info.compaction?.auto !== false)
       yield* autoCompact(services, turn, turn.promptText)
-    }
   }
   return last
 })
@@ -474,6 +410,7 @@ const makeSessionPrompt = Effect.gen(function* () {
     plugins,
     paths: yield* Paths,
     step: yield* Step,
+    agentSwitch: yield* AgentSwitch,
     compaction: yield* Compaction,
     title: yield* Title,
     defaults: yield* PermissionDefaults,
@@ -492,7 +429,7 @@ const makeSessionPrompt = Effect.gen(function* () {
 
   const append = Effect.fn("SessionPrompt.append")(function* (input: PromptInput) {
     const { session, agent, model } = yield* resolvePrompt(services, input)
-    return yield* storeUser(writer, session.id, agent, model, input.parts, input.messageID)
+    return yield* storeUser(writer, session.id, agent, model, input.parts, input.messageID, input.mention)
   })
 
   /**
@@ -529,6 +466,7 @@ const makeSessionPrompt = Effect.gen(function* () {
     const { signal, release } = claim(session.id, model, input.abort)
     if (ledger) turnLedgers.set(session.id, ledger)
     return yield* turn(session.id, agent, model, input, signal, agents, ledger).pipe(
+      Effect.tap(() => sessionSummary(services, session, agents.get("summary"), model, signal, ledger)),
       Effect.ensuring(
         Effect.gen(function* () {
           yield* release
@@ -572,6 +510,7 @@ const makeSessionPrompt = Effect.gen(function* () {
   const runChild = (request: SubagentRequest) =>
     Effect.gen(function* () {
       const sessionID = yield* openChild(services, request)
+      if (request.onStart) yield* request.onStart(sessionID)
       const before = new Set((yield* store.messages(sessionID)).map((m) => m.info.id))
       const inheritedModel = turnModels.get(request.parentSessionID)
       const budget = turnLedgers.get(request.parentSessionID)

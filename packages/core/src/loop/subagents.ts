@@ -20,6 +20,8 @@ export interface SubagentRequest {
    * the child is offered none outside them, so a tool switched off or denied outright anywhere up the chain stays off.
    */
   readonly callerTools: ReadonlyArray<string>
+  /** Called with the child session's id once it exists (new or continued), before the subagent's turn runs. */
+  readonly onStart?: (childSessionID: string) => Effect.Effect<void>
 }
 
 export type { SubagentResult } from "@lathe/plugin"

@@ -21,10 +21,14 @@ import { type TruncationOptions, truncateOutput, truncationDir } from "../plugin
 import { ascendingId } from "../schema/id.js"
 import type { StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
+import { AgentSwitch } from "./agent-switch.js"
 import { DoomLoopDetected, type DoomLoopGuard, doomLoopReport } from "./doom-loop.js"
 import { NestedRules } from "./nested-rules.js"
 import { Question } from "./question.js"
 import { Subagents } from "./subagents.js"
+import { withSubtaskPart } from "./subtask-part.js"
+import { expandTaskCommand } from "./task-command.js"
+import { decisionKeeper } from "./tool-permission.js"
 
 /** The step a call belongs to, as the tool runner needs it (the processor's input is one). */
 export interface ToolStepInput {
@@ -160,31 +164,44 @@ interface RunnerServices {
   readonly paths: Paths["Service"]
   readonly question: Question["Service"]
   readonly subagents: Subagents["Service"]
+  readonly agentSwitch: AgentSwitch["Service"]
   readonly nestedRules: NestedRules["Service"]
   /** How a tool's output is cut (config `tool_output`). */
   readonly truncation: TruncationOptions
 }
 
+/** What decided a call's asks, kept for its part (see `decisionKeeper`). */
+type Decisions = ReturnType<typeof decisionKeeper>
+
 /** Asks a permission for a call, with the step's ruleset, constraints and abort signal. */
-const askFor = (services: RunnerServices, input: ToolStepInput, part: ToolPart) => (request: PermissionRequest) =>
-  services.permission.ask({
-    ...request,
-    sessionID: part.sessionID,
-    messageID: input.assistant.id,
-    callID: part.callID,
-    ruleset: input.ruleset,
-    ...(input.constraints && input.constraints.length > 0 ? { constraints: input.constraints } : {}),
-    signal: input.abort
-  })
+const askFor =
+  (services: RunnerServices, input: ToolStepInput, part: ToolPart, decisions?: Decisions) =>
+  (request: PermissionRequest) =>
+    services.permission.ask({
+      ...request,
+      sessionID: part.sessionID,
+      messageID: input.assistant.id,
+      callID: part.callID,
+      ruleset: input.ruleset,
+      ...(input.constraints && input.constraints.length > 0 ? { constraints: input.constraints } : {}),
+      signal: input.abort,
+      ...(decisions ? { onDecided: decisions.decided } : {})
+    })
 
 /** Asks `doom_loop` for a call that ends a run of identical calls; the stop as an error when refused. */
-const confirmLoop = Effect.fnUntraced(function* (services: RunnerServices, input: ToolStepInput, call: ToolCall) {
+const confirmLoop = Effect.fnUntraced(function* (
+  services: RunnerServices,
+  input: ToolStepInput,
+  call: ToolCall,
+  decisions: Decisions
+) {
   const { tool } = call.part
   const decided = yield* Effect.exit(
     askFor(
       services,
       input,
-      call.part
+      call.part,
+      decisions
     )({
       permission: "doom_loop",
       patterns: [tool],
@@ -224,7 +241,8 @@ const toolContext = Effect.fnUntraced(function* (
   part: ToolPart,
   args: Record<string, unknown>,
   start: number,
-  onChild: (used: ChildUsage) => void
+  onChild: (used: ChildUsage) => void,
+  decisions: Decisions
 ) {
   const { paths, truncation, subagents, question, writer } = services
   const sessionID = part.sessionID
@@ -249,25 +267,37 @@ const toolContext = Effect.fnUntraced(function* (
     root: paths.root,
     abort: input.abort,
     truncate: (output: string, tool: string) => truncateOutput(output, { ...truncation, name: tool }),
-    ask: (request) => settle(askFor(services, input, part)(request), "The permission ask was interrupted."),
+    ask: (request) => settle(askFor(services, input, part, decisions)(request), "The permission ask was interrupted."),
     subagent: async (request) => {
       const result = await settle(
-        subagents.run({
-          parentSessionID: sessionID,
-          callID: part.callID,
-          agent: request.agent,
-          description: request.description,
-          prompt: request.prompt,
-          ...(request.sessionID ? { sessionID: request.sessionID } : {}),
-          abort: input.abort,
-          constraints: [...(input.constraints ?? []), input.ruleset],
-          callerTools: Object.keys(input.tools)
-        }),
+        withSubtaskPart(writer, part, request, (onStart) =>
+          subagents.run({
+            parentSessionID: sessionID,
+            callID: part.callID,
+            agent: request.agent,
+            description: request.description,
+            prompt: request.prompt,
+            ...(request.sessionID ? { sessionID: request.sessionID } : {}),
+            abort: input.abort,
+            constraints: [...(input.constraints ?? []), input.ruleset],
+            callerTools: Object.keys(input.tools),
+            onStart
+          })
+        ),
         "The subagent was interrupted."
       )
       onChild(result)
       return result
     },
+    command: (name, args) =>
+      settle(expandTaskCommand(services.plugins, name, args), "The command's expansion was interrupted."),
+    // A subagent's turn (it runs under its callers' rules) never changes the session's agent.
+    ...(input.constraints && input.constraints.length > 0
+      ? {}
+      : {
+          switchAgent: (agent: string) =>
+            settle(services.agentSwitch.request(sessionID, agent), "The agent switch was interrupted.")
+        }),
     question: (questions) =>
       settle(
         question.ask({ sessionID, callID: part.callID, questions, signal: input.abort }),
@@ -281,6 +311,7 @@ const toolContext = Effect.fnUntraced(function* (
           status: "running",
           input: args,
           time: { start },
+          ...decisions.field(),
           ...(update.title !== undefined ? { title: update.title } : {}),
           ...(update.metadata !== undefined ? { metadata: update.metadata } : {})
         }
@@ -300,7 +331,8 @@ const complete = Effect.fnUntraced(function* (
   args: Record<string, unknown>,
   start: number,
   output: ToolOutput,
-  save: (part: ToolPart, durable?: boolean) => Effect.Effect<void, StoreError>
+  save: (part: ToolPart, durable?: boolean) => Effect.Effect<void, StoreError>,
+  decisions: Decisions
 ) {
   const after = yield* services.plugins.trigger(
     "tool.after",
@@ -320,6 +352,7 @@ const complete = Effect.fnUntraced(function* (
         title: after.title,
         metadata: after.metadata,
         ...(output.attachments && output.attachments.length > 0 ? { attachments: [...output.attachments] } : {}),
+        ...decisions.field(),
         time: { start, end }
       }
     },
@@ -375,6 +408,7 @@ const makeToolRunner = Effect.gen(function* () {
     paths,
     question: yield* Question,
     subagents: yield* Subagents,
+    agentSwitch: yield* AgentSwitch,
     nestedRules: yield* NestedRules,
     truncation: {
       dir: truncationDir(paths.data),
@@ -397,6 +431,7 @@ const makeToolRunner = Effect.gen(function* () {
     let snapshot: string | undefined
     let blocked = false
     let doom: DoomLoopDetected | undefined
+    const decisions = decisionKeeper()
     const save = (part: ToolPart, durable = false) =>
       Effect.suspend(() => {
         latest = part
@@ -411,7 +446,10 @@ const makeToolRunner = Effect.gen(function* () {
     })
     const fail = Effect.fnUntraced(function* (error: string) {
       const end = yield* Clock.currentTimeMillis
-      yield* save({ ...call.part, state: { status: "error", input: call.args, error, time: { start, end } } })
+      yield* save({
+        ...call.part,
+        state: { status: "error", input: call.args, error, ...decisions.field(), time: { start, end } }
+      })
     })
 
     const body = Effect.gen(function* () {
@@ -419,7 +457,7 @@ const makeToolRunner = Effect.gen(function* () {
       if (refused !== undefined) return yield* fail(refused)
       const tool = input.tools[call.part.tool] as AnyTool
       if (call.doomCount > 0) {
-        doom = yield* confirmLoop(services, input, call)
+        doom = yield* confirmLoop(services, input, call, decisions)
         if (doom !== undefined) return yield* fail(doomText(call.part.tool, call.doomCount, doom.calls))
       }
       const { part } = call
@@ -435,9 +473,17 @@ const makeToolRunner = Effect.gen(function* () {
       const execute = Effect.gen(function* () {
         if (tool.mutates) snapshot = yield* snapshotOnce(services, step)
         yield* save({ ...part, state: { status: "running", input: args, time: { start } } })
-        const { context, settled } = yield* toolContext(services, input, part, args, start, (used) => {
-          children = { tokens: addTokens(children.tokens, used.tokens), cost: children.cost + used.cost }
-        })
+        const { context, settled } = yield* toolContext(
+          services,
+          input,
+          part,
+          args,
+          start,
+          (used) => {
+            children = { tokens: addTokens(children.tokens, used.tokens), cost: children.cost + used.cost }
+          },
+          decisions
+        )
         return yield* tool.run(args, context).pipe(Effect.ensuring(settled))
       })
       const result = yield* Effect.exit(tool.mutates ? step.lock.withPermit(execute) : execute)
@@ -447,7 +493,7 @@ const makeToolRunner = Effect.gen(function* () {
         blocked = failed.blocked
         return yield* fail(failed.text)
       }
-      yield* complete(services, input, tool, part, args, start, result.value, save)
+      yield* complete(services, input, tool, part, args, start, result.value, save, decisions)
     })
     yield* body.pipe(Effect.catchTag("StoreError", (error) => Effect.logError("could not store a tool part", error)))
     return outcome()

@@ -44,6 +44,8 @@ export interface PreparedTurn {
   readonly model?: string
   /** Set when the message addressed a subagent (`@name …`): it may take the prompt. */
   readonly allowSubagents?: boolean
+  /** The subagent addressed (`@name …`), for the prompt's `agent` part. */
+  readonly mention?: string
   /** The model a directly addressed subagent with no model of its own runs on. */
   readonly inheritedModel?: string
   /** Mentioned resources that could not be read (left out), written for the person. */
@@ -56,6 +58,34 @@ export const splitCommandWords = (text: string): Array<string> => {
   for (const match of text.matchAll(/(?:[^\s"']+|"[^"]*"|'[^']*')+/g))
     words.push(match[0].replace(/"([^"]*)"|'([^']*)'/g, (_, a?: string, b?: string) => a ?? b ?? ""))
   return words
+}
+
+/** A line read as a slash command: `/name args`. */
+export interface SlashLine {
+  /** What follows the `/`, up to the first whitespace (may be empty, or a path such as `etc/hosts`). */
+  readonly name: string
+  /** The rest of the line, trimmed: the command's arguments as typed. */
+  readonly args: string
+}
+
+/**
+ * `/name args` as the interactive session reads what the person typed: a line starting with `/` (not `//`, which
+ * sends the text as it is). Undefined for any other line. The interactive session and `lathe run` read it the same.
+ */
+export const slashLine = (text: string): SlashLine | undefined => {
+  const line = text.trim()
+  if (!line.startsWith("/") || line.startsWith("//")) return undefined
+  const name = line.slice(1).split(/\s+/)[0] ?? ""
+  return { name, args: line.slice(1 + name.length).trim() }
+}
+
+/**
+ * The command a headless message names (`lathe run "/review src"`): a slash line whose name can be a command's. A
+ * path (`/etc/hosts is wrong`) cannot, so such a message goes to the model as typed.
+ */
+export const messageCommand = (text: string): SlashLine | undefined => {
+  const line = slashLine(text)
+  return line !== undefined && line.name !== "" && !line.name.includes("/") ? line : undefined
 }
 
 /** A command expanded for sending: the text the person's message becomes, the other parts, the agent and model. */
@@ -147,7 +177,11 @@ export const prepareTurn = Effect.fnUntraced(function* (
       ...expanded.parts,
       ...(resources?.parts ?? [])
     ],
-    ...(subagent ? { agent: subagent.name, allowSubagents: true } : agent !== undefined ? { agent } : {}),
+    ...(subagent
+      ? { agent: subagent.name, allowSubagents: true, mention: subagent.name }
+      : agent !== undefined
+        ? { agent }
+        : {}),
     ...(model !== undefined ? { model } : {}),
     ...(callerModel !== undefined ? { inheritedModel: callerModel } : {}),
     problems: resources?.problems ?? []

@@ -19,6 +19,8 @@ export interface TurnRequest extends TurnInput {
   readonly allowSubagents?: boolean
   /** The model a directly addressed subagent with no model of its own runs on (the caller's). */
   readonly inheritedModel?: string
+  /** The subagent the person addressed (`@name …`), when the front already took the mention off the text. */
+  readonly mention?: string
   /** Name the session with the hidden `title` agent after its first message (default true). */
   readonly title?: boolean
   /** Aborting it ends the turn (as `abort(sessionID)` does). */
@@ -144,12 +146,14 @@ const makeTurnRunner = Effect.gen(function* () {
   /** The prompt `SessionPrompt` runs or stores for a prepared input. */
   const promptInput = (request: TurnRequest, prepared: PreparedTurn, abort: AbortSignal | undefined): PromptInput => {
     const inherited = request.inheritedModel ?? prepared.inheritedModel
+    const mention = prepared.mention ?? request.mention
     return {
       sessionID: request.sessionID,
       parts: [...prepared.parts],
       ...(prepared.agent !== undefined ? { agent: prepared.agent } : {}),
       ...(prepared.model !== undefined ? { model: prepared.model } : {}),
       ...(request.allowSubagents || prepared.allowSubagents ? { allowSubagents: true } : {}),
+      ...(mention !== undefined ? { mention } : {}),
       ...(inherited !== undefined ? { inheritedModel: inherited } : {}),
       ...(request.variant !== undefined ? { variant: request.variant } : {}),
       ...(request.title !== undefined ? { title: request.title } : {}),

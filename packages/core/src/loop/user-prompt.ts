@@ -6,13 +6,14 @@ import { addTokens } from "../llm/usage.js"
 import { ascendingId } from "../schema/id.js"
 import type { SubagentRequest, SubagentResult } from "./subagents.js"
 
-/** The stored parts of a prompt, in the order given. */
+/** The stored parts of a prompt, in the order given; then an `agent` part for the subagent the person addressed. */
 export const promptParts = (
   sessionID: string,
   messageID: string,
-  parts: ReadonlyArray<PromptPart>
-): ReadonlyArray<Part> =>
-  parts.map(
+  parts: ReadonlyArray<PromptPart>,
+  mention?: string
+): ReadonlyArray<Part> => [
+  ...parts.map(
     (part): Part =>
       part.type === "text"
         ? {
@@ -32,7 +33,11 @@ export const promptParts = (
             url: part.url,
             ...(part.filename ? { filename: part.filename } : {})
           }
-  )
+  ),
+  ...(mention === undefined
+    ? []
+    : [{ id: ascendingId("part"), sessionID, messageID, type: "agent" as const, name: mention } satisfies Part])
+]
 
 /** A user message for a prompt answered by `agent` on `model`. */
 export const userMessage = (

@@ -6,6 +6,7 @@ import { Message, type MessageWithParts, Part, Session } from "@lathe/plugin/sch
 import { type Duration, Effect, Layer, Schema, type Scope } from "effect"
 import { Paths } from "../config/paths.js"
 import { messageNotFound, type SessionFilter, SessionStore, StoreError, sessionNotFound } from "./session-store.js"
+import { querySummaries } from "./session-summary.js"
 import { BUSY_TIMEOUT_MS, openSqliteStore } from "./sqlite-migrations.js"
 import { batchKey as key, makeWriteBehind, type WriteBatch, type WriteOutcome } from "./write-behind.js"
 
@@ -503,7 +504,8 @@ export const makeSqliteStore = (
           }
         )
       }),
-      flush: writes.flush
+      flush: writes.flush,
+      summaries: (sessionIDs) => afterFlush("summaries", () => reading(() => querySummaries(db, sessionIDs)))
     })
   })
 

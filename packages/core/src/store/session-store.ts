@@ -1,4 +1,4 @@
-import type { Message, MessageWithParts, Part, Session } from "@lathe/plugin/schema"
+import type { Message, MessageWithParts, Part, Session, Tokens } from "@lathe/plugin/schema"
 import { Context, Effect, Layer, Schema } from "effect"
 
 /** No session with this id exists in the store. */
@@ -53,6 +53,24 @@ export const sessionNotFound = (sessionID: string) =>
 export const messageNotFound = (sessionID: string, messageID: string) =>
   new MessageNotFound({ sessionID, messageID, message: `No message "${messageID}" in session "${sessionID}".` })
 
+/** A session's totals, for a list of sessions: what `lathe web`'s list page shows without reading every part. */
+export interface SessionSummary {
+  readonly sessionID: string
+  /** Model steps (`step-finish` parts). */
+  readonly steps: number
+  /** Summed over the assistant messages (each sums its steps and the subagents they ran). */
+  readonly tokens: Tokens
+  /** USD, summed likewise. */
+  readonly cost: number
+  /** Distinct files the steps changed (the `patch` parts). */
+  readonly files: number
+  /** The agent and `provider/model` of the first answer, when there is one. */
+  readonly agent?: string
+  readonly model?: string
+  /** Milliseconds the answers took, summed (each from its creation to its completion). */
+  readonly ms: number
+}
+
 /**
  * Sessions, messages and parts. Writes are upserts keyed by id; reads return messages in id order (ids
  * ascend in creation order) with their parts in id order. A durable layer may batch writes; `flush` forces
@@ -83,6 +101,11 @@ export class SessionStore extends Context.Service<
     readonly removePart: (sessionID: string, messageID: string, partID: string) => Effect.Effect<void, StoreError>
     /** Writes out anything batched. */
     readonly flush: Effect.Effect<void, StoreError>
+    /**
+     * The totals of these sessions (in their order) from one aggregate query, when the store has one; without it,
+     * `sessionSummaries` reads each session's messages.
+     */
+    readonly summaries?: (sessionIDs: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<SessionSummary>, StoreError>
   }
 >()("@lathe/core/SessionStore") {
   /** A store in memory, for tests and throwaway runs. Each layer build starts empty. */

@@ -54,6 +54,11 @@ export const Session = Schema.Struct({
   tree: Schema.optionalKey(Schema.String),
   parentID: Schema.optionalKey(Schema.String),
   title: Schema.String,
+  /**
+   * What the session did so far, in a few sentences: written by the hidden `summary` agent at the end of each turn
+   * when config `summary.enabled` is set (off by default: it costs a request per turn).
+   */
+  summary: Schema.optionalKey(Schema.String),
   /** The agent the session last ran with. */
   agent: Schema.optionalKey(Schema.String),
   time: Schema.Struct({

@@ -41,12 +41,28 @@ export const ToolStatePending = Schema.Struct({
   input: Metadata,
   raw: Schema.String
 })
+/**
+ * What allowed (or refused) a tool call's permission ask, recorded where the ask was decided: a rule (`rule` is it as
+ * written, `source` where it came from: a config file, an agent, remembered approvals), the person's reply (`reply`),
+ * a flag of the run (`--yes`, `--allow`), a `permission.ask` hook, or a built-in default. A call that asked several
+ * times keeps the weightiest decision (a person over a flag, a hook, a rule, a default).
+ */
+export const ToolPermission = Schema.Struct({
+  by: Schema.Literals(["rule", "person", "flag", "hook", "default"]),
+  rule: Schema.optionalKey(Schema.String),
+  source: Schema.optionalKey(Schema.String),
+  reply: Schema.optionalKey(Schema.Literals(["once", "always"]))
+})
+export type ToolPermission = typeof ToolPermission.Type
+
 /** The call is executing. `title` and `metadata` may change while it runs (live progress). */
 export const ToolStateRunning = Schema.Struct({
   status: Schema.Literal("running"),
   input: Metadata,
   title: Schema.optionalKey(Schema.String),
   metadata: Schema.optionalKey(Metadata),
+  /** What allowed the call's permission ask, once it was decided. */
+  permission: Schema.optionalKey(ToolPermission),
   time: Schema.Struct({ start: Millis })
 })
 /** The call finished; `output` is what the model reads. */
@@ -57,6 +73,8 @@ export const ToolStateCompleted = Schema.Struct({
   title: Schema.String,
   metadata: Metadata,
   attachments: Schema.optionalKey(Schema.Array(Attachment)),
+  /** What allowed the call's permission ask, when it asked. */
+  permission: Schema.optionalKey(ToolPermission),
   time: Schema.Struct({
     start: Millis,
     end: Millis,
@@ -70,6 +88,8 @@ export const ToolStateError = Schema.Struct({
   input: Metadata,
   error: Schema.String,
   metadata: Schema.optionalKey(Metadata),
+  /** What decided the call's permission ask, when it asked (a deny or a rejection among them). */
+  permission: Schema.optionalKey(ToolPermission),
   time: Schema.Struct({ start: Millis, end: Millis })
 })
 
@@ -137,12 +157,30 @@ export const StepFinishPart = Schema.Struct({
 })
 export type StepFinishPart = typeof StepFinishPart.Type
 
+/** One file's lines added and removed in a step. */
+export const StepFileChange = Schema.Struct({
+  file: Schema.String,
+  additions: Schema.Number,
+  deletions: Schema.Number
+})
+export type StepFileChange = typeof StepFileChange.Type
+
+/** What a step changed: its files with their line counts, and the totals (binary files count zero lines). */
+export const StepSummary = Schema.Struct({
+  additions: Schema.Number,
+  deletions: Schema.Number,
+  files: Schema.Array(StepFileChange)
+})
+export type StepSummary = typeof StepSummary.Type
+
 /** The files a step changed, measured from the snapshot `hash` taken before its first mutating tool. */
 export const PatchPart = Schema.Struct({
   ...base,
   type: Schema.Literal("patch"),
   hash: Schema.String,
-  files: Schema.Array(Schema.String)
+  files: Schema.Array(Schema.String),
+  /** The step summary: lines added and removed per file (absent on parts stored before it existed). */
+  summary: Schema.optionalKey(StepSummary)
 })
 export type PatchPart = typeof PatchPart.Type
 
@@ -163,7 +201,11 @@ export const SubtaskPart = Schema.Struct({
   agent: Schema.String,
   description: Schema.String,
   prompt: Schema.String,
-  childSessionID: Schema.optionalKey(Schema.String)
+  childSessionID: Schema.optionalKey(Schema.String),
+  /** The task call (a tool part of the same message) that ran it. */
+  callID: Schema.optionalKey(Schema.String),
+  /** `running` while the child session works, then how it ended (absent on parts stored before it existed). */
+  status: Schema.optionalKey(Schema.Literals(["running", "completed", "error"]))
 })
 export type SubtaskPart = typeof SubtaskPart.Type
 

@@ -16,6 +16,8 @@ export interface ToolContextOptions {
   readonly metadata?: ToolContext["metadata"]
   readonly question?: ToolContext["question"]
   readonly subagent?: ToolContext["subagent"]
+  readonly switchAgent?: ToolContext["switchAgent"]
+  readonly command?: ToolContext["command"]
   /** Aborts the call. Default: a signal that never fires. */
   readonly abort?: AbortSignal
 }
@@ -37,7 +39,9 @@ export const toolContext = (options: ToolContextOptions = {}): ToolRunContext =>
     ask: options.ask ?? (async () => {}),
     metadata: options.metadata ?? (() => {}),
     ...(options.question === undefined ? {} : { question: options.question }),
-    ...(options.subagent === undefined ? {} : { subagent: options.subagent })
+    ...(options.subagent === undefined ? {} : { subagent: options.subagent }),
+    ...(options.switchAgent === undefined ? {} : { switchAgent: options.switchAgent }),
+    ...(options.command === undefined ? {} : { command: options.command })
   }
 }
 
