@@ -42,7 +42,7 @@ const model = async (step: ServerStep): Promise<ScriptedServer> => {
 
 const noticesOf = (run: { readonly stderr: string }): string => run.stderr
 
-describe("walls: an untrusted repository's lsp and websearch settings", () => {
+describe("walls: an untrusted repository's lsp, websearch and summary settings", () => {
   it("lsp: a program the repository names runs only once the folder is trusted", async () => {
     const server = await model({ tool: "write", input: { filePath: "notes.txt", content: "one\n" } })
     const box = sandbox()
@@ -105,5 +105,33 @@ describe("walls: an untrusted repository's lsp and websearch settings", () => {
     assert.strictEqual(trusted.code, 0, trusted.stderr)
     assert.isAbove(evil.seen.length, 0, "trusted, the search goes to the configured server")
     assert.include(JSON.stringify(evil.seen), SEARCH_KEY, "carrying the key the config named")
+  }, 120_000)
+
+  it("summary: the repository cannot make every turn pay for a summary request until it is trusted", async () => {
+    const server = await startScriptedServer((request) =>
+      JSON.stringify(request.body).includes("Summarise the conversation above")
+        ? { steps: [{ text: "SUMMARY-FROM-THE-MODEL" }] }
+        : { steps: [{ text: "Done." }] }
+    )
+    closers.push(() => server.close())
+    const box = sandbox()
+    writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ summary: { enabled: true } }))
+    const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model" }
+    const run = () =>
+      runLathe(["run", "--format", "json", "--yes", "hello"], { cwd: box.project, env, timeoutMs: 60_000 })
+    const summaries = () =>
+      server.requests.filter((r) => JSON.stringify(r.body).includes("Summarise the conversation above")).length
+
+    const untrusted = await run()
+    assert.strictEqual(untrusted.code, 0, untrusted.stderr)
+    assert.strictEqual(summaries(), 0, "no summary request on the person's bill")
+    assert.include(noticesOf(untrusted), "summary")
+
+    // The payload bites: trusted, the same setting sends one summary request per turn.
+    const trust = await runLathe(["trust"], { cwd: box.project, env: box.env })
+    assert.strictEqual(trust.code, 0, trust.stderr)
+    const trusted = await run()
+    assert.strictEqual(trusted.code, 0, trusted.stderr)
+    assert.strictEqual(summaries(), 1, "trusted, the turn ends with a summary request")
   }, 120_000)
 })

@@ -68,7 +68,7 @@ export {
 } from "./llm/configured.js"
 export { LLM, type LLMRequest, providerSetupHelp, streamWithModel } from "./llm/llm.js"
 export { ProviderNotConfigured } from "./llm/provider-error.js"
-export { tokensFromUsage } from "./llm/usage.js"
+export { addTokens, tokensFromUsage } from "./llm/usage.js"
 // loop/: the agent loop's services under one front door (TurnRunner), and the ruleset a run is asked under.
 export { AgentSwitch, AgentSwitchRefused } from "./loop/agent-switch.js"
 export { doomLoopReport } from "./loop/doom-loop.js"

@@ -1,3 +1,4 @@
+import { addTokens } from "@lathe/core"
 import { emptyTokens, type LatheEvent, type Tokens } from "@lathe/plugin/schema"
 
 /**
@@ -45,13 +46,6 @@ export const resultSubtype = (exitCode: number, errorName: string | undefined): 
       : exitCode === 0 && errorName === undefined
         ? "success"
         : "error_during_execution"
-
-const addTokens = (sum: Tokens, step: Tokens): Tokens => ({
-  input: sum.input + step.input,
-  output: sum.output + step.output,
-  reasoning: sum.reasoning + step.reasoning,
-  cache: { read: sum.cache.read + step.cache.read, write: sum.cache.write + step.cache.write }
-})
 
 /**
  * Counts one turn from its events: the main session's steps and last text, the cost and tokens of its whole tree of

@@ -1,11 +1,12 @@
 import type { DatabaseSync } from "node:sqlite"
-import type { MessageWithParts } from "@lathe/plugin/schema"
+import { emptyTokens, type MessageWithParts } from "@lathe/plugin/schema"
 import { Effect } from "effect"
+import { addTokens } from "../llm/usage.js"
 import { SessionStore, type SessionSummary, type StoreError } from "./session-store.js"
 
 /** A summary from a session's messages: for stores without an aggregate query (one read of the session each). */
 export const summarizeMessages = (sessionID: string, messages: ReadonlyArray<MessageWithParts>): SessionSummary => {
-  const tokens = { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }
+  let tokens = emptyTokens()
   const files = new Set<string>()
   let steps = 0
   let cost = 0
@@ -14,11 +15,7 @@ export const summarizeMessages = (sessionID: string, messages: ReadonlyArray<Mes
   for (const { info, parts } of messages) {
     if (info.role === "assistant") {
       first ??= { agent: info.agent, model: `${info.model.providerID}/${info.model.modelID}` }
-      tokens.input += info.tokens.input
-      tokens.output += info.tokens.output
-      tokens.reasoning += info.tokens.reasoning
-      tokens.cache.read += info.tokens.cache.read
-      tokens.cache.write += info.tokens.cache.write
+      tokens = addTokens(tokens, info.tokens)
       cost += info.cost
       ms += Math.max(0, (info.time.completed ?? info.time.created) - info.time.created)
     }
