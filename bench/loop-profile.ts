@@ -91,7 +91,7 @@ const session = async (entry: string, profileDir: string | undefined) => {
   if (code !== 0 || server.requests.length !== STEPS) throw new Error(`run failed: code ${code}`)
 }
 
-/** CPU time per package and per original file, split at the first sample inside `postToApi`. */
+/** CPU time per package and per original file, split at the first sample inside `ClientRequest` (or the AI SDK's `postToApi`). */
 const aggregate = (profile: Profile) => {
   const maps = new Map<string, SourceMap | undefined>()
   const mapOf = (url: string): SourceMap | undefined => {
@@ -120,9 +120,12 @@ const aggregate = (profile: Profile) => {
     source.replace(/^(node:[^/]+).*$/, "$1")
   const fileOf = (source: string): string =>
     source.replace(/^.*node_modules\//, "").replace(/^.*\/(?=(packages|plugins)\/)/, "")
+  // The first request leaves through node:http's ClientRequest (the run's own chat-completions client) or, for a
+  // provider package, the AI SDK's postToApi.
+  const requestFrames = new Set(["ClientRequest", "postToApi"])
   const inRequest = (id: number): boolean => {
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
-      if (nodes.get(at)?.callFrame.functionName === "postToApi") return true
+      if (requestFrames.has(nodes.get(at)?.callFrame.functionName ?? "")) return true
     return false
   }
   const windows = { "start-up": { total: 0, byPackage: new Map<string, number>(), byFile: new Map<string, number>() } }

@@ -16,6 +16,7 @@ import { createRequire } from "node:module"
 import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
+import { directImportsPlugin } from "./direct-imports.mjs"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const cli = join(here, "..")
@@ -43,17 +44,25 @@ const GRAMMAR = "tree-sitter-bash.wasm"
  * the path from the built file's folder), so the published CLI does not depend on `tree-sitter-bash` (20 MB with its
  * native sources and prebuilt binaries, and an install script). The build fails if the loader changed.
  */
-const grammarBesideBundle = (fromChunk) => ({
-  name: "grammar-beside-bundle",
+const grammarBesideBundle = (fromChunk) => sourcePatchPlugin("grammar-beside-bundle", grammarPatch(fromChunk))
+
+/** The source patch behind `grammarBesideBundle` (also applied by the run build's `directImportsPlugin`). */
+const grammarPatch = (fromChunk) => ({
+  filter: /[\\/]permission[\\/]src[\\/]bash\.ts$/,
+  patch: (contents, path) => {
+    const from = 'require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")'
+    if (contents.split(from).length !== 2)
+      throw new Error(`${path}: expected one \`${from}\`; update the grammar-beside-bundle plugin`)
+    const to = `require("node:url").fileURLToPath(new URL(${JSON.stringify(fromChunk)}, import.meta.url))`
+    return contents.replace(from, to)
+  }
+})
+
+/** An esbuild plugin that loads the TypeScript files `filter` matches with `patch(contents, path)` applied. */
+const sourcePatchPlugin = (name, { filter, patch }) => ({
+  name,
   setup(b) {
-    b.onLoad({ filter: /[\\/]permission[\\/]src[\\/]bash\.ts$/ }, (args) => {
-      const from = 'require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")'
-      const contents = readFileSync(args.path, "utf8")
-      if (contents.split(from).length !== 2)
-        throw new Error(`${args.path}: expected one \`${from}\`; update the grammar-beside-bundle plugin`)
-      const to = `require("node:url").fileURLToPath(new URL(${JSON.stringify(fromChunk)}, import.meta.url))`
-      return { contents: contents.replace(from, to), loader: "ts" }
-    })
+    b.onLoad({ filter }, (args) => ({ contents: patch(readFileSync(args.path, "utf8"), args.path), loader: "ts" }))
   }
 })
 
@@ -105,17 +114,17 @@ const catalogReader = (file) =>
  * from the built file's folder) on first use, instead of inlining ~550 KiB of JSON as JavaScript that every start
  * reads, hashes and deserialises. The build fails if the loader changed.
  */
-const catalogBesideBundle = (fromChunk) => ({
-  name: "catalog-beside-bundle",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]core[\\/]src[\\/]catalog[\\/]models-dev\.ts$/ }, (args) => {
-      const from = '(await import("./snapshot.json", { with: { type: "json" } })).default'
-      const contents = readFileSync(args.path, "utf8")
-      if (contents.split(from).length !== 2)
-        throw new Error(`${args.path}: expected one \`${from}\`; update the catalog-beside-bundle plugin`)
-      const to = catalogReader(`new URL(${JSON.stringify(fromChunk)}, import.meta.url)`)
-      return { contents: contents.replace(from, to), loader: "ts" }
-    })
+const catalogBesideBundle = (fromChunk) => sourcePatchPlugin("catalog-beside-bundle", catalogPatch(fromChunk))
+
+/** The source patch behind `catalogBesideBundle` (also applied by the run build's `directImportsPlugin`). */
+const catalogPatch = (fromChunk) => ({
+  filter: /[\\/]core[\\/]src[\\/]catalog[\\/]models-dev\.ts$/,
+  patch: (contents, path) => {
+    const from = '(await import("./snapshot.json", { with: { type: "json" } })).default'
+    if (contents.split(from).length !== 2)
+      throw new Error(`${path}: expected one \`${from}\`; update the catalog-beside-bundle plugin`)
+    const to = catalogReader(`new URL(${JSON.stringify(fromChunk)}, import.meta.url)`)
+    return contents.replace(from, to)
   }
 })
 
@@ -824,8 +833,9 @@ if (isMain()) {
       vendorsBesideRunBuild(vendorExports(join(outdir, "run")), sharedImports(sides.metafile)),
       sdksFromProvidersBuild("../"),
       ...runOptions.plugins,
-      grammarBesideBundle(`../${GRAMMAR}`),
-      catalogBesideBundle(`../${CATALOG}`)
+      // Last: the files the plugins above load keep their own loader. The grammar and catalogue patches go through
+      // it, so those files lose their barrel imports too.
+      directImportsPlugin([grammarPatch(`../${GRAMMAR}`), catalogPatch(`../${CATALOG}`)])
     ]
   })
   // A new import of a side package's subpath not listed in `RUN_SIDE_PACKAGES` would put a second copy of its

@@ -1,10 +1,14 @@
-import * as core from "@lathe/core"
 import {
   Bus,
   Config,
+  dataDir,
   HostSide,
+  jsonLogger,
   LLM,
   LOG_REPEATS_EVENT,
+  type LogSettings,
+  loggingBus,
+  logSettingsFromEnv,
   logText,
   ModelCatalog,
   Paths,
@@ -25,10 +29,8 @@ import { loopLayer } from "@lathe/core/loop"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
 import type { Plugin, Ruleset } from "@lathe/plugin"
-import * as kit from "@lathe/plugin"
 import type { LatheEvent } from "@lathe/plugin/schema"
 import { type Cause, Effect, Exit, type Fiber, Layer, Logger, ManagedRuntime, References, type Scope } from "effect"
-import * as zod from "zod"
 import { sandboxedCommandRunner } from "./command-runner.js"
 import type { CliIO } from "./io.js"
 import { builtinPlugins } from "./plugins.js"
@@ -106,15 +108,15 @@ const busLayer = (onEvent: ((event: LatheEvent) => void) | undefined) =>
  * The log settings of `io` (`LATHE_LOG`, `LATHE_LOG_STDERR`; `--log-level` sets the first in `main`): undefined when
  * logging is off. A value that is not a level was already reported by `main`.
  */
-const logSettings = (io: CliIO): core.LogSettings | undefined => {
-  const settings = core.logSettingsFromEnv(io.env, core.dataDir(io.env), io.stderr)
+const logSettings = (io: CliIO): LogSettings | undefined => {
+  const settings = logSettingsFromEnv(io.env, dataDir(io.env), io.stderr)
   return settings === undefined || "error" in settings ? undefined : settings
 }
 
 /** The Bus, logging the loop's steps and tool calls to `<data>/logs/` when logging is on (docs/logging.md). */
 const withLoopLog = <E, R>(io: CliIO, bus: Layer.Layer<Bus, E, R>): Layer.Layer<Bus, E, R> => {
   const settings = logSettings(io)
-  return settings === undefined ? bus : core.loggingBus(bus, settings)
+  return settings === undefined ? bus : loggingBus(bus, settings)
 }
 
 /** The default rules, first in every ruleset (agent rules, the user's config and approvals come after and win). */
@@ -130,8 +132,9 @@ const permissionDefaults = Layer.effect(
 export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   // Plugin files import these as the host's own copies, wherever they live (see sharePluginModules). A plugin file
   // written before the kit defined the contract imports `definePlugin`, `Tool`… from "@lathe/core": it still finds
-  // them there (the kit's names under core's), so it keeps loading.
-  sharePluginModules({ "@lathe/core": { ...kit, ...core }, "@lathe/plugin": kit, zod })
+  // them there (the kit's names under core's), so it keeps loading. Loaded before the first plugin file only: each
+  // namespace initialises every module behind it, which a run without plugin files never needs.
+  sharePluginModules(sharedWithPlugins)
   const config = configLayer(io.env, options.rules, options.mcpServers)
   const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
   // Session writes go through the writer: stored, then announced on the bus (and so to `onEvent`).
@@ -166,6 +169,12 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   return loopLayer().pipe(Layer.provideMerge(permission))
 }
 
+/** The modules plugin files share with the host, loaded when the first plugin file is imported. */
+const sharedWithPlugins = async () => {
+  const [core, kit, zod] = await Promise.all([import("@lathe/core"), import("@lathe/plugin"), import("zod")])
+  return { "@lathe/core": { ...kit, ...core }, "@lathe/plugin": kit, zod }
+}
+
 /** Whether a log line repeats an event the host also shows (see `LOG_REPEATS_EVENT`). */
 export const repeatsEvent = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
   fiber.getRef(References.CurrentLogAnnotations)[LOG_REPEATS_EVENT] !== undefined
@@ -179,7 +188,7 @@ export const repeatsEvent = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
 export const cliLogger = (io: CliIO, settings: { readonly showsEvents?: boolean } = {}) => {
   const log = logSettings(io)
   return Logger.layer([
-    ...(log === undefined ? [] : [core.jsonLogger(log)]),
+    ...(log === undefined ? [] : [jsonLogger(log)]),
     Logger.make((options) => {
       if (settings.showsEvents === true && repeatsEvent(options.fiber)) return
       if (options.logLevel !== "Warn" && options.logLevel !== "Error" && options.logLevel !== "Fatal") return

@@ -276,7 +276,7 @@ describe("the bundled CLI", () => {
     }
   })
 
-  it("loads a TypeScript plugin natively (no tsx), sharing its own @lathe/plugin and zod with it", async () => {
+  it("loads a TypeScript plugin natively (no tsx), sharing its own @lathe/plugin, @lathe/core and zod with it", async () => {
     const box = sandbox()
     const plugins = join(box.dir, "config", "lathe", "plugins")
     mkdirSync(plugins, { recursive: true })
@@ -294,12 +294,24 @@ export default definePlugin({
 })
 `
     )
+    // A plugin written before the kit: its names from "@lathe/core" (the run build shares that namespace only once a
+    // plugin file is imported).
+    writeFileSync(
+      join(plugins, "older.mjs"),
+      `import { definePlugin, groupDigits } from "@lathe/core"
+export default definePlugin({
+  name: "older",
+  setup: async () => ({ "system.transform": async (_input, output) => { output.system.push("OLDER-" + groupDigits(1234567)) } })
+})
+`
+    )
     const server = await startScriptedServer([{ steps: [{ tool: "mark", input: {} }] }, { steps: [{ text: "ok" }] }])
     try {
       const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
       const result = await run(["run", "--format", "json", "mark it"], box.project, env)
       assert.strictEqual(result.code, 0, result.stderr)
       assert.include(JSON.stringify(server.requests[0]?.body), "TS-PLUGIN-MARK")
+      assert.include(JSON.stringify(server.requests[0]?.body), "OLDER-1,234,567")
       assert.include(result.stdout, '"tool":"mark"')
     } finally {
       await server.close()

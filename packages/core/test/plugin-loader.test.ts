@@ -8,7 +8,7 @@ import { Config } from "../src/config/config.js"
 import type { PluginSpec } from "../src/config/config-schema.js"
 import { Paths } from "../src/config/paths.js"
 import { Bus } from "../src/contracts/bus.js"
-import { importPlugins, pluginReferences } from "../src/plugin-host/plugin-loader.js"
+import { importPlugins, pluginReferences, sharePluginModules } from "../src/plugin-host/plugin-loader.js"
 import { Plugins } from "../src/plugin-host/plugins.js"
 import { SessionStore } from "../src/store/session-store.js"
 
@@ -88,6 +88,37 @@ describe("plugin loading", () => {
     assert.match(messages[1] ?? "", /broken\.mjs:\d+/)
     assert.include(messages[2], "its default export is not a plugin: export default definePlugin(")
     assert.include(messages[3], `gone.mjs does not exist. Fix the path in ${file}.`)
+  })
+})
+
+describe("shared modules", () => {
+  it("builds the shared namespaces from a loader only when the first plugin file is imported, once", async () => {
+    let loads = 0
+    sharePluginModules(async () => {
+      loads += 1
+      return { "lathe-test-shared": { word: "shared-word" } }
+    })
+    const dirs = project()
+    const file = join(dirs.root, "lathe.json")
+    // No plugin file to import: the loader is not called.
+    const none = await importPlugins([], dirs.config, dirs.root)
+    assert.deepStrictEqual([none.entries.length, loads], [0, 0])
+    // Under vitest a plugin file's imports go through vite's resolver, not Node's hooks: what the shared namespaces
+    // resolve to is exercised end to end (the CLI's plugins.e2e and bundle.e2e tests); here, when they are built.
+    writeFileSync(join(dirs.root, "uses.mjs"), plainPlugin("uses"))
+    writeFileSync(join(dirs.root, "again.mjs"), plainPlugin("again"))
+    writeFileSync(file, JSON.stringify({ plugin: ["./uses.mjs", "./again.mjs"] }))
+    const refs = pluginReferences(["./uses.mjs", "./again.mjs"], {
+      ...dirs,
+      sources: [{ file, scope: "project", trusted: true }]
+    })
+    const { entries, failures } = await importPlugins(refs, dirs.config, dirs.root)
+    assert.deepStrictEqual(failures, [])
+    assert.deepStrictEqual(
+      entries.map((entry) => entry.name),
+      ["uses", "again"]
+    )
+    assert.strictEqual(loads, 1)
   })
 })
 

@@ -221,13 +221,24 @@ export const resolvePlugin = (reference: PluginReference, configDir: string, roo
 
 const SHARED = Symbol.for("@lathe/core/shared-modules")
 let sharedInstalled = false
+let sharedLoader: (() => Promise<SharedModules>) | undefined
+
+/** Module namespaces by the specifier plugins import them as. */
+export type SharedModules = Readonly<Record<string, Readonly<Record<string, unknown>>>>
 
 /**
  * Makes plugins import the host's own copies of shared modules (`@lathe/core`, `zod`, …) whatever their location, so
  * a plugin file with no `node_modules` of its own works, and its tools and hooks use the same classes as the host.
- * Call once, before importing plugins, with the module namespaces to share.
+ * Call once, before importing plugins, with the module namespaces to share, or with a function that loads them:
+ * `importPlugins` calls it before the first plugin file it imports, so a run with no plugin file never builds them
+ * (a namespace like `@lathe/core`'s initialises every module behind it).
  */
-export const sharePluginModules = (modules: Readonly<Record<string, Readonly<Record<string, unknown>>>>): void => {
+export const sharePluginModules = (modules: SharedModules | (() => Promise<SharedModules>)): void => {
+  if (typeof modules === "function") {
+    sharedLoader = modules
+    return
+  }
+  sharedLoader = undefined
   ;(globalThis as Record<symbol, unknown>)[SHARED] = modules
   if (sharedInstalled || typeof module.registerHooks !== "function") return
   sharedInstalled = true
@@ -270,6 +281,14 @@ const describeLoadError = (error: unknown, url: string | undefined): string => {
   return error.message
 }
 
+/** The shared modules of a `sharePluginModules` given a loader, loaded (once) and shared now. */
+const sharedModulesReady = async (): Promise<void> => {
+  const load = sharedLoader
+  if (load === undefined) return
+  const modules = await load()
+  if (sharedLoader === load) sharePluginModules(modules)
+}
+
 /** A readable plugin name for a reference: the package name, or the file name. */
 export const referenceName = (reference: PluginReference): string =>
   isPath(reference.spec) ? reference.spec.replace(/^.*[\\/]/, "").replace(PLUGIN_FILE, "") : reference.spec
@@ -292,6 +311,7 @@ export const importPlugins = async (
     let url: string | undefined
     try {
       url = resolvePlugin(reference, configDir, root)
+      await sharedModulesReady()
       const loaded: unknown = await import(url)
       const candidate =
         typeof loaded === "object" && loaded !== null && "default" in loaded ? loaded.default : undefined
