@@ -23,8 +23,11 @@
  *
  * The 20-read sessions each get a fresh home (data dir, config) but share Node's compile cache and Lathe's code cache,
  * written by a warm-up run: a start with warm caches and a first-run data dir (the store created, its migrations run).
- * The cold/warm line compares, per round, a run in a fresh home with no compile cache and no code cache (the first run
- * after installing) with the run right after it in the same home, with the caches the first one wrote.
+ * The cold/warm line compares, per round, the first run after installing with the run right after it in the same home,
+ * with the caches the first one wrote. "After installing" is a fresh home with no compile cache and no code cache of
+ * its own, once the install's warm-up (`packages/cli/bin/warm-cache.js`, npm's postinstall) has written the code cache
+ * beside the build, as `npm install -g` does. The guard also prints, unjudged, the first run with no code cache at all
+ * (an install that skipped scripts: `npm --ignore-scripts`, pnpm's default).
  *
  * Peak RSS comes from GNU time (`/usr/bin/time`).
  */
@@ -59,11 +62,12 @@ export const GUARD_LINES = {
   /** Wall time of `lathe --version`, as a multiple of `node -e 0`'s. */
   versionTimes: 2.0,
   /**
-   * Time to the first request of the first run after installing (fresh home, no compile cache, no code cache), as a
-   * multiple of the second run's in the same home. 4.0 for now: the build is at 2.3–3× (V8 compiles the 3.4 MB run
-   * build without its code cache, then writes one); lower it as that comes down.
+   * Time to the first request of the first run after installing (fresh home, no compile cache, no code cache of its
+   * own; the install's warm-up wrote one beside the build), as a multiple of the second run's in the same home. Measured
+   * ~1.0×; a first run that compiles the run build from source (the install's cache not read, or not written) is
+   * ~1.8–2.0×, over this line.
    */
-  coldTimes: 4.0,
+  coldTimes: 1.6,
   /** Median step gap of the 200-read session, in ms over the floor agent's. */
   longStepGapOverMs: 30,
   /**
@@ -92,6 +96,8 @@ const LONG_ROUNDS = 2
 const here = fileURLToPath(new URL(".", import.meta.url))
 const defaultBuild = resolve(here, "../packages/cli/dist/bundle/lathe.js")
 const floorAgent = resolve(here, "floor-agent.mjs")
+/** The install's code-cache warm-up (npm's postinstall), given the build to warm. */
+const warmCache = resolve(here, "../packages/cli/bin/warm-cache.js")
 const TIME = "/usr/bin/time"
 const SLEEP_MS = 300
 
@@ -114,6 +120,8 @@ interface Session {
 interface Place {
   readonly home?: string
   readonly caches?: string
+  /** No code cache at all (`LATHE_CODE_CACHE=off`): neither one of its own nor the install's. */
+  readonly noCodeCache?: boolean
 }
 
 /**
@@ -137,7 +145,7 @@ const session = async (
   }
   const env = {
     ...sessionEnv(home, server.url, join(caches, "compile-cache")),
-    LATHE_CODE_CACHE: join(caches, "code-cache")
+    LATHE_CODE_CACHE: place.noCodeCache === true ? "off" : join(caches, "code-cache")
   }
   const args = [TIME, "-f", "RSS %M", process.execPath, script, "run", "--format", "json", "--yes", "read the files"]
   // Taken before the spawn: under load `spawn` can return after the child has already run for a while.
@@ -206,6 +214,8 @@ export interface Figures {
     /** ms to the first request: the first run after installing, and the run after it in the same home. */
     readonly cold: number
     readonly warm: number
+    /** ms to the first request of a first run with no code cache at all (an install that ran no scripts). */
+    readonly uncached: number
   }
 }
 
@@ -223,6 +233,8 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
       HOME: join(work, "version-home"),
       NODE_COMPILE_CACHE: join(work, "cc")
     }
+    // What npm's postinstall does for the build (a build without a run build beside it, the floor agent, has none).
+    spawnSync(process.execPath, [warmCache, build], { stdio: "ignore", timeout: 60_000 })
     // Warm-up: Node's compile cache and Lathe's code cache are written by a first run.
     await session(floorAgent, repo, work)
     await session(build, repo, work)
@@ -235,6 +247,7 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
     const builtLong: Array<Session> = []
     const cold: Array<Session> = []
     const warm: Array<Session> = []
+    const uncached: Array<Session> = []
     for (let round = 0; round < rounds; round++) {
       const pair = [
         async () => floor.push(await session(floorAgent, repo, work)),
@@ -251,6 +264,10 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
       warm.push(await session(build, repo, work, STEPS, place))
       rmSync(place.home, { recursive: true, force: true })
       rmSync(place.caches, { recursive: true, force: true })
+      const bare = { home: mkdtempSync(join(work, "bare-home-")), caches: mkdtempSync(join(work, "bare-caches-")) }
+      uncached.push(await session(build, repo, work, STEPS, { ...bare, noCodeCache: true }))
+      rmSync(bare.home, { recursive: true, force: true })
+      rmSync(bare.caches, { recursive: true, force: true })
       if (round < LONG_ROUNDS) {
         const longPair = [
           async () => floorLong.push(await session(floorAgent, longRepo, work, LONG_STEPS)),
@@ -263,7 +280,9 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
     const pick = (runs: ReadonlyArray<Session>, key: keyof Session) => median(runs.map((r) => r[key]))
     const list = (runs: ReadonlyArray<Session>) => runs.map((r) => r.first.toFixed(0)).join(" ")
     process.stderr.write(`bench:guard: first request (ms) by round: build ${list(built)}; floor ${list(floor)}\n`)
-    process.stderr.write(`bench:guard: first request (ms) by round: cold ${list(cold)}; warm ${list(warm)}\n`)
+    process.stderr.write(
+      `bench:guard: first request (ms) by round: cold ${list(cold)}; warm ${list(warm)}; no code cache ${list(uncached)}\n`
+    )
     return {
       floor: {
         first: pick(floor, "first"),
@@ -281,7 +300,8 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
         longGap: pick(builtLong, "gap"),
         longRssMiB: pick(builtLong, "rssMiB"),
         cold: pick(cold, "first"),
-        warm: pick(warm, "first")
+        warm: pick(warm, "first"),
+        uncached: pick(uncached, "first")
       }
     }
   } finally {
@@ -354,7 +374,8 @@ export const verdicts = (figures: Figures): ReadonlyArray<Verdict> => {
       build.cold / build.warm,
       GUARD_LINES.coldTimes,
       TARGETS.coldTimes,
-      `first request ${build.cold.toFixed(0)} ms with a fresh home and no caches, ${build.warm.toFixed(0)} ms warm`
+      `first request ${build.cold.toFixed(0)} ms after installing (a fresh home, the install's code cache), ` +
+        `${build.warm.toFixed(0)} ms warm`
     ),
     over(
       `step gap p50 at ${LONG_STEPS} steps`,
@@ -387,6 +408,11 @@ const guard = async (build: string, rounds: number): Promise<number> => {
       `(${LONG_STEPS}-read: ${Math.min(rounds, LONG_ROUNDS)} rounds)`
   )
   for (const v of results) console.log(`  ${v.over ? "OVER" : "ok  "} ${v.text}`)
+  const { build: built } = figures
+  console.log(
+    `  info first run with no code cache at all (an install that ran no scripts): ${built.uncached.toFixed(0)} ms, ` +
+      `${(built.uncached / built.warm).toFixed(2)}× warm (not judged)`
+  )
   const failed = results.filter((v) => v.over)
   if (failed.length === 0) return 0
   console.error(

@@ -15,7 +15,8 @@ import vm from "node:vm"
  * Node, another bundle: V8 checks the source and its flags); the caller calls it after a run worth remembering (a
  * turn that ran, not `--help`). It lives in a directory only this user can write, not in a shared temp dir: V8 runs
  * the bytecode it finds there. A cache that cannot be read or written is skipped; the bundle then runs as it would
- * without one.
+ * without one. Until this user has one, the cache the install wrote beside the build is read (`INSTALLED_CACHE_DIR`:
+ * as writable as the build itself, so it trusts nobody the build does not); one V8 accepts is not copied.
  *
  * The bundle's side packages (`./side-<name>.cjs` beside it: the OpenAI, Anthropic and MCP SDKs, see
  * `RUN_SIDE_PACKAGES` in scripts/bundle.mjs) are loaded the same way, each with a cache of its own, when the bundle
@@ -40,13 +41,12 @@ export const loadWithCodeCache = (
     return side.exports
   }, nodeRequire) as NodeJS.Require
   const source = readFileSync(file, "utf8")
-  const cacheFile = cacheDir === undefined ? undefined : join(cacheDir, cacheName(file))
-  let cachedData: Buffer | undefined
-  try {
-    if (cacheFile !== undefined) cachedData = readFileSync(cacheFile)
-  } catch {
-    // no cache yet
-  }
+  const name = cacheDir === undefined ? undefined : cacheName(file)
+  const cacheFile = cacheDir === undefined || name === undefined ? undefined : join(cacheDir, name)
+  // This user's cache, else the one the install wrote beside the build (`bin/warm-cache.js`, npm's postinstall): the
+  // first run after installing starts warm. That one is as trusted as the build beside it, and only read here.
+  const installedFile = name === undefined ? undefined : join(dirname(file), INSTALLED_CACHE_DIR, name)
+  const cachedData = readCache(cacheFile) ?? (installedFile === cacheFile ? undefined : readCache(installedFile))
   silenceLoaderWarning()
   const wrapped = source.startsWith(COMMONJS_WRAPPER_OPEN) ? source : `${COMMONJS_WRAPPER_OPEN}${source}\n})`
   const script = new vm.Script(wrapped, {
@@ -81,6 +81,21 @@ export const loadWithCodeCache = (
  * old generation until a mark-compact.
  */
 export const COMMONJS_WRAPPER_OPEN = "(function (exports, require, module, __filename, __dirname) {"
+
+/**
+ * The folder beside a build where the install's warm-up (`bin/warm-cache.js`) writes its cache: read when this user's
+ * cache folder has none for the build.
+ */
+export const INSTALLED_CACHE_DIR = "code-cache"
+
+const readCache = (file: string | undefined): Buffer | undefined => {
+  if (file === undefined) return undefined
+  try {
+    return readFileSync(file)
+  } catch {
+    return undefined // none yet
+  }
+}
 
 /** A side package of the run build, as its stand-in in run.cjs requires it. */
 const SIDE_PACKAGE = /^\.\/side-[\w-]+\.cjs$/

@@ -1,10 +1,11 @@
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { startScriptedServer } from "@lathe/core/testing"
 import { assert, describe, it, onTestFinished } from "vitest"
+import { INSTALLED_CACHE_DIR } from "../src/code-cache.js"
 import { sandbox } from "./helpers.js"
 import { closeAll, quit, spawnTerminal } from "./pty.js"
 
@@ -106,6 +107,9 @@ describe("the bundled CLI", () => {
   })
 
   it("keeps a V8 code cache of the run build: written after the first finished run, then used as it is", async () => {
+    // An install's cache beside the build (bin/warm-cache.js; the speed guard writes one into this checkout's bundle)
+    // would be read instead, and this run would write none: this is the first run of an install that ran no scripts.
+    rmSync(join(dirname(bundle), "run", INSTALLED_CACHE_DIR), { recursive: true, force: true })
     const box = sandbox()
     const cacheDir = join(box.dir, "code-cache")
     const server = await startScriptedServer([

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "vitest"
@@ -8,6 +8,7 @@ import {
   codeCacheDir,
   fnv1a64,
   frameWithoutPosition,
+  INSTALLED_CACHE_DIR,
   loadWithCodeCache,
   withoutPositionsInProbes
 } from "../src/code-cache.js"
@@ -107,6 +108,42 @@ describe("code cache", () => {
     assert.strictEqual(caches.length, 2, caches.join(", "))
     assert.match(caches[0] ?? "", /^main\.cjs-.*\.v8cache$/)
     assert.match(caches[1] ?? "", /^side-sdk\.cjs-.*\.v8cache$/)
+  })
+
+  it("reads the cache the install wrote beside the build until the user has one, and writes its own when V8 rejects it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-code-cache-"))
+    const main = join(dir, "main.cjs")
+    writeFileSync(main, "exports.answer = [1, 2, 3].map((n) => n * 2)\n")
+    const installed = join(dir, INSTALLED_CACHE_DIR)
+    const user = join(dir, "user-cache")
+    const load = (cacheDir: string) => {
+      const child = spawnSync(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          "-e",
+          `import { loadWithCodeCache } from ${JSON.stringify(join(import.meta.dirname, "../src/code-cache.ts"))}\n` +
+            `const { exports, keepCache } = loadWithCodeCache(${JSON.stringify(main)}, ${JSON.stringify(cacheDir)})\n` +
+            "keepCache()\nconsole.log(JSON.stringify(exports))"
+        ],
+        { encoding: "utf8" }
+      )
+      assert.strictEqual(child.status, 0, child.stderr)
+      assert.deepStrictEqual(JSON.parse(child.stdout), { answer: [2, 4, 6] })
+    }
+    const files = (folder: string) => (existsSync(folder) ? readdirSync(folder) : [])
+    // What bin/warm-cache.js does: a run with the folder beside the build as its cache folder.
+    load(installed)
+    assert.strictEqual(files(installed).length, 1)
+    // The user's first run: the installed cache is accepted, so nothing is copied to the user's folder.
+    load(user)
+    assert.deepStrictEqual(files(user), [])
+    // A cache V8 rejects (another Node wrote it, say): the run compiles and keeps a cache of the user's own.
+    writeFileSync(join(installed, files(installed)[0] ?? ""), "not a code cache")
+    load(user)
+    assert.strictEqual(files(user).length, 1)
+    assert.match(files(user)[0] ?? "", /^main\.cjs-.*\.v8cache$/)
   })
 
   // effect's two load-time probes, as written in effect/dist/Utils.js and internal/effect.js: each reads one stack.

@@ -237,6 +237,11 @@ describe("lathe installed with npm install -g from its tarball", () => {
       (cli?.files ?? []).filter((file) => !/^(bin\/|dist\/bundle\/|LICENSE$|README\.md$|package\.json$)/.test(file)),
       []
     )
+    // A code cache a warm-up or the speed guard wrote beside this checkout's bundle is this machine's: never packed.
+    assert.deepStrictEqual(
+      (cli?.files ?? []).filter((file) => file.includes("code-cache")),
+      []
+    )
     assert.strictEqual(realpathSync(join(prefix, "bin", "lathe")), realpathSync(join(cliDir, "bin", "lathe")))
     assert.notStrictEqual(statSync(join(cliDir, "bin", "lathe")).mode & 0o111, 0, "bin/lathe is executable")
   })
@@ -287,8 +292,27 @@ describe("lathe installed with npm install -g from its tarball", () => {
       assert.strictEqual(doctor.code, 0, `${doctor.stdout}\n${doctor.stderr}`)
       assert.match(doctor.stdout, /ripgrep/i)
 
+      // npm ran the package's postinstall (bin/warm-cache.js): a code cache beside the run build, readable by all, so
+      // this first run starts warm and keeps no cache of its own.
+      const installedCaches = join(
+        prefix,
+        "lib",
+        "node_modules",
+        "@lathe",
+        "cli",
+        "dist",
+        "bundle",
+        "run",
+        "code-cache"
+      )
+      const cached = existsSync(installedCaches) ? readdirSync(installedCaches) : []
+      assert.strictEqual(cached.length, 1, `the install's code cache: ${cached.join(", ")}`)
+      assert.match(cached[0] ?? "", /^run\.cjs-.*\.v8cache$/)
+      assert.strictEqual(statSync(join(installedCaches, cached[0] ?? "")).mode & 0o777, 0o644)
       const run = await lathe("run", "--format", "json", "--yes", "change alpha to beta in notes.txt")
       assert.strictEqual(run.code, 0, run.stderr)
+      const ownCaches = join(dir, "home", ".cache", "lathe", "code-cache")
+      assert.deepStrictEqual(existsSync(ownCaches) ? readdirSync(ownCaches) : [], [])
       assert.strictEqual(readFileSync(join(project, "notes.txt"), "utf8"), "beta\n")
       const bodies = server.requests
         .map((request) => JSON.stringify(request.body))
