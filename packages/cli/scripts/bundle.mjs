@@ -17,6 +17,7 @@ import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { directImportsPlugin } from "./direct-imports.mjs"
+import { pureTopLevelSchemas } from "./pure-schemas.mjs"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const cli = join(here, "..")
@@ -287,9 +288,12 @@ const aiSdkHeadersWithoutUndici = {
  * `TransformStream.prototype` under its own, so `readable`, `writable` and `instanceof TransformStream` are as before.
  * The build fails if either package's code changed, rather than bundle an unpatched copy silently.
  */
+/** The `ai` package's one module (also where `pureTopLevelSchemas` applies). */
+const AI_SDK_INDEX = /[\\/]node_modules[\\/]ai[\\/]dist[\\/]index\.js$/
+
 const WEB_STREAMS_ON_FIRST_USE = [
   [/[\\/]eventsource-parser[\\/]dist[\\/]stream\.js$/, "class EventSourceParserStream extends TransformStream {"],
-  [/[\\/]node_modules[\\/]ai[\\/]dist[\\/]index\.js$/, "var JsonToSseTransformStream = class extends TransformStream {"]
+  [AI_SDK_INDEX, "var JsonToSseTransformStream = class extends TransformStream {"]
 ]
 
 const TRANSFORM_STREAM_ON_FIRST_USE =
@@ -308,7 +312,15 @@ const webStreamsOnFirstUse = {
         if (contents.split(from).length !== 2)
           throw new Error(`${args.path}: expected one \`${from}\`; the package changed, update this patch`)
         const to = from.replace("extends TransformStream {", "extends __latheTransformStream {")
-        return { contents: TRANSFORM_STREAM_ON_FIRST_USE + contents.replace(from, to), loader: "js" }
+        const replaced = contents.replace(from, to)
+        // The AI SDK's module-level schemas nothing uses are dropped (this plugin loads that file: one loader each).
+        if (!AI_SDK_INDEX.test(args.path)) return { contents: TRANSFORM_STREAM_ON_FIRST_USE + replaced, loader: "js" }
+        const pure = pureTopLevelSchemas(replaced)
+        if (pure.marked < 100)
+          throw new Error(
+            `${args.path}: only ${pure.marked} schema calls found to mark; update scripts/pure-schemas.mjs`
+          )
+        return { contents: TRANSFORM_STREAM_ON_FIRST_USE + pure.contents, loader: "js" }
       })
   }
 }
