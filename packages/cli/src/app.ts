@@ -26,6 +26,7 @@ import {
 } from "@lathe/core"
 // From the loop's own entry, which also names its inner services (part of what `appLayer` provides).
 import { loopLayer } from "@lathe/core/loop"
+import { startupMark, startupMarksOn } from "@lathe/core/startup-marks"
 import { withMcpDefaults } from "@lathe/mcp/host"
 import { defaults, PermissionLive } from "@lathe/permission"
 import type { Plugin, Ruleset } from "@lathe/plugin"
@@ -37,6 +38,12 @@ import { builtinPlugins } from "./plugins.js"
 import { snapshotLayer } from "./snapshot.js"
 import { storeLayer } from "./store.js"
 import { plainText } from "./terminal-text.js"
+
+/** `layer`, marking `name` once it is built when start-up marks are on (`bench/startup-phases.ts`); else `layer`. */
+const marked =
+  (name: string) =>
+  <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+    startupMarksOn() ? Layer.tap(layer, () => Effect.sync(() => startupMark(name))) : layer
 
 /** How the CLI composes Lathe for one run. */
 export interface AppOptions {
@@ -135,8 +142,10 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
   // them there (the kit's names under core's), so it keeps loading. Loaded before the first plugin file only: each
   // namespace initialises every module behind it, which a run without plugin files never needs.
   sharePluginModules(sharedWithPlugins)
-  const config = configLayer(io.env, options.rules, options.mcpServers)
-  const store = options.store ? Layer.succeed(SessionStore, options.store) : storeLayer.pipe(Layer.provide(config))
+  const config = configLayer(io.env, options.rules, options.mcpServers).pipe(marked("app config"))
+  const store = options.store
+    ? Layer.succeed(SessionStore, options.store)
+    : storeLayer.pipe(Layer.provide(config), marked("app store"))
   // Session writes go through the writer: stored, then announced on the bus (and so to `onEvent`).
   // and with the secrets Lathe holds masked (SecretMask) in everything stored and announced.
   const base = SessionWriter.layer.pipe(
@@ -144,7 +153,7 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
       SecretMask.layerWith(io.env).pipe(
         Layer.provideMerge(
           Layer.mergeAll(config, withLoopLog(io, busLayer(options.onEvent)), store).pipe(
-            Layer.provideMerge(Paths.layer(io.cwd, io.env))
+            Layer.provideMerge(Paths.layer(io.cwd, io.env).pipe(marked("app paths")))
           )
         )
       )
@@ -158,15 +167,15 @@ export const appLayer = (io: CliIO, options: AppOptions = {}) => {
     Plugins.layerFromConfig([
       ...builtinPlugins(io.env, { mcpWait: options.mcpWait !== false, mcp: options.mcp !== false }),
       ...(options.plugins ?? [])
-    ]),
+    ]).pipe(marked("app plugins")),
     Question.layer,
     Subagents.layer,
-    LLM.layerWith(io.env).pipe(Layer.provideMerge(ModelCatalog.layerWith(io.env))),
+    LLM.layerWith(io.env).pipe(Layer.provideMerge(ModelCatalog.layerWith(io.env)), marked("app model")),
     Retry.layer,
     snapshotLayer
-  ).pipe(Layer.provideMerge(host))
+  ).pipe(Layer.provideMerge(host), marked("app features"))
   const permission = Layer.mergeAll(PermissionLive, permissionDefaults).pipe(Layer.provideMerge(features))
-  return loopLayer().pipe(Layer.provideMerge(permission))
+  return loopLayer().pipe(Layer.provideMerge(permission), marked("app loop"))
 }
 
 /** The modules plugin files share with the host, loaded when the first plugin file is imported. */

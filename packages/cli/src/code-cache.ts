@@ -3,6 +3,7 @@ import { createRequire } from "node:module"
 import { homedir } from "node:os"
 import { basename, dirname, isAbsolute, join } from "node:path"
 import vm from "node:vm"
+import { startupMark } from "@lathe/core/startup-marks"
 
 /**
  * Loads a CommonJS bundle through `vm.Script` with a V8 code cache taken after the run, so the cache holds every
@@ -47,6 +48,7 @@ export const loadWithCodeCache = (
   // first run after installing starts warm. That one is as trusted as the build beside it, and only read here.
   const installedFile = name === undefined ? undefined : join(dirname(file), INSTALLED_CACHE_DIR, name)
   const cachedData = readCache(cacheFile) ?? (installedFile === cacheFile ? undefined : readCache(installedFile))
+  startupMark(`${basename(file)} read`)
   silenceLoaderWarning()
   const wrapped = source.startsWith(COMMONJS_WRAPPER_OPEN) ? source : `${COMMONJS_WRAPPER_OPEN}${source}\n})`
   const script = new vm.Script(wrapped, {
@@ -55,6 +57,7 @@ export const loadWithCodeCache = (
     // `import()` inside the bundle (plugin files, external packages) goes to Node's own ES module loader.
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
   })
+  startupMark(`${basename(file)} compiled`)
   let keep = cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
   const keepCache = () => {
     for (const side of sides.values()) side.keepCache()

@@ -3,6 +3,7 @@
 import { writeSync } from "node:fs"
 import module from "node:module"
 import { launcherKeys, takeLauncherKeys } from "@lathe/core/launcher-keys"
+import { startupMark } from "@lathe/core/startup-marks"
 import type { CliIO } from "./io.js"
 import { terminalDoor } from "./terminal-text.js"
 
@@ -11,6 +12,7 @@ import { terminalDoor } from "./terminal-text.js"
  * called once the command modules are loaded, before any command runs.
  */
 export const launch = async (startedUp: () => void): Promise<void> => {
+  startupMark("launch")
   module.enableCompileCache?.()
   // Provider keys the launcher handed over on a descriptor (never in this process's environment): Lathe reads its
   // settings from the environment view below, which holds them. Programs Lathe starts (bash, hooks, plugin programs)
@@ -22,7 +24,9 @@ export const launch = async (startedUp: () => void): Promise<void> => {
   // here, not statically: the process runner behind it loads `node:child_process` (and with it `net`, `dgram` and
   // Node's streams), which `--version` and the other commands would pay for at every start.
   if (runsAgentHere(argv)) (await import("@lathe/core/git-prefetch")).prefetchStartupGit(process.cwd())
+  startupMark("git started")
   const { main } = await import("./main.js")
+  startupMark("main loaded")
   startedUp()
   process.exitCode = await main(argv, informational(argv) ? informationalIO() : processIO(argv))
 }

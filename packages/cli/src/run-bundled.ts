@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url"
+import { startupMark } from "@lathe/core/startup-marks"
 import { codeCacheDir, loadWithCodeCache } from "./code-cache.js"
 import type { Command } from "./io.js"
 
@@ -8,7 +9,9 @@ import type { Command } from "./io.js"
  * module where `main.ts` imports `./commands/run.js`; from source, `main.ts` imports the command itself.
  */
 export const runCommand: Command = async (args, io) => {
+  startupMark("run build load")
   const build = loadWithCodeCache(fileURLToPath(new URL("./run/run.cjs", import.meta.url)), codeCacheDir(io.env))
+  startupMark("run build evaluated")
   const command = build.exports.runCommand as Command
   const code = await command(args, io)
   // A finished turn compiled what a run needs; help text or a usage error would leave a cache of little use.

@@ -106,6 +106,35 @@ describe("the bundled CLI", () => {
     }
   })
 
+  it("marks its way to the first request with LATHE_STARTUP_MARKS=1 (bench/startup-phases.ts), and says nothing without", async () => {
+    const box = sandbox()
+    const server = await startScriptedServer([{ steps: [{ text: "one" }] }, { steps: [{ text: "two" }] }])
+    try {
+      const env = { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "m" }
+      const marked = await run(["run", "hi"], box.project, { ...env, LATHE_STARTUP_MARKS: "1" })
+      assert.strictEqual(marked.code, 0, marked.stderr)
+      const marks = [...marked.stderr.matchAll(/^lathe-mark (.+) ([\d.]+)$/gm)].map(([, name, ms]) => ({
+        name,
+        ms: Number(ms)
+      }))
+      const order = ["launch", "run.cjs compiled", "run start", "app plugins", "step request", "request"]
+      const at = order.map((name) => marks.findIndex((mark) => mark.name === name))
+      assert.notInclude(at, -1, `marks: ${marks.map((mark) => mark.name).join(", ")}`)
+      assert.deepStrictEqual(
+        at,
+        [...at].sort((a, b) => a - b),
+        "in the order start-up goes"
+      )
+      assert.isTrue(marks.every((mark, i) => i === 0 || mark.ms >= (marks[i - 1]?.ms ?? 0)))
+      assert.strictEqual(marks.filter((mark) => mark.name === "request").length, 1, "the first request, once")
+      const quiet = await run(["run", "hi"], box.project, env)
+      assert.strictEqual(quiet.code, 0, quiet.stderr)
+      assert.notInclude(quiet.stderr, "lathe-mark")
+    } finally {
+      await server.close()
+    }
+  })
+
   it("keeps a V8 code cache of the run build: written after the first finished run, then used as it is", async () => {
     // An install's cache beside the build (bin/warm-cache.js; the speed guard writes one into this checkout's bundle)
     // would be read instead, and this run would write none: this is the first run of an install that ran no scripts.

@@ -1,4 +1,5 @@
-import { readdir, readFile, stat } from "node:fs/promises"
+import { statSync } from "node:fs"
+import { readdir, readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import type { PluginLogger } from "@lathe/plugin"
 import type { ParsedSkill, parseSkillFile } from "./skill-file.js"
@@ -53,13 +54,12 @@ export const skillRoots = (options: Pick<DiscoverOptions, "root" | "configDir" |
   { directory: resolve(options.home, ".claude", "skills"), scope: "global" }
 ]
 
-const isDirectory = async (path: string): Promise<boolean> => {
-  try {
-    return (await stat(path)).isDirectory()
-  } catch {
-    return false
-  }
-}
+/**
+ * Whether `path` is a folder. Synchronous: run at every start for each of the eight roots (most of them absent), where
+ * an `fs.promises.stat` each took a round trip through libuv's thread pool and the event loop for a `stat` that
+ * answers in microseconds (same wall time to the first request, measured; less work for the loop).
+ */
+const isDirectory = (path: string): boolean => statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
@@ -73,7 +73,7 @@ const readRoot = async (root: SkillRoot, log: PluginLogger): Promise<ReadonlyArr
   for (const folder of entries.sort()) {
     const directory = join(root.directory, folder)
     const path = join(directory, "SKILL.md")
-    if (!(await isDirectory(directory))) continue
+    if (!isDirectory(directory)) continue
     let text: string
     try {
       text = await readFile(path, "utf8")
@@ -100,7 +100,7 @@ const readRoot = async (root: SkillRoot, log: PluginLogger): Promise<ReadonlyArr
 export const discoverSkills = async (options: DiscoverOptions): Promise<ReadonlyArray<Skill>> => {
   const roots = skillRoots(options)
   const present: Array<SkillRoot> = []
-  for (const root of roots) if (await isDirectory(root.directory)) present.push(root)
+  for (const root of roots) if (isDirectory(root.directory)) present.push(root)
 
   const skipped = options.trusted ? [] : present.filter((root) => root.scope === "project")
   if (skipped.length > 0)

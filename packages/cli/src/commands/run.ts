@@ -1,4 +1,5 @@
 import { messageCommand, ProviderNotConfigured } from "@lathe/core"
+import { startupMark } from "@lathe/core/startup-marks"
 import type { LatheEvent } from "@lathe/plugin/schema"
 import { cliLogger } from "../app.js"
 import type { Backend, Outcome, TurnEnd } from "../backend.js"
@@ -152,6 +153,7 @@ const isCommandRefusal = (error: unknown): boolean =>
  * `lathe serve` server with `--attach` (the interactive session's two backends). Asks are answered by `./asks.ts`.
  */
 export const runCommand: Command = async (args, io: CliIO) => {
+  startupMark("run start")
   const parsed = parseCommand(runSpec, args, io)
   if (typeof parsed === "number") return parsed
   const { values, positionals } = parsed
@@ -240,6 +242,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     io.stderr(`lathe: ${backend}\n`)
     return output.close(1, { name: "Unknown", message: backend })
   }
+  startupMark("run backend")
   answers = askAnswerer(backend, shown, values.yes === true)
   // A failure from a server says which server; the local agent's says only what went wrong.
   const failure = (outcome: { readonly message: string }) =>
@@ -272,6 +275,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
 
   const setup = await backend.setup()
   if (!setup.ok) return failed(setup)
+  startupMark("run app built")
   for (const notice of setup.value.configNotices ?? [])
     if (setup.value.untrusted === true && notice.startsWith("Ignored from untrusted")) held.push(notice)
     else shown.stderr(`lathe: ${plainText(notice)}\n`)
@@ -296,6 +300,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     sessionID = made.value.id
     created = sessionID
   }
+  startupMark("run session")
   turn.follow(sessionID)
   // -f files are read under the read tool's rules: asks are answered as the turn's are, a refusal ends the run.
   const unreadable = await refusedAttachment(backend, sessionID, input.files, values.agent)
@@ -324,6 +329,7 @@ export const runCommand: Command = async (args, io: CliIO) => {
     // "/review src" runs the command review with "src", as the interactive session does (an unknown name is refused
     // like --command's); a message starting with a path goes as typed.
     const slash = values.command ? undefined : messageCommand(next.text)
+    startupMark("run prompt")
     const outcome = await backend.prompt({
       sessionID,
       text: values.command ? positionals.join(" ") : (slash?.args ?? next.text),

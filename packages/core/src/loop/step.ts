@@ -8,6 +8,7 @@ import { LLM, type LLMRequest } from "../llm/llm.js"
 import { toModelMessages } from "../llm/model-messages.js"
 import { ProviderError } from "../llm/provider-error.js"
 import { Plugins } from "../plugin-host/plugins.js"
+import { startupMark } from "../process/startup-marks.js"
 import { ascendingId } from "../schema/id.js"
 import { SessionStore, type StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
@@ -172,16 +173,20 @@ export class Step extends Context.Service<
           agent: input.agent.name,
           model: { providerID: input.model.providerID, modelID: input.model.modelID }
         }
+        startupMark("step request")
         const stored = yield* store.messages(sessionID)
         const history = input.history ? input.history(stored) : stored
         const transformed = yield* plugins.trigger("messages.transform", stepInput, { messages: [...history] })
         // Pure CPU work first: on the first step the system prompt waits for `git status`, which runs meanwhile (on
         // a large repository for tens of milliseconds), so the tools' JSON schemas and the messages cost nothing there.
+        startupMark("step messages")
         const tools = toolSpecs(input.tools)
         const messages = toModelMessages(transformed.messages, { images: input.model.capabilities.image })
+        startupMark("step tools")
         const systemMessages = input.system
           ? [...input.system]
           : [...(yield* system.build({ sessionID, agent: input.agent, model: input.model, ruleset: input.ruleset }))]
+        startupMark("step system")
         if (input.instructions) systemMessages.push(...input.instructions)
         if (input.lastStep) systemMessages.push(lastStepPrompt)
         const params = yield* plugins.trigger(

@@ -18,6 +18,7 @@ import { PROVIDER_KEY_NAMES, secretValues } from "../config/secret-values.js"
 import { Bus } from "../contracts/bus.js"
 import { launcherKeys } from "../process/launcher-keys.js"
 import { runSafeGit } from "../process/run-git.js"
+import { startupMark } from "../process/startup-marks.js"
 import { SessionStore } from "../store/session-store.js"
 import { CommandRunner, unsandboxedRunner } from "./command-runner.js"
 import {
@@ -344,6 +345,7 @@ const makePlugins = Effect.fnUntraced(function* (
       ),
       Effect.catch((error) => report(name, "load", error, source).pipe(Effect.as(undefined)))
     )
+    startupMark(`plugin ${name}`)
     if (!hooks) continue
 
     const agentNames: Array<string> = []
