@@ -80,7 +80,7 @@ const git = (cwd, ...args) =>
 
 /** An OpenAI-compatible chat model on 127.0.0.1: a `read` of hello.txt, then "done" once the file came back. */
 const modelServer = () =>
-  new Promise((ready) => {
+  new Promise((ready, fail) => {
     const server = createServer((request, response) => {
       let body = ""
       request.on("data", (chunk) => {
@@ -118,7 +118,14 @@ const modelServer = () =>
         )
       })
     })
+    // A machine where nothing may listen on loopback: no warm-up (the install goes on).
+    server.once("error", fail)
     server.listen(0, "127.0.0.1", () => ready(server))
   })
 
-main().catch(() => undefined)
+// Nothing here may fail the install: an error anywhere (a stray event included) ends the warm-up, with exit 0.
+process.on("uncaughtException", () => process.exit(0))
+main().then(
+  () => process.exit(0),
+  () => process.exit(0)
+)
