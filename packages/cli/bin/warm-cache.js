@@ -75,8 +75,13 @@ const main = async () => {
   }
 }
 
+/** git in the temporary project, with no config but its own (no hooks or templates of the machine's run). */
 const git = (cwd, ...args) =>
-  spawnSync("git", args, { cwd, stdio: "ignore", env: { PATH: process.env.PATH ?? "", HOME: cwd } })
+  spawnSync("git", args, {
+    cwd,
+    stdio: "ignore",
+    env: { PATH: process.env.PATH ?? "", HOME: cwd, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }
+  })
 
 /** An OpenAI-compatible chat model on 127.0.0.1: a `read` of hello.txt, then "done" once the file came back. */
 const modelServer = () =>
