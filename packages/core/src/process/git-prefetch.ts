@@ -1,7 +1,7 @@
 import { gitEnv, gitSafeShellPrelude } from "./git-safe.js"
 import { runSafeGit } from "./run-git.js"
 import { runProcess } from "./run-process.js"
-import { startupMark } from "./startup-marks.js"
+import { startupMark, startupMarksOn } from "./startup-marks.js"
 
 /**
  * The git commands whose output start-up needs. The CLI's entry starts them before it loads the heavy modules
@@ -116,7 +116,7 @@ const runInOneShell = (
       const end = at < 0 ? -1 : rest.indexOf("\n", at + marker.length)
       if (end < 0 || answered >= commands.length) return
       const status = rest.slice(at + marker.length, end)
-      startupMark(`git answer ${commands[answered]?.join(" ").slice(0, 24)}`)
+      if (startupMarksOn()) startupMark(`git answer ${commands[answered]?.join(" ").slice(0, 24)}`)
       settles[answered++]?.(status === "0" ? rest.slice(0, at).trim() : undefined)
       rest = rest.slice(end + 1)
     }
