@@ -38,7 +38,7 @@ import { join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { startScriptedServer } from "@lathe/core/testing"
-import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { commitAll, runForStderr, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 /**
  * The guard lines: a figure over its line fails the guard. Each is the issue's target with room for a loaded,
@@ -150,15 +150,7 @@ const session = async (
   const args = [TIME, "-f", "RSS %M", process.execPath, script, "run", "--format", "json", "--yes", "read the files"]
   // Taken before the spawn: under load `spawn` can return after the child has already run for a while.
   const start = performance.now()
-  const child = spawn(args[0] ?? TIME, args.slice(1), { cwd: repo, env, stdio: ["ignore", "ignore", "pipe"] })
-  let stderr = ""
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const code = await new Promise<number | null>((done, fail) => {
-    child.on("error", fail)
-    child.on("close", done)
-  })
+  const { code, stderr } = await runForStderr(args[0] ?? TIME, args.slice(1), repo, env)
   await server.close()
   if (place.home === undefined) rmSync(home, { recursive: true, force: true })
   const requests = server.requests

@@ -3,7 +3,7 @@
  * last answered with one `read` call of another file (`r<i>.txt`), the last with an answer; and the environment a
  * run of it gets (a fresh home, the scripted server as `LATHE_BASE_URL`).
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ScriptedReply } from "@lathe/core/testing"
@@ -48,3 +48,26 @@ export const sessionEnv = (home: string, url: string, compileCache: string): Rec
   // `LATHE_NODE_HEAP=small` (the young-generation cap, opt-in) passes through, to measure its cost.
   ...(process.env.LATHE_NODE_HEAP ? { LATHE_NODE_HEAP: process.env.LATHE_NODE_HEAP } : {})
 })
+
+/**
+ * Runs `command args` in `cwd` with exactly `env`, stdout ignored, until it ends: its exit code and what it wrote on
+ * stderr (a session's figures and marks, or why it failed). Spawned at once: a caller timing the run takes its start
+ * just before calling.
+ */
+export const runForStderr = async (
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: NodeJS.ProcessEnv
+): Promise<{ readonly code: number | null; readonly stderr: string }> => {
+  const child = spawn(command, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] })
+  let stderr = ""
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const code = await new Promise<number | null>((done, fail) => {
+    child.on("error", fail)
+    child.on("close", done)
+  })
+  return { code, stderr }
+}

@@ -13,14 +13,13 @@
  * Figures are wall-clock on whatever else the machine does: compare phases within one run of this bench, and compare
  * builds with the guard or with instruction counts (docs/loop-performance.md).
  */
-import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { startScriptedServer } from "@lathe/core/testing"
-import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { commitAll, runForStderr, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
 
 const STEPS = 20
 
@@ -46,19 +45,8 @@ const once = async (repo: string, work: string): Promise<Map<string, number>> =>
     LATHE_STARTUP_MARKS: "1"
   }
   const started = performance.now()
-  const child = spawn(process.execPath, [build, "run", "--format", "json", "--yes", "read the files"], {
-    cwd: repo,
-    env,
-    stdio: ["ignore", "ignore", "pipe"]
-  })
-  let stderr = ""
-  child.stderr.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const code = await new Promise<number | null>((done, fail) => {
-    child.on("error", fail)
-    child.on("close", done)
-  })
+  const args = [build, "run", "--format", "json", "--yes", "read the files"]
+  const { code, stderr } = await runForStderr(process.execPath, args, repo, env)
   await server.close()
   rmSync(home, { recursive: true, force: true })
   if (code !== 0) throw new Error(`${build}: the session failed (exit ${code}):\n${stderr}`)

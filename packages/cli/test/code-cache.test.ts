@@ -13,6 +13,24 @@ import {
   withoutPositionsInProbes
 } from "../src/code-cache.js"
 
+/**
+ * Loads `file` with `loadWithCodeCache(file, cacheDir)` in a Node process of its own, asks for its cache to be kept
+ * (written at that process's exit), then runs `print` (with `exports` in scope): the child's result.
+ */
+const loadInChild = (file: string, cacheDir: string, print: string) =>
+  spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "-e",
+      `import { loadWithCodeCache } from ${JSON.stringify(join(import.meta.dirname, "../src/code-cache.ts"))}\n` +
+        `const { exports, keepCache } = loadWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)})\n` +
+        `keepCache()\n${print}`
+    ],
+    { encoding: "utf8" }
+  )
+
 describe("code cache", () => {
   it("lives in the user's cache dir unless told otherwise, and can be turned off", () => {
     assert.strictEqual(codeCacheDir({ HOME: "/h" }), "/h/.cache/lathe/code-cache")
@@ -76,18 +94,10 @@ describe("code cache", () => {
       "exports.first = require('./side-sdk.cjs')\nexports.again = require('./side-sdk.cjs')\n" +
         "exports.vendor = require('./vendor-lib.cjs')\nexports.cached = Object.keys(require.cache)\n"
     )
-    const child = spawnSync(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "-e",
-        `import { loadWithCodeCache } from ${JSON.stringify(join(import.meta.dirname, "../src/code-cache.ts"))}\n` +
-          `const { exports, keepCache } = loadWithCodeCache(${JSON.stringify(main)}, ${JSON.stringify(cache)})\n` +
-          "keepCache()\n" +
-          "console.log(JSON.stringify({ ...exports, same: exports.first === exports.again, loads: globalThis.__latheSideLoads }))"
-      ],
-      { encoding: "utf8" }
+    const child = loadInChild(
+      main,
+      cache,
+      "console.log(JSON.stringify({ ...exports, same: exports.first === exports.again, loads: globalThis.__latheSideLoads }))"
     )
     assert.strictEqual(child.status, 0, child.stderr)
     const out = JSON.parse(child.stdout) as {
@@ -117,18 +127,7 @@ describe("code cache", () => {
     const installed = join(dir, INSTALLED_CACHE_DIR)
     const user = join(dir, "user-cache")
     const load = (cacheDir: string) => {
-      const child = spawnSync(
-        process.execPath,
-        [
-          "--import",
-          "tsx",
-          "-e",
-          `import { loadWithCodeCache } from ${JSON.stringify(join(import.meta.dirname, "../src/code-cache.ts"))}\n` +
-            `const { exports, keepCache } = loadWithCodeCache(${JSON.stringify(main)}, ${JSON.stringify(cacheDir)})\n` +
-            "keepCache()\nconsole.log(JSON.stringify(exports))"
-        ],
-        { encoding: "utf8" }
-      )
+      const child = loadInChild(main, cacheDir, "console.log(JSON.stringify(exports))")
       assert.strictEqual(child.status, 0, child.stderr)
       assert.deepStrictEqual(JSON.parse(child.stdout), { answer: [2, 4, 6] })
     }
