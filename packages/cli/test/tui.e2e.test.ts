@@ -99,6 +99,8 @@ describe("lathe (interactive, end to end)", () => {
     await term.type("fix a")
     term.press("enter")
     await term.waitFor("Permission")
+    // The dialog can arrive over more than one frame: its choices line may follow its title.
+    await term.waitFor("[a]lways")
     assert.match(term.screen(), /a\.txt/)
     assert.include(term.screen(), "[a]lways")
     term.write("a")

@@ -97,7 +97,8 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
     const plugin = await setUpPlugin(createLspPlugin({ dataDir: data, env }), {
       root,
       trusted: false,
-      config: { lsp: { wait_ms: 5000 } }
+      // The wait ends at the first diagnostics; a loaded machine's first tsserver start took over 5 s once in CI.
+      config: { lsp: { wait_ms: 15_000 } }
     })
     open.push(plugin)
     const output = await edit(plugin, root, "a.ts", 'export const a: number = "x"\n')
