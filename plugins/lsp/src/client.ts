@@ -87,6 +87,9 @@ interface Document {
 /** Who waits for a file's next diagnostics. */
 type Waiter = () => void
 
+/** The longest quiet spell a wait for diagnostics keeps after a publication (see `waitForDiagnostics`). */
+const MAX_QUIET_MS = 2000
+
 export class LspClient {
   private readonly process: ChildProcess
   private readonly connection: RpcConnection
@@ -250,9 +253,13 @@ export class LspClient {
   }
 
   /**
-   * Waits until each file has diagnostics published at or after `since`, then until `quietMs` pass without another
-   * publication for them (a server may send syntax errors first, then types), or until `timeoutMs` in all. Resolves
-   * with whether every file got diagnostics.
+   * Waits until each file has diagnostics published at or after `since`, then until a quiet spell passes without
+   * another publication for them (a server may send syntax errors first, then types), or until `timeoutMs` in all.
+   * Resolves with whether every file got diagnostics.
+   *
+   * The quiet spell is `quietMs`, or half the time the server took to publish, if longer: a server that took seconds to
+   * send its first (often empty) list — one loading its project, or on a loaded machine — takes long for the next one
+   * too, and 150 ms after its syntax pass would end the wait before its type errors.
    */
   waitForDiagnostics(uris: ReadonlyArray<string>, since: number, timeoutMs: number, quietMs = 150): Promise<boolean> {
     const fresh = () => uris.every((uri) => (this.published.get(uri) ?? 0) >= since)
@@ -268,7 +275,7 @@ export class LspClient {
         if (this.exited) return finish(fresh())
         if (!fresh()) return
         if (quiet) clearTimeout(quiet)
-        quiet = setTimeout(() => finish(true), quietMs)
+        quiet = setTimeout(() => finish(true), Math.max(quietMs, Math.min((Date.now() - since) / 2, MAX_QUIET_MS)))
       }
       const deadline = setTimeout(() => finish(fresh()), timeoutMs)
       this.waiters.add(check)

@@ -338,6 +338,18 @@ describe("@lathe/lsp without a server", () => {
     assert.strictEqual(await edit(plugin, root, "a.bar", "two\n"), "Wrote a.bar.")
   })
 
+  it("a server slow to its first, empty list is given time for the type errors it sends after", async () => {
+    // As typescript-language-server on a loaded machine: the syntax pass's empty list after a second, types 300 ms on.
+    const { root, data } = project({ "a.two": "" })
+    const server = fileURLToPath(new URL("./fixtures/two-pass-server.mjs", import.meta.url))
+    const plugin = await start(root, data, {
+      wait_ms: 5000,
+      two: { command: [process.execPath, server, "1000", "300"], extensions: [".two"] }
+    })
+    const output = await edit(plugin, root, "a.two", "let oops\n")
+    assert.match(output, /a\.two:\n {2}1:5 error 7: late type error/)
+  })
+
   it("an edit of a file no server serves loads nothing", async () => {
     const { root, data } = project({ "README.md": "" })
     const plugin = await start(root, data)
