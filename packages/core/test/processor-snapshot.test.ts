@@ -98,3 +98,103 @@ describe("step-finish snapshot", () => {
     )
   )
 })
+
+/**
+ * A snapshot service whose `patch` takes `patchMs` (as four git calls do), logging when each call starts and ends into
+ * `log`, beside the requests a plugin logs.
+ */
+const slowPatches = (log: Array<string>, patchMs: number) => {
+  let tree = 0
+  return Layer.succeed(
+    Snapshot,
+    Snapshot.of({
+      track: Effect.sync(() => {
+        log.push(`track tree${tree + 1}`)
+        return `tree${++tree}`
+      }),
+      patch: (hash) =>
+        Effect.gen(function* () {
+          log.push(`patch ${hash}`)
+          yield* Effect.sleep(patchMs)
+          const after = `tree${++tree}`
+          log.push(`patched ${hash} to ${after}`)
+          return { hash, files: ["x.txt"], after }
+        }),
+      diff: () => Effect.succeed(""),
+      diffFull: () => Effect.succeed([]),
+      restore: () => Effect.void,
+      revert: () => Effect.void
+    })
+  )
+}
+
+const requests = (log: Array<string>) =>
+  definePlugin({
+    name: "requests",
+    setup: () => ({
+      tools: [AskTool],
+      "chat.params": () => {
+        log.push("request")
+      }
+    })
+  })
+
+describe("a step's patch, off the step's path", () => {
+  const log: Array<string> = []
+  it.live("is recorded while the next request is out, and stored (before the step-finish) when the turn ends", () =>
+    Effect.gen(function* () {
+      const parts = allParts(yield* runTurn("write x"))
+      assert.deepStrictEqual(log, ["request", "track tree1", "patch tree1", "request", "patched tree1 to tree2"])
+      const [patch] = partsOf<PatchPart>(parts, "patch")
+      const [finish] = partsOf<StepFinishPart>(parts, "step-finish")
+      assert.strictEqual(patch?.hash, "tree1")
+      assert.strictEqual(finish?.snapshot, "tree2", "the step-finish names the tree the patch measured to")
+      assert.isBelow(parts.indexOf(patch as PatchPart), parts.indexOf(finish as StepFinishPart))
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [requests(log)],
+          snapshotLayer: slowPatches(log, 300),
+          steps: script
+        })
+      )
+    )
+  )
+
+  const twice = [
+    [chunks.toolCall("c1", "guarded", { path: "x.txt" }), chunks.finish({ input: 1, output: 1 }, "tool-calls")],
+    [chunks.toolCall("c2", "guarded", { path: "x.txt" }), chunks.finish({ input: 1, output: 1 }, "tool-calls")],
+    [chunks.text("done"), chunks.finish({ input: 1, output: 1 })]
+  ]
+  const order: Array<string> = []
+  it.live("is recorded before the next step's first mutating call snapshots the tree", () =>
+    Effect.gen(function* () {
+      const parts = allParts(yield* runTurn("write x twice"))
+      assert.deepStrictEqual(order, [
+        "request",
+        "track tree1",
+        "patch tree1",
+        "request",
+        "patched tree1 to tree2",
+        "track tree3",
+        "patch tree3",
+        "request",
+        "patched tree3 to tree4"
+      ])
+      assert.deepStrictEqual(
+        partsOf<PatchPart>(parts, "patch").map((p) => p.hash),
+        ["tree1", "tree3"]
+      )
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [requests(order)],
+          snapshotLayer: slowPatches(order, 200),
+          steps: twice
+        })
+      )
+    )
+  )
+})

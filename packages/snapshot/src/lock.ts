@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rm, stat } from "node:fs/promises"
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
+import { readFile, rm, stat } from "node:fs/promises"
 import { hostname } from "node:os"
 import { dirname, join } from "node:path"
 import { SnapshotError } from "@lathe/core"
@@ -39,13 +40,18 @@ const abandoned = (file: string, now: number, staleAfter: number) =>
     return now - info.mtimeMs > staleAfter
   })
 
+// The lock is taken and released around every snapshot, two of them on a step's path: synchronous calls (a few
+// microseconds each on a local disk) instead of a thread-pool round trip each, which waits for the event loop.
 const tryCreate = (file: string, token: string) =>
-  Effect.promise(async () => {
+  Effect.sync(() => {
     try {
-      await mkdir(dirname(file), { recursive: true })
-      const handle = await open(file, "wx")
-      await handle.writeFile(token)
-      await handle.close()
+      mkdirSync(dirname(file), { recursive: true })
+      const fd = openSync(file, "wx")
+      try {
+        writeSync(fd, token)
+      } finally {
+        closeSync(fd)
+      }
       return "taken" as const
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === "EEXIST" ? ("held" as const) : ("missing" as const)
@@ -93,11 +99,18 @@ export const withLock = <A, E, R>(
       }
       yield* Effect.sleep(Duration.millis(Math.min(10 * 2 ** attempt, 200)))
     }
-    yield* Effect.promise(() => Promise.all(gitLocks.map((name) => rm(join(gitDir, name), { force: true }))))
+    yield* Effect.sync(() => {
+      for (const name of gitLocks) rmSync(join(gitDir, name), { force: true })
+    })
   })
-  const release = Effect.promise(async () => {
-    const text = await readFile(file, "utf8").catch(() => "")
-    if (text === token) await rm(file, { force: true })
+  const release = Effect.sync(() => {
+    let text = ""
+    try {
+      text = readFileSync(file, "utf8")
+    } catch {
+      // Gone: nothing to release.
+    }
+    if (text === token) rmSync(file, { force: true })
   })
   return Effect.acquireUseRelease(
     acquire,

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs"
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import { prepareSafeGit, SnapshotError, sha1Hex } from "@lathe/core"
@@ -48,13 +49,8 @@ const tryIO = <A>(operation: string, what: string, io: () => Promise<A>) =>
     catch: (error) => fail(operation, `${what}: ${error instanceof Error ? error.message : String(error)}`)
   })
 
-const exists = (path: string) =>
-  Effect.promise(() =>
-    stat(path).then(
-      () => true,
-      () => false
-    )
-  )
+// Checked before every snapshot: synchronous (see lock.ts's `tryCreate`).
+const exists = (path: string) => Effect.sync(() => existsSync(path))
 
 /**
  * Finds the user's repository when `root` is the top of its work tree, with read-only `rev-parse` (no index

@@ -17,7 +17,7 @@ import {
   seedIndex,
   shadowLocation
 } from "./shadow-repo.js"
-import { defaultLimits, type Limits, writeTree } from "./track.js"
+import { defaultLimits, type Limits, treeMemo, writeTree } from "./track.js"
 
 /** How the git-backed layer runs; every field has a production default. */
 export interface SnapshotGitOptions {
@@ -77,9 +77,13 @@ const make = (options: SnapshotGitOptions) =>
     )
     if (Result.isFailure(ready)) return yield* off(ready.failure.message)
     const shadow = { ...ready.success, target: yield* withHelper(ready.success.target) }
+    // Reads that need no lock (a diff of two recorded trees) go through a second shell, so they can run while the
+    // next snapshot holds the first (a step's line counts beside the next step's snapshot).
+    const reader = { ...shadow, target: yield* withHelper(ready.success.target) }
 
     const scope = yield* Effect.scope
     const lastSkipped = yield* Ref.make("")
+    const memo = treeMemo()
 
     /** One snapshot; a failed attempt drops the index, then re-creates the repository, before giving up. */
     const attempt = (round: number): Effect.Effect<string | undefined, SnapshotError> =>
@@ -87,7 +91,7 @@ const make = (options: SnapshotGitOptions) =>
         if (round === 1) yield* dropIndex(shadow)
         yield* ensureShadow(shadow, round === 2)
         if (round === 0) yield* seedIndex(shadow)
-        const result = yield* writeTree(shadow, limits)
+        const result = yield* writeTree(shadow, limits, memo)
         if (result._tag === "TooLarge") {
           yield* Effect.logWarning(
             `Snapshot skipped: the changes hold ${mib(result.bytes)}, over snapshot.max_snapshot_size ` +
@@ -148,13 +152,11 @@ const make = (options: SnapshotGitOptions) =>
     })
 
     const patch = Effect.fn("Snapshot.patch")(function* (hash: string) {
-      return yield* locked(
-        Effect.gen(function* () {
-          const now = yield* current("patch")
-          const lines = yield* explained("patch", hash, lineCounts(shadow, hash, now))
-          return { hash, files: lines.map((c) => c.file), after: now, lines } satisfies SnapshotPatch
-        })
-      )
+      const now = yield* locked(current("patch"))
+      if (now === hash) return { hash, files: [], after: now, lines: [] } satisfies SnapshotPatch
+      // Both trees are recorded (and young, so housekeeping keeps them): their diff needs no lock.
+      const lines = yield* explained("patch", hash, lineCounts(reader, hash, now))
+      return { hash, files: lines.map((c) => c.file), after: now, lines } satisfies SnapshotPatch
     })
 
     const diff = Effect.fn("Snapshot.diff")(function* (hash: string, to?: string) {

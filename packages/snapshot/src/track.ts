@@ -1,3 +1,4 @@
+import { lstatSync, statSync } from "node:fs"
 import { lstat } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -28,10 +29,44 @@ interface Candidate {
   readonly size: number | undefined
 }
 
+/**
+ * The last tree written, and the shadow index as it was then (inode, times, size): while the index is that same file
+ * and the scan finds nothing changed, the work tree is still that tree, and `write-tree` (a git process) is skipped.
+ * Git replaces the index by renaming a new file over it, so any write (ours, another Lathe's, a repair) shows here.
+ */
+export interface TreeMemo {
+  last: { readonly hash: string; readonly index: string } | undefined
+}
+
+/** A new, empty {@link TreeMemo} (one per shadow repository and process). */
+export const treeMemo = (): TreeMemo => ({ last: undefined })
+
+const indexStamp = (shadow: Shadow): string | undefined => {
+  try {
+    const info = statSync(join(shadow.gitDir, "index"), { bigint: true })
+    return `${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`
+  } catch {
+    return undefined
+  }
+}
+
 /** Past this many changed paths, one `git add -A` beats feeding paths to `update-index`. */
 const BULK = 2_000
 
+/** A step's few changed files are stat'ed at once; many go through the thread pool, 64 at a time. */
+const SYNC_SIZES = 64
+
 const sizes = (root: string, entries: ReadonlyArray<{ path: string; tracked: boolean }>) =>
+  entries.length <= SYNC_SIZES
+    ? Effect.sync(() =>
+        entries.map((entry): Candidate => {
+          const info = lstatSync(join(root, entry.path), { throwIfNoEntry: false })
+          return { ...entry, size: info && !info.isDirectory() ? info.size : undefined }
+        })
+      )
+    : sizesInPool(root, entries)
+
+const sizesInPool = (root: string, entries: ReadonlyArray<{ path: string; tracked: boolean }>) =>
   Effect.promise(async () => {
     const out: Array<Candidate> = new Array(entries.length)
     let next = 0
@@ -52,9 +87,14 @@ const literalExclude = (path: string) => `:(exclude,literal,top)${path}`
  * Writes the work tree into the shadow repository and returns its tree hash. One scan (`ls-files -o -m`, which
  * honours `.gitignore`, the user's global excludes and `info/exclude`) finds what changed; those paths alone
  * are hashed. Files over `maxFileSize` are left out (and dropped from the index if they were in it); nested
- * repositories are left out. Needs the snapshot lock.
+ * repositories are left out. When nothing changed since the tree in `memo` and the index is as it left it, that tree
+ * is returned without running git again. Needs the snapshot lock.
  */
-export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (shadow: Shadow, limits: Limits) {
+export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
+  shadow: Shadow,
+  limits: Limits,
+  memo: TreeMemo = treeMemo()
+) {
   const listing = yield* git(shadow.target, "track", {
     args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"],
     timeout: "5 minutes"
@@ -83,6 +123,11 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (shadow: S
     const largest = [...byTop].sort((a, b) => b[1] - a[1]).slice(0, 5)
     return { _tag: "TooLarge", bytes, largest: largest.map(([path]) => path) } satisfies TrackResult
   }
+  const dropped = large.filter((c) => c.tracked)
+  const last = memo.last
+  if (kept.length === 0 && dropped.length === 0 && last !== undefined && last.index === indexStamp(shadow))
+    return { _tag: "Tracked", hash: last.hash, skipped: large.map((c) => c.path) } satisfies TrackResult
+  memo.last = undefined
   if (kept.length > BULK) {
     const excludes = [...large.map((c) => c.path), ...nested].map(literalExclude)
     yield* git(shadow.target, "track", {
@@ -97,7 +142,6 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (shadow: S
       timeout: "10 minutes"
     })
   }
-  const dropped = large.filter((c) => c.tracked)
   if (dropped.length > 0)
     yield* git(shadow.target, "track", {
       args: ["update-index", "--force-remove", "-z", "--stdin"],
@@ -106,5 +150,7 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (shadow: S
   const hash = (yield* git(shadow.target, "track", { args: ["write-tree"], timeout: "5 minutes" }))
     .toString("utf8")
     .trim()
+  const index = indexStamp(shadow)
+  if (index !== undefined) memo.last = { hash, index }
   return { _tag: "Tracked", hash, skipped: large.map((c) => c.path) } satisfies TrackResult
 })

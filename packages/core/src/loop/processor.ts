@@ -1,6 +1,6 @@
 import type { AgentInfo, AnyTool, Ruleset } from "@lathe/plugin"
 import type { AssistantMessage } from "@lathe/plugin/schema"
-import { emptyTokens, type StepStartPart, type ToolPart } from "@lathe/plugin/schema"
+import { emptyTokens, type StepFinishPart, type StepStartPart, type ToolPart } from "@lathe/plugin/schema"
 import { Clock, Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Bus } from "../contracts/bus.js"
@@ -153,10 +153,11 @@ const settle = Effect.fnUntraced(function* (state: ProcessorStep, end: number) {
 })
 
 /**
- * The patch of a step that changed files, written as a `patch` part; returns the tree after the step
- * (step-finish's `snapshot`): the one the patch was measured to, or tracked again when the service did not say.
+ * The patch of a step that changed files, written as a `patch` part (with `id` when given: one taken before the
+ * step-finish part's, so it sorts before it); returns the tree after the step (step-finish's `snapshot`): the one the
+ * patch was measured to, or tracked again when the service did not say.
  */
-const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: string | undefined) {
+const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: string | undefined, id?: string) {
   if (before === undefined) return undefined
   const { snapshots } = state.services
   const patch = yield* snapshots
@@ -165,7 +166,7 @@ const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: s
   if (!patch) return undefined
   if (patch.files.length === 0) return before
   yield* save(state, {
-    id: ascendingId("part"),
+    id: id ?? ascendingId("part"),
     ...state.ids,
     type: "patch",
     hash: patch.hash,
@@ -179,12 +180,15 @@ const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: s
   )
 })
 
-/** The step-finish part and `step.finished`, when the model said how the step ended; returns the step's cost. */
+/**
+ * The step-finish part and `step.finished`, when the model said how the step ended; returns the step's cost and the
+ * part (to add the tree after the step once a patch recorded later has it).
+ */
 const recordFinish = Effect.fnUntraced(function* (state: ProcessorStep, after: string | undefined) {
   const { finish } = state
-  if (!finish) return undefined
+  if (!finish) return { cost: undefined, part: undefined }
   const cost = stepCost(finish.tokens, state.input.model)
-  yield* save(state, {
+  const part: StepFinishPart = {
     id: ascendingId("part"),
     ...state.ids,
     type: "step-finish",
@@ -192,7 +196,8 @@ const recordFinish = Effect.fnUntraced(function* (state: ProcessorStep, after: s
     ...(after !== undefined ? { snapshot: after } : {}),
     tokens: finish.tokens,
     cost
-  })
+  }
+  yield* save(state, part)
   yield* state.services.bus.publish({
     type: "step.finished",
     ...state.ids,
@@ -201,14 +206,40 @@ const recordFinish = Effect.fnUntraced(function* (state: ProcessorStep, after: s
     tokens: finish.tokens,
     cost
   })
-  return cost
+  return { cost, part }
 })
+
+/**
+ * A step's patch recorded off the step's path, while the next request is out: its `patch` part (id taken before the
+ * step-finish's), then the step-finish again with the tree after the step, then a flush. Never interrupted (it is
+ * joined by whatever needs it); a failure is logged, as an inline patch's is.
+ */
+const recordPatchLater = (
+  state: ProcessorStep,
+  before: string,
+  id: string,
+  finished: StepFinishPart | undefined
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const after = yield* recordPatch(state, before, id)
+    if (finished && after !== undefined) yield* save(state, { ...finished, snapshot: after })
+    yield* state.services.writer.flush
+  }).pipe(
+    Effect.catch((error) => Effect.logWarning("recording the step's patch failed", error)),
+    Effect.uninterruptible
+  )
 
 /** The Processor's shape. */
 export interface ProcessorService {
   readonly process: (
     input: ProcessorInput
   ) => Effect.Effect<ProcessorOutput, ProviderError | DoomLoopDetected | StoreError>
+  /**
+   * Waits until the session's last step is wholly recorded. A step whose tools changed files and after which the
+   * loop goes on records its patch while the next request is out (see `process`); the next step's first mutating
+   * call and the next step's end wait for it, and a turn waits for it before it ends.
+   */
+  readonly settled: (sessionID: string) => Effect.Effect<void>
 }
 
 /**
@@ -235,6 +266,20 @@ const makeProcessor = Effect.gen(function* () {
     snapshots: yield* Snapshot,
     runner: yield* ToolRunner
   }
+  // Patches being recorded off their step's path, by session: outlive the step (the layer's scope), never interrupted.
+  const scope = yield* Effect.scope
+  const pending = new Map<string, Fiber.Fiber<void>>()
+  const settled = (sessionID: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const fiber = pending.get(sessionID)
+      if (!fiber) return Effect.void
+      return Effect.andThen(
+        Fiber.await(fiber),
+        Effect.sync(() => {
+          if (pending.get(sessionID) === fiber) pending.delete(sessionID)
+        })
+      )
+    })
 
   const process = Effect.fn("Processor.process")(function* (input: ProcessorInput) {
     const ids = { sessionID: input.assistant.sessionID, messageID: input.assistant.id }
@@ -244,7 +289,7 @@ const makeProcessor = Effect.gen(function* () {
       input,
       ids,
       stepStart,
-      tools: yield* services.runner.step(input, stepStart),
+      tools: yield* services.runner.step(input, stepStart, settled(ids.sessionID)),
       parts: new Map(),
       texts: new Map(),
       reasonings: new Map(),
@@ -268,11 +313,8 @@ const makeProcessor = Effect.gen(function* () {
     const aborted = input.abort.aborted
     const end = yield* Clock.currentTimeMillis
     yield* settle(state, end)
-    const after = yield* recordPatch(state, calls.snapshot)
-    const cost = yield* recordFinish(state, after)
-    const message = endedMessage(state, calls, cost, aborted, end)
-    yield* services.writer.putMessage(message)
-    yield* services.writer.flush
+    // The previous step's patch is stored before this step's (and before this step's end is reported).
+    yield* settled(ids.sessionID)
 
     // Calls Lathe ran itself; a provider-executed call's result is already in the step, so it needs no next step.
     const toolParts = [...state.parts.values()].filter(
@@ -280,11 +322,29 @@ const makeProcessor = Effect.gen(function* () {
         part.type === "tool" && !(part.state.status === "completed" && part.state.metadata.providerExecuted === true)
     )
     const toolsCompleted = toolParts.some((part) => part.state.status === "completed")
+    const result = nextAction(state, toolParts, aborted, calls.blocked)
+    const failed = streamed._tag === "Failure" || calls.doom !== undefined || (state.failure !== undefined && !aborted)
+    // When the loop goes on, the patch (four git calls) is recorded while the next request is out, not before it.
+    const later = calls.snapshot !== undefined && result === "continue" && !failed
+    const patchID = later ? ascendingId("part") : undefined
+    const after = later ? undefined : yield* recordPatch(state, calls.snapshot)
+    const { cost, part: finished } = yield* recordFinish(state, after)
+    const message = endedMessage(state, calls, cost, aborted, end)
+    yield* services.writer.putMessage(message)
+    yield* services.writer.flush
+    if (calls.snapshot !== undefined && patchID !== undefined)
+      pending.set(
+        ids.sessionID,
+        yield* Effect.forkIn(recordPatchLater(state, calls.snapshot, patchID, finished), scope, {
+          startImmediately: true
+        })
+      )
+
     if (streamed._tag === "Failure") return yield* Effect.failCause(streamed.cause)
     if (calls.doom) return yield* calls.doom
     if (state.failure && !aborted) return yield* state.failure
-    return { result: nextAction(state, toolParts, aborted, calls.blocked), message, toolsCompleted }
+    return { result, message, toolsCompleted }
   })
 
-  return Processor.of({ process })
+  return Processor.of({ process, settled })
 })

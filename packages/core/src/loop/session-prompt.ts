@@ -24,6 +24,7 @@ import { Compaction } from "./compaction.js"
 import { DoomLoopGuard, defaultDoomLoop, repeatingTools } from "./doom-loop.js"
 import { subagentRules, turnTools } from "./offered-tools.js"
 import { assembleRuleset } from "./permission-ruleset.js"
+import { Processor } from "./processor.js"
 import {
   AgentNotFound,
   type CompactError,
@@ -131,6 +132,7 @@ interface TurnServices {
   readonly plugins: Plugins["Service"]
   readonly paths: Paths["Service"]
   readonly step: Step["Service"]
+  readonly processor: Processor["Service"]
   readonly agentSwitch: AgentSwitch["Service"]
   readonly compaction: Compaction["Service"]
   readonly title: Title["Service"]
@@ -410,6 +412,7 @@ const makeSessionPrompt = Effect.gen(function* () {
     plugins,
     paths: yield* Paths,
     step: yield* Step,
+    processor: yield* Processor,
     agentSwitch: yield* AgentSwitch,
     compaction: yield* Compaction,
     title: yield* Title,
@@ -499,7 +502,8 @@ const makeSessionPrompt = Effect.gen(function* () {
       config.info.compaction?.auto !== false
     )
       yield* autoCompact(services, context)
-    const last = yield* runSteps(services, context)
+    // A step's patch may still be being recorded (see `Processor.settled`): the turn ends once it is stored.
+    const last = yield* runSteps(services, context).pipe(Effect.ensuring(services.processor.settled(sessionID)))
     if (!last) return { info: user, parts: [] } satisfies MessageWithParts
     return yield* store.getMessage(sessionID, last.id)
   })

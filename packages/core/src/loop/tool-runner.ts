@@ -56,6 +56,8 @@ export interface ToolStep {
   readonly stepStart: StepStartPart
   readonly lock: Semaphore.Semaphore
   readonly snapshot: Ref.Ref<string | undefined>
+  /** Ends when the session's previous step is wholly recorded (its patch): a mutating call waits for it first. */
+  readonly previous?: Effect.Effect<void>
 }
 
 /**
@@ -215,10 +217,14 @@ const confirmLoop = Effect.fnUntraced(function* (
   return new DoomLoopDetected({ ...report, calls: [...calls] })
 })
 
-/** The step's snapshot, taken now when this is its first mutating call (and recorded on its step-start). */
+/**
+ * The step's snapshot, taken now when this is its first mutating call (and recorded on its step-start), once the
+ * previous step's patch is recorded: that patch measures the work tree as the previous step's tools left it.
+ */
 const snapshotOnce = Effect.fnUntraced(function* (services: RunnerServices, step: ToolStep) {
   const taken = yield* Ref.get(step.snapshot)
   if (taken !== undefined) return taken
+  if (step.previous) yield* step.previous
   const hash = yield* services.snapshots.track.pipe(
     Effect.catch((error) =>
       Effect.logWarning("snapshot failed; this step cannot be undone", error).pipe(Effect.as(undefined))
@@ -374,8 +380,15 @@ const complete = Effect.fnUntraced(function* (
 
 /** The ToolRunner's shape. */
 export interface ToolRunnerService {
-  /** What the calls of one step share; `stepStart` is the step's stored `step-start` part. */
-  readonly step: (input: ToolStepInput, stepStart: StepStartPart) => Effect.Effect<ToolStep>
+  /**
+   * What the calls of one step share; `stepStart` is the step's stored `step-start` part; `previous`, when given, ends
+   * once the session's previous step is wholly recorded (see `ToolStep.previous`).
+   */
+  readonly step: (
+    input: ToolStepInput,
+    stepStart: StepStartPart,
+    previous?: Effect.Effect<void>
+  ) => Effect.Effect<ToolStep>
   /** Runs one call of `step` to its end. */
   readonly run: (step: ToolStep, call: ToolCall) => Effect.Effect<ToolOutcome>
 }
@@ -418,9 +431,11 @@ const makeToolRunner = Effect.gen(function* () {
   }
   const { writer, plugins } = services
 
-  const step = (input: ToolStepInput, stepStart: StepStartPart) =>
+  const step = (input: ToolStepInput, stepStart: StepStartPart, previous?: Effect.Effect<void>) =>
     Effect.all({ lock: Semaphore.make(1), snapshot: Ref.make<string | undefined>(undefined) }).pipe(
-      Effect.map(({ lock, snapshot }): ToolStep => ({ input, stepStart, lock, snapshot }))
+      Effect.map(
+        ({ lock, snapshot }): ToolStep => ({ input, stepStart, lock, snapshot, ...(previous ? { previous } : {}) })
+      )
     )
 
   const run = Effect.fn("ToolRunner.run")(function* (step: ToolStep, call: ToolCall) {
