@@ -47,18 +47,20 @@ const partsOf = <T extends { readonly type: string }>(parts: ReadonlyArray<{ rea
 describe("step-finish snapshot", () => {
   const changing = snapshots(["x.txt"])
   it.live(
-    "is the tree after a step that changed files (tracked at the step's end), the patch's hash the one before",
+    "is the tree after a step that changed files (tracked at the step's end, off its path), the patch's hash the one before",
     () =>
       Effect.gen(function* () {
         const parts = allParts(yield* runTurn("write x"))
         const [start] = partsOf<StepStartPart>(parts, "step-start").filter((p) => p.snapshot !== undefined)
         const [patch] = partsOf<PatchPart>(parts, "patch")
-        const [finish] = partsOf<StepFinishPart>(parts, "step-finish")
+        const [finish, last] = partsOf<StepFinishPart>(parts, "step-finish")
         assert.strictEqual(start?.snapshot, "tree1")
         assert.strictEqual(patch?.hash, "tree1")
         assert.deepStrictEqual(patch?.files, ["x.txt"])
         assert.strictEqual(finish?.snapshot, "tree2")
-        assert.deepStrictEqual(changing.calls, ["track", "patch tree1", "track"])
+        assert.isUndefined(last?.snapshot, "a step without a tool that may change files takes no snapshot")
+        // The loop goes on after the step: the tree after it is taken first, then the patch between the two trees.
+        assert.deepStrictEqual(changing.calls, ["track", "track", "patch tree1"])
       }).pipe(
         Effect.provide(
           testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: changing.layer, steps: script })
@@ -67,7 +69,7 @@ describe("step-finish snapshot", () => {
   )
 
   const measured = snapshots(["x.txt"], "tree-after")
-  it.live("is the tree the patch was measured to when the service names it (no second snapshot)", () =>
+  it.live("is the tree the patch was measured to when the service names it, on a step the loop stops after", () =>
     Effect.gen(function* () {
       const parts = allParts(yield* runTurn("write x"))
       const [patch] = partsOf<PatchPart>(parts, "patch")
@@ -77,48 +79,61 @@ describe("step-finish snapshot", () => {
       assert.deepStrictEqual(measured.calls, ["track", "patch tree1"])
     }).pipe(
       Effect.provide(
-        testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: measured.layer, steps: script })
+        // The call is refused (the loop stops): the patch is taken inline, and names its tree (no second snapshot).
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          snapshotLayer: measured.layer,
+          steps: script,
+          permission: "deny"
+        })
       )
     )
   )
 
   const unchanged = snapshots([])
-  it.live("is the tree taken before the tools when the step changed nothing (no second snapshot)", () =>
+  it.live("is the tree taken before the tools when a step the loop stops after changed nothing", () =>
     Effect.gen(function* () {
       const parts = allParts(yield* runTurn("write nothing"))
       assert.lengthOf(partsOf<PatchPart>(parts, "patch"), 0)
-      const [finish, last] = partsOf<StepFinishPart>(parts, "step-finish")
+      const [finish] = partsOf<StepFinishPart>(parts, "step-finish")
       assert.strictEqual(finish?.snapshot, "tree1")
-      assert.isUndefined(last?.snapshot, "a step without a tool that may change files takes no snapshot")
       assert.deepStrictEqual(unchanged.calls, ["track", "patch tree1"])
     }).pipe(
       Effect.provide(
-        testLoopLayer({ root: tempRoot(), plugins: [tools], snapshotLayer: unchanged.layer, steps: script })
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          snapshotLayer: unchanged.layer,
+          steps: script,
+          permission: "deny"
+        })
       )
     )
   )
 })
 
 /**
- * A snapshot service whose `patch` takes `patchMs` (as four git calls do), logging when each call starts and ends into
- * `log`, beside the requests a plugin logs.
+ * A snapshot service whose `track` takes `trackMs` and `patch` `patchMs` (as git calls do), logging into `log` when
+ * each starts and ends, beside the requests a plugin logs.
  */
-const slowPatches = (log: Array<string>, patchMs: number) => {
+const slowSnapshots = (log: Array<string>, trackMs: number, patchMs: number) => {
   let tree = 0
   return Layer.succeed(
     Snapshot,
     Snapshot.of({
-      track: Effect.sync(() => {
-        log.push(`track tree${tree + 1}`)
-        return `tree${++tree}`
+      track: Effect.gen(function* () {
+        log.push("track")
+        yield* Effect.sleep(trackMs)
+        log.push(`tree${++tree}`)
+        return `tree${tree}`
       }),
-      patch: (hash) =>
+      patch: (hash, to) =>
         Effect.gen(function* () {
-          log.push(`patch ${hash}`)
+          log.push(`patch ${hash}..${to}`)
           yield* Effect.sleep(patchMs)
-          const after = `tree${++tree}`
-          log.push(`patched ${hash} to ${after}`)
-          return { hash, files: ["x.txt"], after }
+          log.push(`patched ${hash}..${to}`)
+          return { hash, files: ["x.txt"], ...(to === undefined ? {} : { after: to }) }
         }),
       diff: () => Effect.succeed(""),
       diffFull: () => Effect.succeed([]),
@@ -144,7 +159,17 @@ describe("a step's patch, off the step's path", () => {
   it.live("is recorded while the next request is out, and stored (before the step-finish) when the turn ends", () =>
     Effect.gen(function* () {
       const parts = allParts(yield* runTurn("write x"))
-      assert.deepStrictEqual(log, ["request", "track tree1", "patch tree1", "request", "patched tree1 to tree2"])
+      assert.deepStrictEqual(log, [
+        "request",
+        "track",
+        "tree1",
+        // The tree after the step, then its patch between the two trees, while the next request goes out.
+        "track",
+        "request",
+        "tree2",
+        "patch tree1..tree2",
+        "patched tree1..tree2"
+      ])
       const [patch] = partsOf<PatchPart>(parts, "patch")
       const [finish] = partsOf<StepFinishPart>(parts, "step-finish")
       assert.strictEqual(patch?.hash, "tree1")
@@ -155,7 +180,7 @@ describe("a step's patch, off the step's path", () => {
         testLoopLayer({
           root: tempRoot(),
           plugins: [requests(log)],
-          snapshotLayer: slowPatches(log, 300),
+          snapshotLayer: slowSnapshots(log, 100, 100),
           steps: script
         })
       )
@@ -168,30 +193,35 @@ describe("a step's patch, off the step's path", () => {
     [chunks.text("done"), chunks.finish({ input: 1, output: 1 })]
   ]
   const order: Array<string> = []
-  it.live("is recorded before the next step's first mutating call snapshots the tree", () =>
+  it.live("the next step's first mutating call waits for the tree after the previous step, not for its lines", () =>
     Effect.gen(function* () {
       const parts = allParts(yield* runTurn("write x twice"))
-      assert.deepStrictEqual(order, [
-        "request",
-        "track tree1",
-        "patch tree1",
-        "request",
-        "patched tree1 to tree2",
-        "track tree3",
-        "patch tree3",
-        "request",
-        "patched tree3 to tree4"
-      ])
+      const at = (entry: string, nth = 1) => {
+        let seen = 0
+        const index = order.findIndex((e) => e === entry && ++seen === nth)
+        assert.isAtLeast(index, 0, `${entry} (${nth}) in ${order.join(", ")}`)
+        return index
+      }
+      // Step 2's snapshot (the third track) starts once tree2 (after step 1) is recorded, and ends (tree3) while
+      // step 1's lines are still being counted.
+      assert.isBelow(at("request", 2), at("tree2"))
+      assert.isBelow(at("tree2"), at("track", 3))
+      assert.isBelow(at("tree3"), at("patched tree1..tree2"))
+      assert.include(order, "patched tree3..tree4")
       assert.deepStrictEqual(
         partsOf<PatchPart>(parts, "patch").map((p) => p.hash),
         ["tree1", "tree3"]
+      )
+      assert.deepStrictEqual(
+        partsOf<StepFinishPart>(parts, "step-finish").map((p) => p.snapshot),
+        ["tree2", "tree4", undefined]
       )
     }).pipe(
       Effect.provide(
         testLoopLayer({
           root: tempRoot(),
           plugins: [requests(order)],
-          snapshotLayer: slowPatches(order, 200),
+          snapshotLayer: slowSnapshots(order, 50, 400),
           steps: twice
         })
       )

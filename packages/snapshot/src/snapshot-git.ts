@@ -151,8 +151,8 @@ const make = (options: SnapshotGitOptions) =>
       return hash
     })
 
-    const patch = Effect.fn("Snapshot.patch")(function* (hash: string) {
-      const now = yield* locked(current("patch"))
+    const patch = Effect.fn("Snapshot.patch")(function* (hash: string, to?: string) {
+      const now = to ?? (yield* locked(current("patch")))
       if (now === hash) return { hash, files: [], after: now, lines: [] } satisfies SnapshotPatch
       // Both trees are recorded (and young, so housekeeping keeps them): their diff needs no lock.
       const lines = yield* explained("patch", hash, lineCounts(reader, hash, now))
@@ -231,7 +231,7 @@ const lazy = (options: SnapshotGitOptions) =>
     const real = yield* Effect.cached(make(options).pipe(Effect.provideContext(context), Scope.provide(scope)))
     return Snapshot.of({
       track: Effect.flatMap(real, (service) => service.track),
-      patch: (hash) => Effect.flatMap(real, (service) => service.patch(hash)),
+      patch: (hash, to) => Effect.flatMap(real, (service) => service.patch(hash, to)),
       diff: (hash, to) => Effect.flatMap(real, (service) => service.diff(hash, to)),
       diffFull: (from, to) => Effect.flatMap(real, (service) => service.diffFull(from, to)),
       restore: (hash) => Effect.flatMap(real, (service) => service.restore(hash)),

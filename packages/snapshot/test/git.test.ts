@@ -163,3 +163,28 @@ describe("a snapshot when nothing changed", () => {
     }
   )
 })
+
+describe("a patch between two snapshots", () => {
+  it.live("lists what changed between them, whatever the work tree holds now", () => {
+    const p = tempProject("git")
+    writeFileSync(join(p.root, "a.txt"), "a\n")
+    const { layer } = snapshotLayer(p)
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      const first = (yield* snapshot.track) as string
+      writeFileSync(join(p.root, "a.txt"), "b\n")
+      const second = (yield* snapshot.track) as string
+      writeFileSync(join(p.root, "a.txt"), "c\n")
+      writeFileSync(join(p.root, "d.txt"), "d\n")
+      const between = yield* snapshot.patch(first, second)
+      assert.deepStrictEqual(between, {
+        hash: first,
+        files: ["a.txt"],
+        after: second,
+        lines: [{ file: "a.txt", additions: 1, deletions: 1 }]
+      })
+      assert.deepStrictEqual((yield* snapshot.patch(second, second)).files, [])
+      assert.deepStrictEqual((yield* snapshot.patch(first)).files, ["a.txt", "d.txt"])
+    }).pipe(Effect.provide(layer))
+  })
+})

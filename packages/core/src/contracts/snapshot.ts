@@ -46,8 +46,11 @@ export class Snapshot extends Context.Service<
   {
     /** Records the work tree; returns its tree hash, or `undefined` when snapshots are off. */
     readonly track: Effect.Effect<string | undefined, SnapshotError>
-    /** The files changed since `hash` (added, modified or deleted). */
-    readonly patch: (hash: string) => Effect.Effect<SnapshotPatch, SnapshotError>
+    /**
+     * The files changed since `hash` (added, modified or deleted): in the work tree now, or between the snapshots
+     * `hash` and `to` when given (then the work tree is not read, and `after` is `to`).
+     */
+    readonly patch: (hash: string, to?: string) => Effect.Effect<SnapshotPatch, SnapshotError>
     /** Unified diff text of the work tree since `hash`, or between the snapshots `hash` and `to` when given. */
     readonly diff: (hash: string, to?: string) => Effect.Effect<string, SnapshotError>
     /** Per-file before/after between two snapshots. */

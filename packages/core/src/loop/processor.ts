@@ -1,7 +1,7 @@
 import type { AgentInfo, AnyTool, Ruleset } from "@lathe/plugin"
 import type { AssistantMessage } from "@lathe/plugin/schema"
 import { emptyTokens, type StepFinishPart, type StepStartPart, type ToolPart } from "@lathe/plugin/schema"
-import { Clock, Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Bus } from "../contracts/bus.js"
 import { Snapshot } from "../contracts/snapshot.js"
@@ -153,11 +153,10 @@ const settle = Effect.fnUntraced(function* (state: ProcessorStep, end: number) {
 })
 
 /**
- * The patch of a step that changed files, written as a `patch` part (with `id` when given: one taken before the
- * step-finish part's, so it sorts before it); returns the tree after the step (step-finish's `snapshot`): the one the
- * patch was measured to, or tracked again when the service did not say.
+ * The patch of a step that changed files, written as a `patch` part; returns the tree after the step
+ * (step-finish's `snapshot`): the one the patch was measured to, or tracked again when the service did not say.
  */
-const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: string | undefined, id?: string) {
+const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: string | undefined) {
   if (before === undefined) return undefined
   const { snapshots } = state.services
   const patch = yield* snapshots
@@ -166,7 +165,7 @@ const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: s
   if (!patch) return undefined
   if (patch.files.length === 0) return before
   yield* save(state, {
-    id: id ?? ascendingId("part"),
+    id: ascendingId("part"),
     ...state.ids,
     type: "patch",
     hash: patch.hash,
@@ -210,20 +209,37 @@ const recordFinish = Effect.fnUntraced(function* (state: ProcessorStep, after: s
 })
 
 /**
- * A step's patch recorded off the step's path, while the next request is out: its `patch` part (id taken before the
- * step-finish's), then the step-finish again with the tree after the step, then a flush. Never interrupted (it is
- * joined by whatever needs it); a failure is logged, as an inline patch's is.
+ * A step's patch recorded off the step's path, while the next request is out: the tree after the step first (then
+ * `recorded` is done: the next step's tools may change files), then the files and lines between the two trees as its
+ * `patch` part (id taken before the step-finish's), the step-finish again with that tree, and a flush. Never
+ * interrupted (it is joined by whatever needs it); a failure is logged, as an inline patch's is.
  */
 const recordPatchLater = (
   state: ProcessorStep,
   before: string,
   id: string,
-  finished: StepFinishPart | undefined
+  finished: StepFinishPart | undefined,
+  recorded: Deferred.Deferred<void>
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const after = yield* recordPatch(state, before, id)
-    if (finished && after !== undefined) yield* save(state, { ...finished, snapshot: after })
-    yield* state.services.writer.flush
+    const { snapshots, writer } = state.services
+    const after = yield* snapshots.track.pipe(
+      Effect.catch((error) => Effect.logWarning("snapshot after the step failed", error).pipe(Effect.as(undefined))),
+      Effect.ensuring(Deferred.succeed(recorded, undefined))
+    )
+    if (after === undefined) return
+    const patch = yield* snapshots.patch(before, after)
+    if (patch.files.length > 0)
+      yield* save(state, {
+        id,
+        ...state.ids,
+        type: "patch",
+        hash: patch.hash,
+        files: [...patch.files],
+        ...(patch.lines ? { summary: stepSummary(patch.lines) } : {})
+      })
+    if (finished) yield* save(state, { ...finished, snapshot: after })
+    yield* writer.flush
   }).pipe(
     Effect.catch((error) => Effect.logWarning("recording the step's patch failed", error)),
     Effect.uninterruptible
@@ -235,9 +251,10 @@ export interface ProcessorService {
     input: ProcessorInput
   ) => Effect.Effect<ProcessorOutput, ProviderError | DoomLoopDetected | StoreError>
   /**
-   * Waits until the session's last step is wholly recorded. A step whose tools changed files and after which the
-   * loop goes on records its patch while the next request is out (see `process`); the next step's first mutating
-   * call and the next step's end wait for it, and a turn waits for it before it ends.
+   * Waits until the session's last step is wholly recorded. A step whose tools may have changed files and after which
+   * the loop goes on records the tree after it, then its patch, while the next request is out (see `process`): the
+   * next step's first mutating call waits for that tree, the next step's end for the patch, and a turn waits for it
+   * before it ends.
    */
   readonly settled: (sessionID: string) => Effect.Effect<void>
 }
@@ -268,17 +285,23 @@ const makeProcessor = Effect.gen(function* () {
   }
   // Patches being recorded off their step's path, by session: outlive the step (the layer's scope), never interrupted.
   const scope = yield* Effect.scope
-  const pending = new Map<string, Fiber.Fiber<void>>()
+  const pending = new Map<string, { readonly fiber: Fiber.Fiber<void>; readonly recorded: Deferred.Deferred<void> }>()
   const settled = (sessionID: string): Effect.Effect<void> =>
     Effect.suspend(() => {
-      const fiber = pending.get(sessionID)
-      if (!fiber) return Effect.void
+      const patch = pending.get(sessionID)
+      if (!patch) return Effect.void
       return Effect.andThen(
-        Fiber.await(fiber),
+        Fiber.await(patch.fiber),
         Effect.sync(() => {
-          if (pending.get(sessionID) === fiber) pending.delete(sessionID)
+          if (pending.get(sessionID) === patch) pending.delete(sessionID)
         })
       )
+    })
+  // What the next step's first mutating call waits for: the tree after the previous step, not its line counts.
+  const treeRecorded = (sessionID: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const patch = pending.get(sessionID)
+      return patch ? Deferred.await(patch.recorded) : Effect.void
     })
 
   const process = Effect.fn("Processor.process")(function* (input: ProcessorInput) {
@@ -289,7 +312,7 @@ const makeProcessor = Effect.gen(function* () {
       input,
       ids,
       stepStart,
-      tools: yield* services.runner.step(input, stepStart, settled(ids.sessionID)),
+      tools: yield* services.runner.step(input, stepStart, treeRecorded(ids.sessionID)),
       parts: new Map(),
       texts: new Map(),
       reasonings: new Map(),
@@ -332,13 +355,13 @@ const makeProcessor = Effect.gen(function* () {
     const message = endedMessage(state, calls, cost, aborted, end)
     yield* services.writer.putMessage(message)
     yield* services.writer.flush
-    if (calls.snapshot !== undefined && patchID !== undefined)
-      pending.set(
-        ids.sessionID,
-        yield* Effect.forkIn(recordPatchLater(state, calls.snapshot, patchID, finished), scope, {
-          startImmediately: true
-        })
-      )
+    if (calls.snapshot !== undefined && patchID !== undefined) {
+      const recorded = yield* Deferred.make<void>()
+      const fiber = yield* Effect.forkIn(recordPatchLater(state, calls.snapshot, patchID, finished, recorded), scope, {
+        startImmediately: true
+      })
+      pending.set(ids.sessionID, { fiber, recorded })
+    }
 
     if (streamed._tag === "Failure") return yield* Effect.failCause(streamed.cause)
     if (calls.doom) return yield* calls.doom

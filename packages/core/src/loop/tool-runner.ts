@@ -56,7 +56,10 @@ export interface ToolStep {
   readonly stepStart: StepStartPart
   readonly lock: Semaphore.Semaphore
   readonly snapshot: Ref.Ref<string | undefined>
-  /** Ends when the session's previous step is wholly recorded (its patch): a mutating call waits for it first. */
+  /**
+   * Ends once the tree after the session's previous step is recorded (its patch is measured to it, while this step
+   * runs): a mutating call waits for it before it snapshots and changes files.
+   */
   readonly previous?: Effect.Effect<void>
 }
 
@@ -219,7 +222,7 @@ const confirmLoop = Effect.fnUntraced(function* (
 
 /**
  * The step's snapshot, taken now when this is its first mutating call (and recorded on its step-start), once the
- * previous step's patch is recorded: that patch measures the work tree as the previous step's tools left it.
+ * tree after the previous step is recorded: its patch measures the work tree as the previous step's tools left it.
  */
 const snapshotOnce = Effect.fnUntraced(function* (services: RunnerServices, step: ToolStep) {
   const taken = yield* Ref.get(step.snapshot)
@@ -382,7 +385,7 @@ const complete = Effect.fnUntraced(function* (
 export interface ToolRunnerService {
   /**
    * What the calls of one step share; `stepStart` is the step's stored `step-start` part; `previous`, when given, ends
-   * once the session's previous step is wholly recorded (see `ToolStep.previous`).
+   * once the tree after the session's previous step is recorded (see `ToolStep.previous`).
    */
   readonly step: (
     input: ToolStepInput,
