@@ -19,7 +19,9 @@
  * else `packages/cli/dist/bundle/lathe.js` when it exists (`npx nx run @lathe/cli:bundle`), else the source via tsx.
  * The first line printed says which. `--base <file>`: another build, run just before it at each size (e.g. a copy of an
  * earlier `dist/long-session/`, kept inside `packages/cli/dist/` so its external packages resolve), to compare two
- * builds under the same load. `--node-flag <flag>` (repeatable) starts Lathe's node with it, e.g.
+ * builds under the same load. `--latency <ms>`: the model waits that long before each answer, as a real one does (the
+ * gap is still measured from the end of one answer, so work Lathe does while a request is out no longer counts, e.g.
+ * an edit step's snapshot). `--node-flag <flag>` (repeatable) starts Lathe's node with it, e.g.
  * `--node-flag=--max-semi-space-size=8` to see what a smaller young generation does to RSS and step cost.
  * Each build first runs a 2-step session that is not reported, so every measured run starts with a warm code cache.
  * Linux only (it reads `/proc`).
@@ -44,6 +46,7 @@ const { values: flags } = parseArgs({
     bin: { type: "string" },
     base: { type: "string" },
     "node-flag": { type: "string", multiple: true },
+    latency: { type: "string" },
     build: { type: "boolean" },
     source: { type: "boolean" }
   }
@@ -171,14 +174,21 @@ const makeRepo = (kind: Kind, steps: number): string => {
   return dir
 }
 
+/** `--latency <ms>`: the scripted model waits this long before each answer (a real model's time to first token). */
+const latency = Number(flags.latency ?? 0)
+
 /** The scripted model: one call per step on `f<i>.txt`, an answer at the last step. */
 const reply = (kind: Kind, steps: number, index: number): ScriptedReply | undefined => {
-  if (index === steps - 1) return { steps: [{ text: "done" }] }
+  const wait = latency > 0 ? { firstByteMs: latency } : {}
+  if (index === steps - 1) return { steps: [{ text: "done" }], ...wait }
   if (index >= steps) return undefined
   const filePath = `f${index}.txt`
   if (kind === "edit")
-    return { steps: [{ tool: "edit", input: { filePath, oldString: `before ${index}`, newString: `after ${index}` } }] }
-  return { steps: [{ tool: "read", input: { filePath } }] }
+    return {
+      steps: [{ tool: "edit", input: { filePath, oldString: `before ${index}`, newString: `after ${index}` } }],
+      ...wait
+    }
+  return { steps: [{ tool: "read", input: { filePath } }], ...wait }
 }
 
 /** User + system CPU time (ms) of a live process, from `/proc/<pid>/stat`. */

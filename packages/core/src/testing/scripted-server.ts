@@ -34,6 +34,8 @@ export interface StreamReply {
   readonly usage?: ServerUsage
   /** Waits this long between chunks (a slow model; a client that aborts closes the stream early). */
   readonly delayMs?: number
+  /** Waits this long before answering at all (a model's time to its first token). */
+  readonly firstByteMs?: number
 }
 
 /** An HTTP error reply: status, headers (such as `retry-after`) and a JSON body. */
@@ -145,7 +147,16 @@ const parseBody = (text: string): unknown => {
   }
 }
 
-const play = (res: ServerResponse, reply: ScriptedReply, index: number, model: string) => {
+const play = (res: ServerResponse, reply: ScriptedReply, index: number, model: string): void => {
+  if (
+    (reply.type === undefined || reply.type === "stream") &&
+    reply.firstByteMs !== undefined &&
+    reply.firstByteMs > 0
+  ) {
+    const { firstByteMs: _, ...rest } = reply
+    setTimeout(() => play(res, rest, index, model), reply.firstByteMs)
+    return
+  }
   if (reply.type === "error") {
     const body = reply.body ?? { error: { message: `scripted error ${reply.status}`, type: "scripted_error" } }
     res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
