@@ -189,6 +189,38 @@ describe("LLM.layer with the real openai-compatible provider", () => {
     })
   )
 
+  it.live("a stream its consumer leaves early stops the request; one read to its end leaves nothing to stop", () =>
+    Effect.gen(function* () {
+      // Ten chunks 60 ms apart: read whole, the reply finishes; left after the first events, the server sees it closed.
+      const slow = { steps: Array.from({ length: 10 }, (_, i) => ({ text: `part ${i} ` })), delayMs: 60 }
+      const server = yield* scriptedServer([slow, slow])
+      const layer = llmLayer(local(server.url))
+      const whole = yield* step().pipe(Effect.provide(layer))
+      assert.strictEqual(whole.at(-1)?.type, "finish")
+      assert.isDefined(server.requests[0]?.answeredAt)
+      const first = yield* Effect.gen(function* () {
+        const llm = yield* LLM
+        const model = yield* Effect.orDie(llm.resolve())
+        return yield* Stream.runCollect(Stream.take(llm.stream(request(model)), 3))
+      }).pipe(Effect.provide(layer))
+      assert.lengthOf(first, 3)
+      yield* Effect.sleep("900 millis")
+      assert.strictEqual(server.requests.length, 2)
+      assert.isUndefined(server.requests[1]?.answeredAt, "the reply was cut off, not sent to its end")
+    })
+  )
+
+  it.live("a stream interrupted before the model answers stops the request", () =>
+    Effect.gen(function* () {
+      const server = yield* scriptedServer([{ steps: [{ text: "late" }], firstByteMs: 400 }])
+      const left = yield* step().pipe(Effect.provide(llmLayer(local(server.url))), Effect.timeoutOption("150 millis"))
+      assert.isTrue(left._tag === "None")
+      yield* Effect.sleep("600 millis")
+      assert.strictEqual(server.requests.length, 1)
+      assert.isUndefined(server.requests[0]?.answeredAt, "the request was left open until the model answered")
+    })
+  )
+
   it.effect("a server whose script ran out answers a non-retryable 400 saying so", () =>
     Effect.gen(function* () {
       const server = yield* scriptedServer((_, index) => (index === 0 ? { steps: [{ text: "once" }] } : undefined))

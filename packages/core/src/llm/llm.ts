@@ -364,6 +364,9 @@ export const streamWithModel = (
       })
       // Failures surface through the generator below; this keeps an early one from being an unhandled rejection.
       call.catch(() => undefined)
+      // A stream read to its end has nothing left to stop: aborting it anyway cost every step a DOMException (its stack
+      // captured) and the abort listeners' work. Stopped early (interrupt, failure, a consumer that left), it aborts.
+      let complete = false
       async function* events(): AsyncGenerator<LLMEvent> {
         const { stream, request: sent, response } = await call
         // A model whose stream ignores the signal still stops at once: aborting cancels our read of it.
@@ -419,8 +422,15 @@ export const streamWithModel = (
           rawFinishReason: end.rawFinishReason,
           totalUsage: end.usage
         }
+        complete = true
       }
-      return Stream.fromAsyncIterable(events(), classify).pipe(Stream.ensuring(Effect.sync(() => internal.abort())))
+      return Stream.fromAsyncIterable(events(), classify).pipe(
+        Stream.ensuring(
+          Effect.sync(() => {
+            if (!complete) internal.abort()
+          })
+        )
+      )
     })
   )
 

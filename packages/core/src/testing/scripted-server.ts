@@ -154,7 +154,9 @@ const play = (res: ServerResponse, reply: ScriptedReply, index: number, model: s
     reply.firstByteMs > 0
   ) {
     const { firstByteMs: _, ...rest } = reply
-    setTimeout(() => play(res, rest, index, model), reply.firstByteMs)
+    setTimeout(() => {
+      if (!res.destroyed) play(res, rest, index, model)
+    }, reply.firstByteMs)
     return
   }
   if (reply.type === "error") {
