@@ -87,8 +87,12 @@ export const loadMarkdownAgents = async (ctx: DiscoveryContext): Promise<Readonl
   const ignored: Array<string> = []
   // The parser (and `yaml`, which it needs) is loaded only once there is a file to parse: most runs have none.
   let parse: typeof parseAgentFile | undefined
-  for (const dir of agentDirectories(ctx)) {
-    const files = await markdownFiles(dir.path, ctx.log)
+  // The folders are listed at once (most do not exist), then read in precedence order: one after another, each
+  // listing waited for the thread pool in turn, on the start-up path of every run.
+  const directories = agentDirectories(ctx)
+  const listings = await Promise.all(directories.map((dir) => markdownFiles(dir.path, ctx.log)))
+  for (const [index, dir] of directories.entries()) {
+    const files = listings[index] ?? []
     if (dir.scope === "project" && !ctx.trusted) {
       ignored.push(...files)
       continue
