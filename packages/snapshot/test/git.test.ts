@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
@@ -185,6 +185,30 @@ describe("a patch between two snapshots", () => {
       })
       assert.deepStrictEqual((yield* snapshot.patch(second, second)).files, [])
       assert.deepStrictEqual((yield* snapshot.patch(first)).files, ["a.txt", "d.txt"])
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("a step that changed thousands of files", () => {
+  it.live("is tracked whole: sizes read in batches, paths given to one `git add`; the patch lists every file", () => {
+    const p = tempProject("git")
+    writeFileSync(join(p.root, "a.txt"), "a\n")
+    const { layer } = snapshotLayer(p)
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      const first = (yield* snapshot.track) as string
+      // Past the 64 files whose sizes are read at once, and past the 2,000 paths fed to `update-index`.
+      mkdirSync(join(p.root, "many"))
+      for (let i = 0; i < 2_100; i++) writeFileSync(join(p.root, "many", `f${i}.txt`), `${i}\n`)
+      writeFileSync(join(p.root, "a.txt"), "b\n")
+      const patch = yield* snapshot.patch(first)
+      assert.lengthOf(patch.files, 2_101)
+      assert.include(patch.files, "a.txt")
+      assert.include(patch.files, "many/f2099.txt")
+      assert.strictEqual(
+        sh(p.root, "--git-dir", shadowDir(p), "ls-tree", "-r", "--name-only", patch.after as string).split("\n").length,
+        2_101
+      )
     }).pipe(Effect.provide(layer))
   })
 })

@@ -234,6 +234,18 @@ describe("SnapshotGit.layerLazy", () => {
       const patch = yield* snapshot.patch(hash ?? "")
       assert.deepStrictEqual(patch.files, ["a.txt"])
       assert.isTrue(existsSync(join(data, "snapshot")))
+      // Every other method goes through to the real service once it is built.
+      const after = patch.after ?? ""
+      assert.deepStrictEqual((yield* snapshot.patch(hash ?? "", after)).files, ["a.txt"])
+      assert.include(yield* snapshot.diff(hash ?? "", after), "+two")
+      assert.deepStrictEqual(
+        (yield* snapshot.diffFull(hash ?? "", after)).map((d) => [d.file, d.before, d.after]),
+        [["a.txt", "one\n", "two\n"]]
+      )
+      yield* snapshot.revert([patch])
+      assert.strictEqual(readFileSync(join(project, "a.txt"), "utf8"), "one\n")
+      yield* snapshot.restore(after)
+      assert.strictEqual(readFileSync(join(project, "a.txt"), "utf8"), "two\n")
     }).pipe(
       Effect.provide(
         SnapshotGit.layerLazy().pipe(
