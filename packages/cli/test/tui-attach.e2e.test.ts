@@ -104,6 +104,8 @@ describe("lathe --attach (the interactive UI on a lathe serve, end to end)", () 
     assert.include(term.screen(), "[a]lways")
     term.write("a")
     await term.waitFor("Changed a.txt.")
+    // The answer shows before the turn ends (the edit step's patch may still be being stored): /undo waits for "ready".
+    await term.waitFor(/\bready\s*$/m)
     assert.strictEqual(readFileSync(join(box.project, "a.txt"), "utf8"), "ALPHA\n")
 
     await term.type("/undo")

@@ -105,6 +105,8 @@ describe("lathe (interactive, end to end)", () => {
     assert.include(term.screen(), "[a]lways")
     term.write("a")
     await term.waitFor("Changed a.txt.")
+    // The answer shows before the turn ends (the edit step's patch may still be being stored): /undo waits for "ready".
+    await term.waitFor(/\bready\s*$/m)
     const afterEdit = term.screen()
     assert.match(afterEdit, /- alpha/)
     assert.match(afterEdit, /\+ ALPHA/)
