@@ -164,51 +164,63 @@ describe("a snapshot when nothing changed", () => {
   )
 })
 
+/** A git project holding `a.txt`, its first snapshot taken, then `body` on it. */
+const fromFirstSnapshot = (
+  body: (
+    p: ReturnType<typeof tempProject>,
+    snapshot: Snapshot["Service"],
+    first: string
+  ) => Effect.Effect<void, unknown>
+) => {
+  const p = tempProject("git")
+  writeFileSync(join(p.root, "a.txt"), "a\n")
+  const { layer } = snapshotLayer(p)
+  return Effect.gen(function* () {
+    const snapshot = yield* Snapshot
+    yield* body(p, snapshot, (yield* snapshot.track) as string)
+  }).pipe(Effect.provide(layer))
+}
+
 describe("a patch between two snapshots", () => {
-  it.live("lists what changed between them, whatever the work tree holds now", () => {
-    const p = tempProject("git")
-    writeFileSync(join(p.root, "a.txt"), "a\n")
-    const { layer } = snapshotLayer(p)
-    return Effect.gen(function* () {
-      const snapshot = yield* Snapshot
-      const first = (yield* snapshot.track) as string
-      writeFileSync(join(p.root, "a.txt"), "b\n")
-      const second = (yield* snapshot.track) as string
-      writeFileSync(join(p.root, "a.txt"), "c\n")
-      writeFileSync(join(p.root, "d.txt"), "d\n")
-      const between = yield* snapshot.patch(first, second)
-      assert.deepStrictEqual(between, {
-        hash: first,
-        files: ["a.txt"],
-        after: second,
-        lines: [{ file: "a.txt", additions: 1, deletions: 1 }]
+  it.live("lists what changed between them, whatever the work tree holds now", () =>
+    fromFirstSnapshot((p, snapshot, first) =>
+      Effect.gen(function* () {
+        writeFileSync(join(p.root, "a.txt"), "b\n")
+        const second = (yield* snapshot.track) as string
+        writeFileSync(join(p.root, "a.txt"), "c\n")
+        writeFileSync(join(p.root, "d.txt"), "d\n")
+        const between = yield* snapshot.patch(first, second)
+        assert.deepStrictEqual(between, {
+          hash: first,
+          files: ["a.txt"],
+          after: second,
+          lines: [{ file: "a.txt", additions: 1, deletions: 1 }]
+        })
+        assert.deepStrictEqual((yield* snapshot.patch(second, second)).files, [])
+        assert.deepStrictEqual((yield* snapshot.patch(first)).files, ["a.txt", "d.txt"])
       })
-      assert.deepStrictEqual((yield* snapshot.patch(second, second)).files, [])
-      assert.deepStrictEqual((yield* snapshot.patch(first)).files, ["a.txt", "d.txt"])
-    }).pipe(Effect.provide(layer))
-  })
+    )
+  )
 })
 
 describe("a step that changed thousands of files", () => {
-  it.live("is tracked whole: sizes read in batches, paths given to one `git add`; the patch lists every file", () => {
-    const p = tempProject("git")
-    writeFileSync(join(p.root, "a.txt"), "a\n")
-    const { layer } = snapshotLayer(p)
-    return Effect.gen(function* () {
-      const snapshot = yield* Snapshot
-      const first = (yield* snapshot.track) as string
-      // Past the 64 files whose sizes are read at once, and past the 2,000 paths fed to `update-index`.
-      mkdirSync(join(p.root, "many"))
-      for (let i = 0; i < 2_100; i++) writeFileSync(join(p.root, "many", `f${i}.txt`), `${i}\n`)
-      writeFileSync(join(p.root, "a.txt"), "b\n")
-      const patch = yield* snapshot.patch(first)
-      assert.lengthOf(patch.files, 2_101)
-      assert.include(patch.files, "a.txt")
-      assert.include(patch.files, "many/f2099.txt")
-      assert.strictEqual(
-        sh(p.root, "--git-dir", shadowDir(p), "ls-tree", "-r", "--name-only", patch.after as string).split("\n").length,
-        2_101
-      )
-    }).pipe(Effect.provide(layer))
-  })
+  it.live("is tracked whole: sizes read in batches, paths given to one `git add`; the patch lists every file", () =>
+    fromFirstSnapshot((p, snapshot, first) =>
+      Effect.gen(function* () {
+        // Past the 64 files whose sizes are read at once, and past the 2,000 paths fed to `update-index`.
+        mkdirSync(join(p.root, "many"))
+        for (let i = 0; i < 2_100; i++) writeFileSync(join(p.root, "many", `f${i}.txt`), `${i}\n`)
+        writeFileSync(join(p.root, "a.txt"), "b\n")
+        const patch = yield* snapshot.patch(first)
+        assert.lengthOf(patch.files, 2_101)
+        assert.include(patch.files, "a.txt")
+        assert.include(patch.files, "many/f2099.txt")
+        assert.strictEqual(
+          sh(p.root, "--git-dir", shadowDir(p), "ls-tree", "-r", "--name-only", patch.after as string).split("\n")
+            .length,
+          2_101
+        )
+      })
+    )
+  )
 })

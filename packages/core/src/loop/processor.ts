@@ -4,7 +4,7 @@ import { emptyTokens, type StepFinishPart, type StepStartPart, type ToolPart } f
 import { Clock, Context, Deferred, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Bus } from "../contracts/bus.js"
-import { Snapshot } from "../contracts/snapshot.js"
+import { Snapshot, type SnapshotPatch } from "../contracts/snapshot.js"
 import type { LLMEvent } from "../llm/llm.js"
 import type { ProviderError } from "../llm/provider-error.js"
 import { addTokens, isOverflow, stepCost } from "../llm/usage.js"
@@ -152,6 +152,17 @@ const settle = Effect.fnUntraced(function* (state: ProcessorStep, end: number) {
   }
 })
 
+/** A step's `patch` part: the files its tools changed and their line counts (`id` given when taken earlier). */
+const savePatch = (state: ProcessorStep, patch: SnapshotPatch, id = ascendingId("part")) =>
+  save(state, {
+    id,
+    ...state.ids,
+    type: "patch",
+    hash: patch.hash,
+    files: [...patch.files],
+    ...(patch.lines ? { summary: stepSummary(patch.lines) } : {})
+  })
+
 /**
  * The patch of a step that changed files, written as a `patch` part; returns the tree after the step
  * (step-finish's `snapshot`): the one the patch was measured to, or tracked again when the service did not say.
@@ -164,14 +175,7 @@ const recordPatch = Effect.fnUntraced(function* (state: ProcessorStep, before: s
     .pipe(Effect.catch((error) => Effect.logWarning("snapshot patch failed", error).pipe(Effect.as(undefined))))
   if (!patch) return undefined
   if (patch.files.length === 0) return before
-  yield* save(state, {
-    id: ascendingId("part"),
-    ...state.ids,
-    type: "patch",
-    hash: patch.hash,
-    files: [...patch.files],
-    ...(patch.lines ? { summary: stepSummary(patch.lines) } : {})
-  })
+  yield* savePatch(state, patch)
   // Nothing ran between the patch and here: its tree is the work tree after the step, without another snapshot.
   if (patch.after !== undefined) return patch.after
   return yield* snapshots.track.pipe(
@@ -229,15 +233,7 @@ const recordPatchLater = (
     )
     if (after === undefined) return
     const patch = yield* snapshots.patch(before, after)
-    if (patch.files.length > 0)
-      yield* save(state, {
-        id,
-        ...state.ids,
-        type: "patch",
-        hash: patch.hash,
-        files: [...patch.files],
-        ...(patch.lines ? { summary: stepSummary(patch.lines) } : {})
-      })
+    if (patch.files.length > 0) yield* savePatch(state, patch, id)
     if (finished) yield* save(state, { ...finished, snapshot: after })
     yield* writer.flush
   }).pipe(
@@ -348,16 +344,16 @@ const makeProcessor = Effect.gen(function* () {
     const result = nextAction(state, toolParts, aborted, calls.blocked)
     const failed = streamed._tag === "Failure" || calls.doom !== undefined || (state.failure !== undefined && !aborted)
     // When the loop goes on, the patch (four git calls) is recorded while the next request is out, not before it.
-    const later = calls.snapshot !== undefined && result === "continue" && !failed
-    const patchID = later ? ascendingId("part") : undefined
-    const after = later ? undefined : yield* recordPatch(state, calls.snapshot)
+    const later = result === "continue" && !failed ? calls.snapshot : undefined
+    const patchID = later === undefined ? undefined : ascendingId("part")
+    const after = later === undefined ? yield* recordPatch(state, calls.snapshot) : undefined
     const { cost, part: finished } = yield* recordFinish(state, after)
     const message = endedMessage(state, calls, cost, aborted, end)
     yield* services.writer.putMessage(message)
     yield* services.writer.flush
-    if (calls.snapshot !== undefined && patchID !== undefined) {
+    if (later !== undefined && patchID !== undefined) {
       const recorded = yield* Deferred.make<void>()
-      const fiber = yield* Effect.forkIn(recordPatchLater(state, calls.snapshot, patchID, finished, recorded), scope, {
+      const fiber = yield* Effect.forkIn(recordPatchLater(state, later, patchID, finished, recorded), scope, {
         startImmediately: true
       })
       pending.set(ids.sessionID, { fiber, recorded })
