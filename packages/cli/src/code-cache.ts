@@ -4,6 +4,7 @@ import { homedir } from "node:os"
 import { basename, dirname, isAbsolute, join } from "node:path"
 import vm from "node:vm"
 import { startupMark } from "@lathe/core/startup-marks"
+import { withCacheFlags } from "./young-heap.js"
 
 /**
  * Loads a CommonJS bundle through `vm.Script` with a V8 code cache taken after the run, so the cache holds every
@@ -51,12 +52,16 @@ export const loadWithCodeCache = (
   startupMark(`${basename(file)} read`)
   silenceLoaderWarning()
   const wrapped = source.startsWith(COMMONJS_WRAPPER_OPEN) ? source : `${COMMONJS_WRAPPER_OPEN}${source}\n})`
-  const script = new vm.Script(wrapped, {
-    filename: file,
-    ...(cachedData === undefined ? {} : { cachedData }),
-    // `import()` inside the bundle (plugin files, external packages) goes to Node's own ES module loader.
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
-  })
+  // With V8's flags as the cache was written (the young generation's hold changes one of them while Lathe runs).
+  const script = withCacheFlags(
+    () =>
+      new vm.Script(wrapped, {
+        filename: file,
+        ...(cachedData === undefined ? {} : { cachedData }),
+        // `import()` inside the bundle (plugin files, external packages) goes to Node's own ES module loader.
+        importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER
+      })
+  )
   startupMark(`${basename(file)} compiled`)
   let keep = cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
   const keepCache = () => {
@@ -204,7 +209,11 @@ const writeCache = (cacheFile: string, script: vm.Script): void => {
   const temporary = `${cacheFile}.${process.pid}.tmp`
   try {
     mkdirSync(dirname(cacheFile), { recursive: true, mode: 0o700 })
-    writeFileSync(temporary, script.createCachedData(), { mode: 0o600 })
+    writeFileSync(
+      temporary,
+      withCacheFlags(() => script.createCachedData()),
+      { mode: 0o600 }
+    )
     renameSync(temporary, cacheFile)
     // The caches of earlier builds at the same path (an upgrade, a rebuild) will not be accepted again.
     const prefix = cacheFile.slice(0, cacheFile.lastIndexOf("-") + 1)

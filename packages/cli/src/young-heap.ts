@@ -33,30 +33,61 @@ const youngHeapBytes = (): number =>
  */
 const REQUEST_CHANNELS = ["http.client.request.start", "undici:request:create"]
 
+/** The growth factor Lathe last set (V8's own until it sets one). */
+let factor = DEFAULT_FACTOR
+
+/**
+ * The growth factor every code cache is read and written with: V8's own, or with `LATHE_NODE_HEAP=small` the one set
+ * before the first cache is read. V8 records its flags' hash in each cache and rejects one whose hash is not the
+ * current one (the factor is part of it): a cache read while the hold has the factor at 1 (a side package loaded after
+ * the first request; with `small`, the run build itself, read after `settle()`) was compiled anew and written again at
+ * every start.
+ */
+let cacheFactor = DEFAULT_FACTOR
+
+let restoredAtExit = false
+
+const setFactor = (next: number): void => {
+  if (next === factor) return
+  factor = next
+  v8().setFlagsFromString(`--semi-space-growth-factor=${next}`)
+  if (restoredAtExit) return
+  restoredAtExit = true
+  // Registered before the exit listeners of the code caches (`code-cache.ts`, Node's own compile cache is written
+  // after every listener), so they are written with the factor they are read with.
+  process.on("exit", () => setFactor(cacheFactor))
+}
+
+/**
+ * Runs `use` (reading or writing a V8 code cache) with the growth factor the caches are read with, then sets back
+ * the one Lathe holds: see `cacheFactor`.
+ */
+export const withCacheFlags = <A>(use: () => A): A => {
+  const held = factor
+  if (held === cacheFactor) return use()
+  setFactor(cacheFactor)
+  try {
+    return use()
+  } finally {
+    setFactor(held)
+  }
+}
+
 /**
  * Keeps the young generation near `YOUNG_HEAP_MIB` once the first model request has gone out: from then on, at each
  * request, the growth factor is set to V8's own (2) while doubling the young generation keeps it within that size, and
  * to 1 (no more growth) otherwise: V8 may shrink it while the process waits, and then lets it grow back only as far
- * as doubling stays under the cap (the factor is a whole number). Until the first request V8 grows it as it likes, so start-up runs exactly as without this
- * (`lathe run` measured: 16 MiB at its first request, 64 MiB some hundred steps later when left alone).
+ * as doubling stays under the cap (the factor is a whole number). Until the first request V8 grows it as it likes,
+ * so start-up runs exactly as without this (`lathe run` measured: 16 MiB at its first request, 64 MiB some hundred
+ * steps later when left alone).
  *
  * The growth factor is part of V8's flag hash, which every code cache records and checks when read: a cache written
  * with the factor at 1 would be rejected (and written again) at every start. So the factor is set back to V8's default
- * at exit, before the caches Lathe (`code-cache.ts`) and Node write then.
+ * at exit, before the caches Lathe (`code-cache.ts`) and Node write then, and `withCacheFlags` sets it back while a
+ * cache is read.
  */
 const holdAfterFirstRequest = (): void => {
   const channels = process.getBuiltinModule("node:diagnostics_channel")
-  let factor = DEFAULT_FACTOR
-  let restoring = false
-  const setFactor = (next: number) => {
-    if (next === factor) return
-    factor = next
-    v8().setFlagsFromString(`--semi-space-growth-factor=${next}`)
-    if (restoring) return
-    restoring = true
-    // Before the code cache's own exit listener, which is registered once the command has run.
-    process.on("exit", () => setFactor(DEFAULT_FACTOR))
-  }
   let pending = false
   const onRequest = () => {
     if (pending) return
@@ -87,8 +118,9 @@ const holdAfterFirstRequest = (): void => {
  * (`bench/loop.ts` measured the first request ×1.20–1.25 later on a quiet machine). `LATHE_NODE_HEAP=default` leaves
  * V8 alone throughout, as does a young generation the person sized themselves (`execArgv` or `NODE_OPTIONS`).
  *
- * With `small` the factor is set at the same points of every start and set back at exit to what it was when the code
- * cache was read, so V8's flag hash (part of every code cache's check) is the same when a cache is read and written.
+ * With `small` the factor is set before any code cache is read, and every code cache is read and written with that
+ * factor (`withCacheFlags`, and at exit), so V8's flag hash (part of every code cache's check) is the same when a
+ * cache is read and written.
  */
 export const capYoungHeap = (
   env: NodeJS.ProcessEnv,
@@ -105,13 +137,8 @@ export const capYoungHeap = (
   const initial = youngHeapBytes()
   if (initial <= 0) return off
   // V8's first growth doubles the initial space whatever the factor says; the factor applies from the second one.
-  const factor = Math.max(2, Math.round(YOUNG_HEAP_BYTES / (2 * initial)))
-  v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`)
-  return {
-    settle: () => {
-      v8().setFlagsFromString("--semi-space-growth-factor=1")
-      // The factor the code cache was read with, for the caches written at exit (see holdAfterFirstRequest).
-      process.on("exit", () => v8().setFlagsFromString(`--semi-space-growth-factor=${factor}`))
-    }
-  }
+  // Set before any code cache is read: the caches are read and written with it (see `cacheFactor`).
+  cacheFactor = Math.max(2, Math.round(YOUNG_HEAP_BYTES / (2 * initial)))
+  setFactor(cacheFactor)
+  return { settle: () => setFactor(1) }
 }

@@ -149,3 +149,63 @@ describe("the young generation held after the first request (the default)", () =
     assert.strictEqual(execFileSync(process.execPath, ["-e", check], { encoding: "utf8" }), "false")
   })
 })
+
+/**
+ * A program that holds the young generation as `lathe run` does by default (`settle()`), grows it to 16 MiB as
+ * start-up does and sends one HTTP request (the first model request), so the hold sets the growth factor to 1. It then
+ * reads two code caches another process wrote with V8's own flags, one through `withCacheFlags` and one not, and prints
+ * whether each was rejected.
+ */
+const READER = (youngHeap: string, cacheDir: string) => `
+import http from "node:http"
+import v8 from "node:v8"
+import vm from "node:vm"
+import { readFileSync } from "node:fs"
+import { capYoungHeap, withCacheFlags } from ${JSON.stringify(youngHeap)}
+capYoungHeap(process.env, process.execArgv).settle()
+const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
+const kept = []
+for (let i = 0; newSpace() < 16 * 1024 * 1024 && i < 2000000; i++) kept.push({ i, text: "start-up " + i })
+const server = http.createServer((_, res) => res.end("ok")).listen(0, "127.0.0.1")
+await new Promise((resolve) => server.once("listening", resolve))
+await new Promise((resolve) => http.get({ host: "127.0.0.1", port: server.address().port }, (res) => res.resume().on("end", resolve)))
+await new Promise((resolve) => setImmediate(resolve))
+server.close()
+const read = (name) => new vm.Script(readFileSync(${JSON.stringify(cacheDir)} + "/" + name + ".js", "utf8"), {
+  filename: name + ".js",
+  cachedData: readFileSync(${JSON.stringify(cacheDir)} + "/" + name + ".bin")
+}).cachedDataRejected
+const inside = withCacheFlags(() => read("inside"))
+const outside = read("outside")
+console.log(JSON.stringify({ inside, outside }))
+`
+
+/** Writes `<name>.js` and the code cache a process with V8's own flags takes of it (`<name>.bin`), for each name. */
+const WRITER = (cacheDir: string) => `
+const vm = require("node:vm")
+const { writeFileSync } = require("node:fs")
+for (const name of ["inside", "outside"]) {
+  const source = "(function () { return " + JSON.stringify(name) + ".length })"
+  writeFileSync(${JSON.stringify(cacheDir)} + "/" + name + ".js", source)
+  const script = new vm.Script(source, { filename: name + ".js" })
+  script.runInThisContext()()
+  writeFileSync(${JSON.stringify(cacheDir)} + "/" + name + ".bin", script.createCachedData())
+}
+`
+
+describe("code caches read while the young generation is held", () => {
+  it("are read with the flags they were written with through withCacheFlags, and rejected without it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-young-cache-"))
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+    execFileSync(process.execPath, ["-e", WRITER(dir)])
+    const program = join(dir, "reader.mts")
+    writeFileSync(program, READER(fileURLToPath(new URL("../src/young-heap.ts", import.meta.url)), dir))
+    const out = execFileSync(process.execPath, ["--import", import.meta.resolve("tsx"), program], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      encoding: "utf8"
+    })
+    const result = JSON.parse(out) as { inside: boolean; outside: boolean }
+    assert.isFalse(result.inside)
+    assert.isTrue(result.outside)
+  })
+})
