@@ -4,7 +4,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { z } from "zod"
-import { ConfigFile, McpServerConfig, ModelConfig, ProviderConfig, StoreConfig } from "../src/config/config-schema.js"
+import {
+  ConfigFile,
+  configFileSchemaFor,
+  McpServerConfig,
+  ModelConfig,
+  ProviderConfig,
+  StoreConfig
+} from "../src/config/config-schema.js"
 
 describe("config schemas built on first use", () => {
   it("are schemas: instanceof, shape, keys, and extend as zod gives them", () => {
@@ -54,5 +61,42 @@ describe("config schemas built on first use", () => {
     assert.isTrue(config("https://example.com/lathe/client.json").success)
     for (const bad of ["http://example.com/client.json", "https://example.com/", "client.json"])
       assert.match(config(bad).error?.issues[0]?.message ?? "", /^an https URL with a path/)
+  })
+
+  it("a file is checked with the schemas of the keys it has, with what the whole file's schema gives", () => {
+    // Each as a person writes them: valid, with a bad value, a transform, a nested unknown key, an unknown top key.
+    const files: ReadonlyArray<unknown> = [
+      { max_steps: 0 },
+      { model: "anthropic/claude", max_steps: 3, compaction: { auto: false } },
+      {
+        provider: {
+          local: { type: "openai-compatible", baseURL: "http://127.0.0.1:1/v1", models: { m: { reasoning: "high" } } }
+        }
+      },
+      { max_steps: -1, model: "no-slash" },
+      { snapshot: { max_file_size: 0 } },
+      { websearch: { backend: "bing" } },
+      { budget: { max_cost: 1, per_day: 2 } },
+      { max_step: 3 },
+      JSON.parse(`{ "model": "a/b", "__proto__": { "x": 1 } }`),
+      {},
+      [],
+      "lathe"
+    ]
+    for (const file of files) {
+      const whole = ConfigFile.safeParse(file)
+      const fitted = configFileSchemaFor(file).safeParse(file)
+      assert.strictEqual(fitted.success, whole.success, JSON.stringify(file))
+      if (whole.success) {
+        assert.deepStrictEqual(fitted.data, whole.data)
+        assert.deepStrictEqual(Object.keys(fitted.data ?? {}), Object.keys(whole.data))
+      } else assert.deepStrictEqual(fitted.error?.issues, whole.error.issues, JSON.stringify(file))
+    }
+    // Only the keys the file has; an unknown key gets the whole schema, whose error names every key.
+    const fitted = configFileSchemaFor({ max_steps: 0 })
+    assert.isTrue(fitted instanceof z.ZodObject)
+    assert.deepStrictEqual(Object.keys((fitted as z.ZodObject).shape), ["max_steps"])
+    assert.strictEqual(configFileSchemaFor({ max_step: 3 }), ConfigFile)
+    assert.strictEqual(configFileSchemaFor({ max_steps: 1 }), fitted)
   })
 })

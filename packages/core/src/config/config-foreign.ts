@@ -19,7 +19,7 @@ import {
   validate
 } from "./config-load.js"
 import { translateOpencode } from "./config-opencode.js"
-import { ConfigFile } from "./config-schema.js"
+import { type ConfigFile, configFileSchemaFor } from "./config-schema.js"
 import { type DroppedRule, droppedAllowRules, stripUntrusted, type UntrustedItem } from "./config-untrusted.js"
 
 /** Which agent's file a source is. */
@@ -97,7 +97,7 @@ export const loadForeign = Effect.fnUntraced(function* (
   items.push(...substituted.ignored.map((name) => ({ name })))
   const data: Record<string, unknown> = {}
   for (const [key, item] of Object.entries(isObject(substituted.value) ? substituted.value : {})) {
-    const checked = yield* Effect.result(validate(parsed, { [key]: item }, ConfigFile))
+    const checked = yield* Effect.result(validate(parsed, { [key]: item }, configFileSchemaFor({ [key]: item })))
     if (checked._tag === "Success") Object.assign(data, checked.success)
     else problems.push(`${checked.failure.message.split("\n")[0]} (left out)`)
   }

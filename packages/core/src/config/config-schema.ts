@@ -324,85 +324,90 @@ export const HooksConfig = lazySchema(() =>
 /** Shell hooks by event, as written in config. */
 export type HooksConfig = z.infer<typeof HooksConfig>
 
-/** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
-export const ConfigFile = lazySchema(() =>
-  z.strictObject({
-    $schema: z.string().optional(),
-    /** The default model, `provider/model`. */
-    model: modelRef().optional(),
-    /** A cheaper model for titles and summaries, `provider/model`. */
-    small_model: modelRef().optional(),
-    default_agent: z.string().optional(),
-    provider: z.record(z.string(), ProviderConfig).optional(),
-    permission: PermissionConfig.optional(),
-    agent: z.record(z.string(), AgentConfig).optional(),
-    plugin: z.array(PluginSpec).optional(),
-    /** MCP servers by name; their tools are `<name>_<tool>`. An untrusted project's servers are not started. */
-    mcp: z.record(z.string(), McpServerConfig).optional(),
-    /**
-     * The share of the model's context window (0–1, default 0.1) MCP tool definitions may take before they are no
-     * longer all sent and the model finds them with `mcp_search` instead; `false` always sends them all.
-     */
-    mcp_tool_search: z
+/**
+ * The schema of each key of a `lathe.json` / `lathe.jsonc` file, built on first use: a file is checked with the
+ * schemas of the keys it has (`configFileSchemaFor`), and building all of them (`ConfigFile`) cost a one-line
+ * `lathe.json` ~3.5 ms of the first request (profiled; docs/loop-performance.md).
+ */
+const configFields = {
+  $schema: () => z.string().optional(),
+  /** The default model, `provider/model`. */
+  model: () => modelRef().optional(),
+  /** A cheaper model for titles and summaries, `provider/model`. */
+  small_model: () => modelRef().optional(),
+  default_agent: () => z.string().optional(),
+  provider: () => z.record(z.string(), ProviderConfig).optional(),
+  permission: () => PermissionConfig.optional(),
+  agent: () => z.record(z.string(), AgentConfig).optional(),
+  plugin: () => z.array(PluginSpec).optional(),
+  /** MCP servers by name; their tools are `<name>_<tool>`. An untrusted project's servers are not started. */
+  mcp: () => z.record(z.string(), McpServerConfig).optional(),
+  /**
+   * The share of the model's context window (0–1, default 0.1) MCP tool definitions may take before they are no
+   * longer all sent and the model finds them with `mcp_search` instead; `false` always sends them all.
+   */
+  mcp_tool_search: () =>
+    z
       .union(
         [z.literal(false), z.number().min(0, says("a number from 0 to 1")).max(1, says("a number from 0 to 1"))],
         says("a number from 0 to 1, or false")
       )
       .optional(),
-    /**
-     * How long after the MCP servers start a turn's first request may wait for those still starting, in ms (default
-     * 10000 for `lathe run`, 2000 in the interactive UI; 0 never waits). A server the prompt or the agent names, or
-     * marked `wait: true`, is waited for up to its own start timeout; a server that fails holds nothing up.
-     */
-    mcp_startup_wait: nonNegativeInt().optional(),
-    /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
-    disabled_plugins: z.array(z.string(), says("an array of package names")).optional(),
-    /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
-    plugin_timeout_ms: positiveInt().optional(),
-    /** Shell hooks with Claude Code's contract (see {@link HooksConfig}); an untrusted project's do not run. */
-    hooks: HooksConfig.optional(),
-    /**
-     * Globs or paths of extra rules files (relative to the project root), or `https://` URLs (`http://` for loopback
-     * hosts) fetched and cached an hour (`remote-instructions.ts`); an untrusted project's stay inside it, no URLs.
-     */
-    instructions: z.array(z.string(), says("an array of strings")).optional(),
-    /**
-     * The most model calls (steps) one turn may make (default 200; an agent's `max_steps` overrides it; 0 = no cap).
-     * The last one offers no tools and asks for a summary; the turn then ends with a `StepLimit` error.
-     */
-    max_steps: nonNegativeInt().optional(),
-    /**
-     * Cost caps in USD, counted at the models' prices: `max_cost` per turn (its subagents included; `lathe run
-     * --max-cost` overrides it), `max_session_cost` for a whole session. A turn stops before a model call its
-     * remaining budget cannot cover. An untrusted project may only lower them.
-     */
-    budget: z
+  /**
+   * How long after the MCP servers start a turn's first request may wait for those still starting, in ms (default
+   * 10000 for `lathe run`, 2000 in the interactive UI; 0 never waits). A server the prompt or the agent names, or
+   * marked `wait: true`, is waited for up to its own start timeout; a server that fails holds nothing up.
+   */
+  mcp_startup_wait: () => nonNegativeInt().optional(),
+  /** Built-in plugins not to load, by package name (e.g. "@lathe/tools"). */
+  disabled_plugins: () => z.array(z.string(), says("an array of package names")).optional(),
+  /** How long a plugin hook may run, in ms, before it is reported and skipped (default 30000). */
+  plugin_timeout_ms: () => positiveInt().optional(),
+  /** Shell hooks with Claude Code's contract (see {@link HooksConfig}); an untrusted project's do not run. */
+  hooks: () => HooksConfig.optional(),
+  /**
+   * Globs or paths of extra rules files (relative to the project root), or `https://` URLs (`http://` for loopback
+   * hosts) fetched and cached an hour (`remote-instructions.ts`); an untrusted project's stay inside it, no URLs.
+   */
+  instructions: () => z.array(z.string(), says("an array of strings")).optional(),
+  /**
+   * The most model calls (steps) one turn may make (default 200; an agent's `max_steps` overrides it; 0 = no cap).
+   * The last one offers no tools and asks for a summary; the turn then ends with a `StepLimit` error.
+   */
+  max_steps: () => nonNegativeInt().optional(),
+  /**
+   * Cost caps in USD, counted at the models' prices: `max_cost` per turn (its subagents included; `lathe run
+   * --max-cost` overrides it), `max_session_cost` for a whole session. A turn stops before a model call its
+   * remaining budget cannot cover. An untrusted project may only lower them.
+   */
+  budget: () =>
+    z
       .strictObject({
         max_cost: z.number(says("a number > 0 (USD)")).positive(says("a number > 0 (USD)")).optional(),
         max_session_cost: z.number(says("a number > 0 (USD)")).positive(says("a number > 0 (USD)")).optional()
       })
       .optional(),
-    tool_output: z
-      .strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() })
-      .optional(),
-    doom_loop: z
+  tool_output: () =>
+    z.strictObject({ max_lines: positiveInt().optional(), max_bytes: positiveInt().optional() }).optional(),
+  doom_loop: () =>
+    z
       .strictObject({
         threshold: z.number().int(says("an integer")).optional(),
         ignored_tools: z.array(z.string()).optional()
       })
       .optional(),
-    retry: z
-      .strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() })
-      .optional(),
-    /**
-     * When the context fills up: `auto` (default true) compacts on its own (false: the turn goes on, compact by hand);
-     * `prune` (default true) clears old tool outputs first (false: every output stays, a compaction summarises).
-     */
-    compaction: z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
-    /** The session's running summary by the hidden `summary` agent after each turn (`enabled`, default false). */
-    summary: z.strictObject({ enabled: z.boolean().optional() }).optional(),
-    /** Undo snapshots: `false` turns them off; caps are in bytes. Only the person's config and trusted projects set it. */
-    snapshot: z
+  retry: () =>
+    z.strictObject({ max_retries: nonNegativeInt().optional(), max_delay_ms: nonNegativeInt().optional() }).optional(),
+  /**
+   * When the context fills up: `auto` (default true) compacts on its own (false: the turn goes on, compact by hand);
+   * `prune` (default true) clears old tool outputs first (false: every output stays, a compaction summarises).
+   */
+  compaction: () => z.strictObject({ auto: z.boolean().optional(), prune: z.boolean().optional() }).optional(),
+  /** The session's running summary by the hidden `summary` agent after each turn (`enabled`, default false). */
+  summary: () => z.strictObject({ enabled: z.boolean().optional() }).optional(),
+  /** Undo snapshots: `false` turns them off; caps are in bytes. Only the person's config and trusted projects set it. */
+  snapshot: () =>
+    z
       .union(
         [
           z.literal(false),
@@ -411,22 +416,24 @@ export const ConfigFile = lazySchema(() =>
         says("false, or an object with max_file_size / max_snapshot_size in bytes")
       )
       .optional(),
-    /**
-     * webfetch: `allow_private_hosts` lists hosts (`host` or `host:port`) on this machine or a private network it may
-     * fetch; every other non-public address is refused. It widens, so an untrusted project may not set it.
-     */
-    webfetch: z
+  /**
+   * webfetch: `allow_private_hosts` lists hosts (`host` or `host:port`) on this machine or a private network it may
+   * fetch; every other non-public address is refused. It widens, so an untrusted project may not set it.
+   */
+  webfetch: () =>
+    z
       .strictObject({
         allow_private_hosts: z.array(z.string(), says('an array of "host" or "host:port" strings')).optional()
       })
       .optional(),
-    /**
-     * Web and code search (`@lathe/websearch`): `backend` is the service `websearch` queries (default: the first whose
-     * variable is set: `SEARXNG_URL`, `TAVILY_API_KEY`, `EXA_API_KEY`, `BRAVE_API_KEY`); `key_env` names the variable
-     * holding its key (keys never sit in config); `native: false` never sends the model provider's own search. An
-     * untrusted project may only switch search off.
-     */
-    websearch: z
+  /**
+   * Web and code search (`@lathe/websearch`): `backend` is the service `websearch` queries (default: the first whose
+   * variable is set: `SEARXNG_URL`, `TAVILY_API_KEY`, `EXA_API_KEY`, `BRAVE_API_KEY`); `key_env` names the variable
+   * holding its key (keys never sit in config); `native: false` never sends the model provider's own search. An
+   * untrusted project may only switch search off.
+   */
+  websearch: () =>
+    z
       .strictObject({
         backend: z.enum(["searxng", "brave", "exa", "tavily", "off"]).optional(),
         url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional(),
@@ -442,14 +449,15 @@ export const ConfigFile = lazySchema(() =>
           .optional()
       })
       .optional(),
-    /**
-     * Language servers (`@lathe/lsp`): `install` (default true) installs TypeScript's and Python's servers into the
-     * data folder when missing; `warnings` appends warnings too; `wait_ms` bounds the wait for diagnostics after an edit
-     * (default 2000); `max_diagnostics` per file (default 20). Other keys name servers: a built-in (`typescript`,
-     * `pyright`, `gopls`, `rust-analyzer`) to change or switch off (`false`), or a new one with `command` and
-     * `extensions`. Only the person's config and trusted projects set it.
-     */
-    lsp: z
+  /**
+   * Language servers (`@lathe/lsp`): `install` (default true) installs TypeScript's and Python's servers into the
+   * data folder when missing; `warnings` appends warnings too; `wait_ms` bounds the wait for diagnostics after an edit
+   * (default 2000); `max_diagnostics` per file (default 20). Other keys name servers: a built-in (`typescript`,
+   * `pyright`, `gopls`, `rust-analyzer`) to change or switch off (`false`), or a new one with `command` and
+   * `extensions`. Only the person's config and trusted projects set it.
+   */
+  lsp: () =>
+    z
       .object({
         install: z.boolean().optional(),
         warnings: z.boolean().optional(),
@@ -475,24 +483,26 @@ export const ConfigFile = lazySchema(() =>
         )
       )
       .optional(),
-    /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
-    sandbox: SandboxConfig.optional(),
-    /** Where sessions are kept; see {@link StoreConfig}. `LATHE_STORE` overrides it for one run. */
-    store: StoreConfig.optional(),
-    /**
-     * The model catalogue: `refresh: false` stops the daily background download (default true); `url` is where it is
-     * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both); `notice: false`
-     * silences the notice about a model the catalogue does not know (shown once per model otherwise).
-     */
-    models: z
+  /** The OS sandbox bash runs in; see {@link SandboxConfig}. A project that is not trusted may only narrow it. */
+  sandbox: () => SandboxConfig.optional(),
+  /** Where sessions are kept; see {@link StoreConfig}. `LATHE_STORE` overrides it for one run. */
+  store: () => StoreConfig.optional(),
+  /**
+   * The model catalogue: `refresh: false` stops the daily background download (default true); `url` is where it is
+   * downloaded from (default https://models.dev/api.json; `LATHE_MODELS_URL` overrides both); `notice: false`
+   * silences the notice about a model the catalogue does not know (shown once per model otherwise).
+   */
+  models: () =>
+    z
       .strictObject({
         refresh: z.boolean().optional(),
         notice: z.boolean().optional(),
         url: z.url({ protocol: /^https?$/, error: "an http(s) URL" }).optional()
       })
       .optional(),
-    /** How bash builds commands' environment. */
-    shell: z
+  /** How bash builds commands' environment. */
+  shell: () =>
+    z
       .strictObject({
         env: z
           .strictObject({
@@ -507,9 +517,52 @@ export const ConfigFile = lazySchema(() =>
           .optional()
       })
       .optional()
-  })
+}
+
+type ConfigFields = typeof configFields
+type ConfigKey = keyof ConfigFields
+type BuiltFields = { [K in ConfigKey]: ReturnType<ConfigFields[K]> }
+
+const builtFields = new Map<ConfigKey, z.ZodType>()
+/** The schema of one key of a config file, built once. */
+const fieldSchema = <K extends ConfigKey>(key: K): BuiltFields[K] => {
+  let schema = builtFields.get(key)
+  if (schema === undefined) {
+    schema = configFields[key]()
+    builtFields.set(key, schema)
+  }
+  return schema as BuiltFields[K]
+}
+
+const CONFIG_KEYS = Object.keys(configFields) as Array<ConfigKey>
+
+/** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
+export const ConfigFile = lazySchema(() =>
+  z.strictObject(Object.fromEntries(CONFIG_KEYS.map((key) => [key, fieldSchema(key)])) as BuiltFields)
 )
 /** A config file after validation. */
 export type ConfigFile = z.infer<typeof ConfigFile>
 /** A config file as written (what `Config.layerTest` takes). */
 export type ConfigFileInput = z.input<typeof ConfigFile>
+
+const schemasByKeys = new Map<string, z.ZodType<ConfigFile, ConfigFileInput>>()
+
+/**
+ * The schema to check `value` with as a config file. When every key it has is a config key: a strict object of those
+ * keys' schemas only (each built once), which accepts, rejects and returns what `ConfigFile` would (an absent optional
+ * key stays absent, keys come in `ConfigFile`'s order, the problems found are the same). Else `ConfigFile` itself,
+ * whose error names the keys a file may have.
+ */
+export const configFileSchemaFor = (value: unknown): z.ZodType<ConfigFile, ConfigFileInput> => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return ConfigFile
+  const keys = CONFIG_KEYS.filter((key) => Object.hasOwn(value, key))
+  if (keys.length !== Object.keys(value).length) return ConfigFile
+  const name = keys.join(",")
+  let schema = schemasByKeys.get(name)
+  if (schema === undefined) {
+    const shape = Object.fromEntries(keys.map((key) => [key, fieldSchema(key)]))
+    schema = z.strictObject(shape) as unknown as z.ZodType<ConfigFile, ConfigFileInput>
+    schemasByKeys.set(name, schema)
+  }
+  return schema
+}

@@ -23,8 +23,9 @@ import {
 import { OPENCODE_FILES } from "./config-opencode.js"
 import {
   type AgentConfig,
-  ConfigFile,
+  type ConfigFile,
   type ConfigFileInput,
+  configFileSchemaFor,
   type PluginSpec,
   providerTypesText
 } from "./config-schema.js"
@@ -385,7 +386,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
     const parsed = yield* parseJsonc(file, text)
     const stripped = trustedFile ? { value: parsed.value, items: [] } : stripUntrusted(parsed.value)
     const substituted = yield* substitute(parsed, stripped.value, { env, home: paths.home, trusted: trustedFile })
-    const data = yield* validate(parsed, substituted.value, ConfigFile)
+    const data = yield* validate(parsed, substituted.value, configFileSchemaFor(substituted.value))
     const items = [...stripped.items, ...substituted.ignored.map((name) => ({ name }))]
     if (items.length > 0) ignored.push({ file, items })
     if (!trustedFile) dropped.push(...droppedAllowRules(parsed.value, file))
@@ -483,7 +484,7 @@ export const loadConfig = Effect.fn("Config.load")(function* (paths: PathsShape,
 /** Builds a config from an object, validated and expanded like a file (rule source "config"), with no sources. */
 const fromObject = Effect.fnUntraced(function* (input: ConfigTestInput) {
   const parsed: ParsedConfig = { file: "config", text: "", tree: undefined, value: input }
-  const data = yield* validate(parsed, input, ConfigFile)
+  const data = yield* validate(parsed, input, configFileSchemaFor(input))
   const info = yield* merge([{ source: { file: "config", scope: "explicit", trusted: true }, data, parsed }])
   return { info, sources: [], notices: [], dropped: [], trusted: true } satisfies ConfigShape
 })
