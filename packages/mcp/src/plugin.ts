@@ -64,7 +64,10 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         env
       })
       for (const notice of notices) ctx.log.warn(notice)
-      if (servers.length === 0) return {}
+      // A disabled server is never started: with no other, nothing is loaded (the SDK and its schemas took a run
+      // ~17 ms before its first request for one `"enabled": false` entry).
+      const enabled = servers.filter((server) => server.enabled)
+      if (enabled.length === 0) return {}
       let disposed = false
       // The MCP SDK (and the schemas it builds at load) is loaded only when there is a server to talk to; so is the
       // model catalogue, whose context window decides whether the tools are offered through search.
@@ -132,7 +135,7 @@ export const createMcpPlugin = (options: McpPluginOptions = {}): Plugin =>
         },
         onToolsChanged: () => refresh()
       }
-      for (const server of servers)
+      for (const server of enabled)
         connections.push(
           new McpConnection(withFirstTimeout(server, firstStartTimeout(server, memory)), connectionOptions)
         )

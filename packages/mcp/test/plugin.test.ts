@@ -52,4 +52,13 @@ describe("the MCP plugin", () => {
     expect(seen.later).toContain("everything_echo")
     expect(seen.later).toContain("everything_get-sum")
   })
+
+  it("sets up nothing when every server is disabled: no hooks, so the SDK is never loaded", async () => {
+    const plugin = await setUpPlugin(createMcpPlugin({}), {
+      root: tempDir(),
+      config: { mcp: { off: { type: "local", command: [process.execPath, everythingBin, "stdio"], enabled: false } } }
+    })
+    expect(Object.keys(plugin.hooks)).toEqual([])
+    expect(plugin.context.contributed.tools).toEqual([])
+  })
 })
