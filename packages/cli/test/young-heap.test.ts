@@ -72,23 +72,31 @@ describe("the young generation's cap in the bundled launcher", () => {
 })
 
 /**
+ * The start of the programs below: Node's modules and `young-heap.ts` (its `capYoungHeap` and `withCacheFlags`), the
+ * hold armed as `bin.ts` arms it by default (`settle()`), survivors until the young generation has grown to 16 MiB as
+ * Lathe's start-up grows it, and an HTTP server on 127.0.0.1 (`server`) for the requests a session's steps make.
+ */
+const startedUp = (youngHeap: string) => `
+import http from "node:http"
+import v8 from "node:v8"
+import vm from "node:vm"
+import { capYoungHeap, withCacheFlags } from ${JSON.stringify(youngHeap)}
+capYoungHeap(process.env, process.execArgv).settle()
+const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
+const startUp = []
+for (let i = 0; newSpace() < 16 * 1024 * 1024 && i < 2000000; i++) startUp.push({ i, text: "start-up " + i })
+const server = http.createServer((_, res) => res.end("ok")).listen(0, "127.0.0.1")
+await new Promise((resolve) => server.once("listening", resolve))
+`
+
+/**
  * A program that holds the young generation as `bin.ts` does by default (`capYoungHeap`, then `settle()`), grows it
  * to 16 MiB as start-up does, sends HTTP requests to a server of its own as a session's steps do while it keeps ~40 MiB of small objects alive, and writes a V8 code cache at exit (as
  * `code-cache.ts` does, from an exit listener registered after the request). It prints the largest young generation.
  */
 const HOLDER = (youngHeap: string, cacheFile: string) => `
-import http from "node:http"
-import v8 from "node:v8"
-import vm from "node:vm"
 import { writeFileSync } from "node:fs"
-import { capYoungHeap } from ${JSON.stringify(youngHeap)}
-capYoungHeap(process.env, process.execArgv).settle()
-const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
-// Start-up: survivors until the young generation has grown to 16 MiB, as Lathe's start-up grows it.
-const startUp = []
-for (let i = 0; newSpace() < 16 * 1024 * 1024 && i < 2000000; i++) startUp.push({ i, text: "start-up " + i })
-const server = http.createServer((_, res) => res.end("ok")).listen(0, "127.0.0.1")
-await new Promise((resolve) => server.once("listening", resolve))
+${startedUp(youngHeap)}
 // One request per "step", as a session makes them: the hold is (re)checked at each (V8 may shrink the young
 // generation while the process waits, under load, and the hold then waits for it to grow back to 16 MiB).
 const request = async () => {
@@ -151,23 +159,14 @@ describe("the young generation held after the first request (the default)", () =
 })
 
 /**
- * A program that holds the young generation as `lathe run` does by default (`settle()`), grows it to 16 MiB as
- * start-up does and sends one HTTP request (the first model request), so the hold sets the growth factor to 1. It then
+ * A program that starts as `startedUp` says and sends one HTTP request (the first model request), so the hold sets
+ * the growth factor to 1. It then
  * reads two code caches another process wrote with V8's own flags, one through `withCacheFlags` and one not, and prints
  * whether each was rejected.
  */
 const READER = (youngHeap: string, cacheDir: string) => `
-import http from "node:http"
-import v8 from "node:v8"
-import vm from "node:vm"
 import { readFileSync } from "node:fs"
-import { capYoungHeap, withCacheFlags } from ${JSON.stringify(youngHeap)}
-capYoungHeap(process.env, process.execArgv).settle()
-const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
-const kept = []
-for (let i = 0; newSpace() < 16 * 1024 * 1024 && i < 2000000; i++) kept.push({ i, text: "start-up " + i })
-const server = http.createServer((_, res) => res.end("ok")).listen(0, "127.0.0.1")
-await new Promise((resolve) => server.once("listening", resolve))
+${startedUp(youngHeap)}
 await new Promise((resolve) => http.get({ host: "127.0.0.1", port: server.address().port }, (res) => res.resume().on("end", resolve)))
 await new Promise((resolve) => setImmediate(resolve))
 server.close()
