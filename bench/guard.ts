@@ -13,6 +13,7 @@
  *   npx nx run @lathe/cli:bundle && npm run bench:guard
  *   npm run bench:guard -- --rounds 7                  # more rounds: steadier medians
  *   npm run bench:guard -- --build <path/to/lathe.js>  # another build (or any program taking `run … <prompt>`)
+ *   npm run bench:guard -- --base <path/to/lathe.js>   # also a base build, alternated: ratios to it (not judged)
  *   npm run bench:guard -- --self-test                 # the guard's own test, below
  *
  * `--self-test` checks the guard itself, against start-ups slowed by a deliberate 300 ms sleep (generated wrapper
@@ -209,13 +210,20 @@ export interface Figures {
     /** ms to the first request of a first run with no code cache at all (an install that ran no scripts). */
     readonly uncached: number
   }
+  /** With `--base`: the other build's 20-read session and `--version`, alternated with the two above. */
+  readonly base?: {
+    readonly first: number
+    readonly gap: number
+    readonly rssMiB: number
+    readonly version: number
+  }
 }
 
 /**
  * Measures `build` against the floor: `rounds` alternated sessions each (order swapped every round), 3 start-ups each,
  * a cold run and a warm one of the build; and `LONG_ROUNDS` alternated 200-read sessions.
  */
-const measure = async (build: string, rounds: number): Promise<Figures> => {
+const measure = async (build: string, rounds: number, base?: string): Promise<Figures> => {
   const work = mkdtempSync(join(tmpdir(), "lathe-guard-"))
   try {
     const repo = sessionRepo(work, "repo", STEPS)
@@ -227,10 +235,15 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
     }
     // What npm's postinstall does for the build (a build without a run build beside it, the floor agent, has none).
     spawnSync(process.execPath, [warmCache, build], { stdio: "ignore", timeout: 60_000 })
+    if (base !== undefined) spawnSync(process.execPath, [warmCache, base], { stdio: "ignore", timeout: 60_000 })
     // Warm-up: Node's compile cache and Lathe's code cache are written by a first run.
     await session(floorAgent, repo, work)
     await session(build, repo, work)
     await wall([build, "--version"], versionEnv)
+    if (base !== undefined) {
+      await session(base, repo, work)
+      await wall([base, "--version"], versionEnv)
+    }
     const floor: Array<Session> = []
     const built: Array<Session> = []
     const node: Array<number> = []
@@ -240,15 +253,19 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
     const cold: Array<Session> = []
     const warm: Array<Session> = []
     const uncached: Array<Session> = []
+    const based: Array<Session> = []
+    const baseVersion: Array<number> = []
     for (let round = 0; round < rounds; round++) {
       const pair = [
         async () => floor.push(await session(floorAgent, repo, work)),
-        async () => built.push(await session(build, repo, work))
+        async () => built.push(await session(build, repo, work)),
+        ...(base === undefined ? [] : [async () => based.push(await session(base, repo, work))])
       ]
       for (const run of round % 2 === 0 ? pair : pair.reverse()) await run()
       for (let i = 0; i < 3; i++) {
         node.push(await wall(["-e", "0"], versionEnv))
         version.push(await wall([build, "--version"], versionEnv))
+        if (base !== undefined) baseVersion.push(await wall([base, "--version"], versionEnv))
       }
       // The first run after installing, then the second in the same home, with the caches the first one wrote.
       const place = { home: mkdtempSync(join(work, "cold-home-")), caches: mkdtempSync(join(work, "cold-caches-")) }
@@ -271,7 +288,10 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
     }
     const pick = (runs: ReadonlyArray<Session>, key: keyof Session) => median(runs.map((r) => r[key]))
     const list = (runs: ReadonlyArray<Session>) => runs.map((r) => r.first.toFixed(0)).join(" ")
-    process.stderr.write(`bench:guard: first request (ms) by round: build ${list(built)}; floor ${list(floor)}\n`)
+    process.stderr.write(
+      `bench:guard: first request (ms) by round: build ${list(built)}; floor ${list(floor)}` +
+        `${base === undefined ? "" : `; base ${list(based)}`}\n`
+    )
     process.stderr.write(
       `bench:guard: first request (ms) by round: cold ${list(cold)}; warm ${list(warm)}; no code cache ${list(uncached)}\n`
     )
@@ -294,7 +314,17 @@ const measure = async (build: string, rounds: number): Promise<Figures> => {
         cold: pick(cold, "first"),
         warm: pick(warm, "first"),
         uncached: pick(uncached, "first")
-      }
+      },
+      ...(base === undefined
+        ? {}
+        : {
+            base: {
+              first: pick(based, "first"),
+              gap: pick(based, "gap"),
+              rssMiB: pick(based, "rssMiB"),
+              version: median(baseVersion)
+            }
+          })
     }
   } finally {
     rmSync(work, { recursive: true, force: true })
@@ -391,9 +421,24 @@ export const verdicts = (figures: Figures): ReadonlyArray<Verdict> => {
   ]
 }
 
+/**
+ * The build against the base build of the same run (`--base`), not judged: how a change compares with where a round or
+ * a session started, on the same machine in the same minutes (figures of different runs drift with the machine).
+ */
+export const againstBase = (figures: Figures): string | undefined => {
+  const { build, base } = figures
+  if (base === undefined) return undefined
+  return (
+    `first request ×${(build.first / base.first).toFixed(3)} (${build.first.toFixed(0)} against ` +
+    `${base.first.toFixed(0)} ms), step gap p50 ${build.gap.toFixed(1)} against ${base.gap.toFixed(1)} ms, peak RSS ` +
+    `${build.rssMiB.toFixed(1)} against ${base.rssMiB.toFixed(1)} MiB, --version ×${(build.version / base.version).toFixed(3)} ` +
+    `(${build.version.toFixed(0)} against ${base.version.toFixed(0)} ms)`
+  )
+}
+
 /** Runs the guard on `build`; prints the report; returns the exit code (1 when a line is over). */
-const guard = async (build: string, rounds: number): Promise<number> => {
-  const figures = await measure(build, rounds)
+const guard = async (build: string, rounds: number, base?: string): Promise<number> => {
+  const figures = await measure(build, rounds, base)
   const results = verdicts(figures)
   console.log(
     `bench:guard: ${build}, ${rounds} rounds alternated with the floor agent, ${STEPS}-read session ` +
@@ -405,6 +450,8 @@ const guard = async (build: string, rounds: number): Promise<number> => {
     `  info first run with no code cache at all (an install that ran no scripts): ${built.uncached.toFixed(0)} ms, ` +
       `${(built.uncached / built.warm).toFixed(2)}× warm (not judged)`
   )
+  const compared = againstBase(figures)
+  if (compared !== undefined) console.log(`  info against the base ${base}, same run (not judged): ${compared}`)
   const failed = results.filter((v) => v.over)
   if (failed.length === 0) return 0
   console.error(
@@ -434,7 +481,13 @@ const selfTest = async (build: string, rounds: number): Promise<number> => {
   const dir = mkdtempSync(join(tmpdir(), "lathe-guard-self-test-"))
   try {
     const cases = [
-      { name: "the floor agent as the build", build: floorAgent, code: 0, names: [] },
+      {
+        name: "the floor agent as the build, and as the base",
+        build: floorAgent,
+        base: floorAgent,
+        code: 0,
+        names: []
+      },
       {
         name: `the floor agent with a ${SLEEP_MS} ms sleep before it starts`,
         build: sleepingEntry(dir, "floor-slow.mjs", floorAgent),
@@ -452,11 +505,22 @@ const selfTest = async (build: string, rounds: number): Promise<number> => {
     for (const c of cases) {
       const run = spawnSync(
         process.execPath,
-        [...process.execArgv, fileURLToPath(import.meta.url), "--build", c.build, "--rounds", String(rounds)],
+        [
+          ...process.execArgv,
+          fileURLToPath(import.meta.url),
+          "--build",
+          c.build,
+          ...("base" in c ? ["--base", c.base] : []),
+          "--rounds",
+          String(rounds)
+        ],
         { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }
       )
       const failedLine = /FAILED: over the guard line: (.*) \(/.exec(run.stderr)?.[1]?.split(", ") ?? []
-      const ok = run.status === c.code && c.names.every((n) => failedLine.includes(n))
+      const ok =
+        run.status === c.code &&
+        c.names.every((n) => failedLine.includes(n)) &&
+        (!("base" in c) || /info against the base .* first request ×\d/.test(run.stdout))
       if (!ok) failures++
       console.log(
         `bench:guard --self-test: ${ok ? "ok  " : "FAIL"} ${c.name}: exit ${run.status} (expected ${c.code})` +
@@ -478,6 +542,7 @@ const main = async (): Promise<number> => {
   const { values } = parseArgs({
     options: {
       build: { type: "string", default: defaultBuild },
+      base: { type: "string" },
       rounds: { type: "string" },
       "self-test": { type: "boolean", default: false }
     }
@@ -497,7 +562,12 @@ const main = async (): Promise<number> => {
     console.error(`bench:guard: ${TIME} (GNU time, for peak RSS) is missing; install it (Debian: apt-get install time)`)
     return 2
   }
-  return selfTesting ? selfTest(build, rounds) : guard(build, rounds)
+  const base = values.base === undefined ? undefined : resolve(values.base)
+  if (base !== undefined && !existsSync(base)) {
+    console.error(`bench:guard: no base build at ${base} (--base takes a lathe.js, e.g. a copy of dist/bundle)`)
+    return 2
+  }
+  return selfTesting ? selfTest(build, rounds) : guard(build, rounds, base)
 }
 
 process.exitCode = await main()
