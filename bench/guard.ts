@@ -47,15 +47,13 @@ import { commitAll, runForStderr, sessionEnv, sessionScript, writeSessionFiles }
  */
 export const GUARD_LINES = {
   /**
-   * Time from process start to the first model request, as a multiple of the floor agent's. 3.0, not the 2.2 "Fast
-   * again, then faster than anyone" suggests: the CI machine measures Lathe higher against the floor than a quiet
-   * machine here does (2.60× in CI, build 129–174 ms against the floor's 51–63 ms, for a build this machine put at
-   * 2.32×), and 2.6 failed there on noise alone. Since then the run build lost ~5 % of its instructions to the first
-   * request (docs/loop-performance.md, fourth session of 2026-11-29). 3.0 still fails a start-up slowed by 300 ms (the
-   * self-test: ~7×) and a regression of ~20 %. The run build's barrels went in the fifth session (~10 % fewer
-   * instructions; 2.12× here, load ~1): kept at 3.0 until CI has measured the new build. The target stays 1.6×.
+   * Time from process start to the first model request, as a multiple of the floor agent's. The target is 1.6×. The
+   * line was 3.0 while CI measured Lathe at up to 2.60× (a build this machine put at 2.32×), where 2.6 had failed on
+   * noise alone. Since the fifth and sixth sessions of 2026-11-29, CI has measured 2.05–2.19× in every run (seventh
+   * session: 2.17× and 2.16×), so the line is 2.7. That is ~25 % above what CI measures now: a regression of that size
+   * fails it, and so does a start-up slowed by 300 ms (the self-test: ~7×).
    */
-  firstRequestTimes: 3.0,
+  firstRequestTimes: 2.7,
   /** Median gap between a reply's last byte and the next request, in ms over the floor agent's. */
   stepGapOverMs: 10,
   /** Peak resident memory of the whole session, in MiB over the floor agent's. */
