@@ -99,4 +99,20 @@ describe("config schemas built on first use", () => {
     assert.strictEqual(configFileSchemaFor({ max_step: 3 }), ConfigFile)
     assert.strictEqual(configFileSchemaFor({ max_steps: 1 }), fitted)
   })
+
+  it("a hostile file's keys named after Object.prototype's members get the whole schema, and its error", () => {
+    for (const key of ["constructor", "toString", "hasOwnProperty", "__proto__", "valueOf"]) {
+      const file = JSON.parse(`{ "max_steps": 1, ${JSON.stringify(key)}: {} }`) as Record<string, unknown>
+      // The payload: each is "in" any plain object, so a check of a file's keys with `in` would take it as known.
+      assert.isTrue(key in {}, key)
+      assert.strictEqual(configFileSchemaFor(file), ConfigFile, key)
+      const parsed = ConfigFile.safeParse(file)
+      assert.isFalse(parsed.success, key)
+      assert.deepStrictEqual(
+        parsed.error?.issues.map((issue) => [issue.code, issue.code === "unrecognized_keys" ? issue.keys : []]),
+        [["unrecognized_keys", [key]]],
+        key
+      )
+    }
+  })
 })
