@@ -254,12 +254,12 @@ const measure = async (build: string, rounds: number, base?: string): Promise<Fi
     const based: Array<Session> = []
     const baseVersion: Array<number> = []
     for (let round = 0; round < rounds; round++) {
-      const pair = [
+      const runs = [
         async () => floor.push(await session(floorAgent, repo, work)),
         async () => built.push(await session(build, repo, work)),
         ...(base === undefined ? [] : [async () => based.push(await session(base, repo, work))])
       ]
-      for (const run of round % 2 === 0 ? pair : pair.reverse()) await run()
+      for (const run of round % 2 === 0 ? runs : runs.reverse()) await run()
       for (let i = 0; i < 3; i++) {
         node.push(await wall(["-e", "0"], versionEnv))
         version.push(await wall([build, "--version"], versionEnv))

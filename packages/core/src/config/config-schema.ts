@@ -536,10 +536,11 @@ const fieldSchema = <K extends ConfigKey>(key: K): BuiltFields[K] => {
 
 const CONFIG_KEYS = Object.keys(configFields) as Array<ConfigKey>
 
+/** The shape of a strict object of `keys`' schemas. */
+const shapeOf = (keys: ReadonlyArray<ConfigKey>) => Object.fromEntries(keys.map((key) => [key, fieldSchema(key)]))
+
 /** A `lathe.json` / `lathe.jsonc` file. Unknown keys are errors, except inside `options` objects. */
-export const ConfigFile = lazySchema(() =>
-  z.strictObject(Object.fromEntries(CONFIG_KEYS.map((key) => [key, fieldSchema(key)])) as BuiltFields)
-)
+export const ConfigFile = lazySchema(() => z.strictObject(shapeOf(CONFIG_KEYS) as BuiltFields))
 /** A config file after validation. */
 export type ConfigFile = z.infer<typeof ConfigFile>
 /** A config file as written (what `Config.layerTest` takes). */
@@ -560,8 +561,7 @@ export const configFileSchemaFor = (value: unknown): z.ZodType<ConfigFile, Confi
   const name = keys.join(",")
   let schema = schemasByKeys.get(name)
   if (schema === undefined) {
-    const shape = Object.fromEntries(keys.map((key) => [key, fieldSchema(key)]))
-    schema = z.strictObject(shape) as unknown as z.ZodType<ConfigFile, ConfigFileInput>
+    schema = z.strictObject(shapeOf(keys)) as unknown as z.ZodType<ConfigFile, ConfigFileInput>
     schemasByKeys.set(name, schema)
   }
   return schema
