@@ -23,6 +23,7 @@
  * gap is still measured from the end of one answer, so work Lathe does while a request is out no longer counts, e.g.
  * an edit step's snapshot). `--node-flag <flag>` (repeatable) starts Lathe's node with it, e.g.
  * `--node-flag=--max-semi-space-size=8` to see what a smaller young generation does to RSS and step cost.
+ * `--tree <n>`: n more files in the repository (in folders of 100), to see what a project's size costs a step.
  * Each build first runs a 2-step session that is not reported, so every measured run starts with a warm code cache.
  * Linux only (it reads `/proc`).
  */
@@ -47,6 +48,7 @@ const { values: flags } = parseArgs({
     base: { type: "string" },
     "node-flag": { type: "string", multiple: true },
     latency: { type: "string" },
+    tree: { type: "string" },
     build: { type: "boolean" },
     source: { type: "boolean" }
   }
@@ -157,9 +159,17 @@ for (let step = 0; step < Number(steps); step++) {
 }
 `
 
-/** A repository with the files the session reads or edits. */
+/** `--tree <n>`: the repository also holds n other files, 100 to a folder (a project the size of a real one). */
+const treeFiles = Number(flags.tree ?? 0)
+
+/** A repository with the files the session reads or edits (and `--tree`'s others). */
 const makeRepo = (kind: Kind, steps: number): string => {
   const dir = mkdtempSync(join(tmpdir(), `lathe-long-${kind}-`))
+  for (let i = 0; i < treeFiles; i++) {
+    const folder = join(dir, "src", `m${Math.floor(i / 5_000)}`, `d${Math.floor(i / 100)}`)
+    if (i % 100 === 0) mkdirSync(folder, { recursive: true })
+    writeFileSync(join(folder, `f${i % 100}.ts`), `export const x = ${i}\n`)
+  }
   const line = (i: number, n: number) => `line ${n} of file ${i}: ${"lorem ipsum dolor sit amet ".repeat(2)}\n`
   for (let i = 0; i < steps; i++) {
     const text =

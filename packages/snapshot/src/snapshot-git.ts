@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises"
-import { parse } from "node:path"
+import { join, parse } from "node:path"
 import { Config, Paths, Snapshot, SnapshotError, type SnapshotPatch } from "@lathe/core"
 import { Effect, Layer, Ref, Result, Scope, Semaphore } from "effect"
 import { applyFiles, checkPaths } from "./apply.js"
@@ -18,6 +18,7 @@ import {
   shadowLocation
 } from "./shadow-repo.js"
 import { defaultLimits, type Limits, treeMemo, writeTree } from "./track.js"
+import { makeWatch, whyNoWatch } from "./watch.js"
 
 /** How the git-backed layer runs; every field has a production default. */
 export interface SnapshotGitOptions {
@@ -25,6 +26,11 @@ export interface SnapshotGitOptions {
   readonly binary?: string
   /** Waiting for another session's snapshot. */
   readonly lock?: LockOptions
+  /**
+   * Watch the work tree's folders so that snapshots name only what changed (see `watch.ts`; Linux, local file
+   * systems). Default: on, unless `LATHE_SNAPSHOT_WATCH=0` is in the environment.
+   */
+  readonly watch?: boolean
 }
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
@@ -84,6 +90,15 @@ const make = (options: SnapshotGitOptions) =>
     const scope = yield* Effect.scope
     const lastSkipped = yield* Ref.make("")
     const memo = treeMemo()
+    const watch =
+      (options.watch ?? true) && whyNoWatch(shadow.root, process.env) === undefined
+        ? makeWatch(shadow.root, join(shadow.gitDir, "watch-cookies"))
+        : undefined
+    if (watch) yield* Effect.addFinalizer(() => Effect.sync(watch.close))
+    /** Watches the folders (again) once a scan has recorded the tree, off the snapshot's path. */
+    const walkIfWanted = Effect.suspend(() =>
+      watch?.wantsWalk() ? Effect.asVoid(Effect.forkIn(watch.walk(reader.target), scope)) : Effect.void
+    )
 
     /** One snapshot; a failed attempt drops the index, then re-creates the repository, before giving up. */
     const attempt = (round: number): Effect.Effect<string | undefined, SnapshotError> =>
@@ -91,7 +106,8 @@ const make = (options: SnapshotGitOptions) =>
         if (round === 1) yield* dropIndex(shadow)
         yield* ensureShadow(shadow, round === 2)
         if (round === 0) yield* seedIndex(shadow)
-        const result = yield* writeTree(shadow, limits, memo)
+        const result = yield* writeTree(shadow, limits, memo, round === 0 ? watch : undefined)
+        yield* walkIfWanted
         if (result._tag === "TooLarge") {
           yield* Effect.logWarning(
             `Snapshot skipped: the changes hold ${mib(result.bytes)}, over snapshot.max_snapshot_size ` +

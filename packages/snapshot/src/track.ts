@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { git, splitNul } from "./git.js"
 import type { Shadow } from "./shadow-repo.js"
+import type { WorkTreeWatch } from "./watch.js"
 
 /** Size caps, in bytes. */
 export interface Limits {
@@ -35,7 +36,7 @@ interface Candidate {
  * Git replaces the index by renaming a new file over it, so any write (ours, another Lathe's, a repair) shows here.
  */
 export interface TreeMemo {
-  last: { readonly hash: string; readonly index: string } | undefined
+  last: { readonly hash: string; readonly index: string; readonly skipped: ReadonlyArray<string> } | undefined
 }
 
 /** A new, empty {@link TreeMemo} (one per shadow repository and process). */
@@ -93,10 +94,20 @@ const literalExclude = (path: string) => `:(exclude,literal,top)${path}`
 export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   shadow: Shadow,
   limits: Limits,
-  memo: TreeMemo = treeMemo()
+  memo: TreeMemo = treeMemo(),
+  watch?: WorkTreeWatch
 ) {
+  const view = watch === undefined ? undefined : yield* watch.settle
+  const last = memo.last
+  const known = last !== undefined && last.index === indexStamp(shadow)
+  if (known && view?._tag === "Unchanged")
+    return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
+  // Whatever happens below, the next snapshot scans everything unless this one records its tree.
+  memo.last = undefined
+  // With the watch's paths, git looks at those alone: they are all that changed since the tree in `memo`.
+  const only = known && view?._tag === "Paths" ? ["--", ...view.paths.map((path) => `:(top,literal)${path}`)] : []
   const listing = yield* git(shadow.target, "track", {
-    args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard"],
+    args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard", ...only],
     timeout: "5 minutes"
   })
   const seen = new Set<string>()
@@ -124,10 +135,16 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
     return { _tag: "TooLarge", bytes, largest: largest.map(([path]) => path) } satisfies TrackResult
   }
   const dropped = large.filter((c) => c.tracked)
-  const last = memo.last
-  if (kept.length === 0 && dropped.length === 0 && last !== undefined && last.index === indexStamp(shadow))
-    return { _tag: "Tracked", hash: last.hash, skipped: large.map((c) => c.path) } satisfies TrackResult
-  memo.last = undefined
+  // Files left out for their size are listed again by every full scan; a scan of a few paths lists only its own.
+  const looked = new Set(view?._tag === "Paths" ? view.paths : [])
+  const skipped =
+    only.length === 0
+      ? large.map((c) => c.path)
+      : [...(last?.skipped ?? []).filter((path) => !looked.has(path)), ...large.map((c) => c.path)]
+  if (kept.length === 0 && dropped.length === 0 && known) {
+    memo.last = { ...last, skipped }
+    return { _tag: "Tracked", hash: last.hash, skipped } satisfies TrackResult
+  }
   if (kept.length > BULK) {
     const excludes = [...large.map((c) => c.path), ...nested].map(literalExclude)
     yield* git(shadow.target, "track", {
@@ -151,6 +168,6 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
     .toString("utf8")
     .trim()
   const index = indexStamp(shadow)
-  if (index !== undefined) memo.last = { hash, index }
-  return { _tag: "Tracked", hash, skipped: large.map((c) => c.path) } satisfies TrackResult
+  if (index !== undefined) memo.last = { hash, index, skipped }
+  return { _tag: "Tracked", hash, skipped } satisfies TrackResult
 })

@@ -1,0 +1,207 @@
+import { execFileSync } from "node:child_process"
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Snapshot } from "@lathe/core"
+import { Effect } from "effect"
+import { hardenedTarget } from "../src/git.js"
+import { MAX_PATHS, makeWatch, type WatchView, type WorkTreeWatch, whyNoWatch } from "../src/watch.js"
+import { sh, snapshotLayer, tempProject } from "./helpers.js"
+
+const onLinux = process.platform === "linux" && whyNoWatch(process.cwd(), {}) === undefined
+
+const write = (root: string, path: string, text: string) => {
+  mkdirSync(join(root, path, ".."), { recursive: true })
+  writeFileSync(join(root, path), text)
+}
+
+/** A change made by another process, as an editor or a build would make it. */
+const appendFromShell = (root: string, path: string) =>
+  execFileSync("sh", ["-c", 'printf "more\\n" >> "$1"', "sh", path], { cwd: root })
+
+const paths = (view: WatchView) => (view._tag === "Paths" ? [...view.paths].sort() : view._tag)
+
+/** A committed project, its watch (cookies beside the project) and a git target on the project's own repository. */
+const watched = (files: Record<string, string>, tracked: ReadonlyArray<string> = []) => {
+  const project = tempProject("git")
+  for (const [path, text] of Object.entries(files)) write(project.root, path, text)
+  sh(project.root, "add", "-A")
+  if (tracked.length > 0) sh(project.root, "add", "-f", ...tracked)
+  sh(project.root, "commit", "-q", "-m", "first")
+  const watch = makeWatch(project.root, join(project.base, "cookies"))
+  return { root: project.root, watch, target: hardenedTarget("git", project.root) }
+}
+
+/**
+ * Watches again, then spends the window that follows: unknown when a folder was added to the watch (a change made in
+ * it before could not be seen), else what it saw.
+ */
+const rewatch = (watch: WorkTreeWatch, target: ReturnType<typeof hardenedTarget>) =>
+  Effect.gen(function* () {
+    yield* watch.walk(target)
+    return (yield* watch.settle)._tag
+  })
+
+describe.runIf(onLinux)("the work tree's watch", () => {
+  it.live("names the files changed since the last settle, every change made before the call included", () => {
+    const { root, watch, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n", "src/deep/c.ts": "c\n" })
+    return Effect.gen(function* () {
+      assert.strictEqual((yield* watch.settle)._tag, "Unknown", "before the folders are watched")
+      assert.strictEqual(yield* rewatch(watch, target), "Unknown", "the first window once they are")
+      assert.strictEqual(watch.folders(), 3)
+      assert.strictEqual((yield* watch.settle)._tag, "Unchanged")
+      // No wait between the change and the call: the cookie orders them.
+      appendFromShell(root, "src/deep/c.ts")
+      write(root, "a.txt", "a2\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["a.txt", "src/deep/c.ts"])
+      assert.strictEqual((yield* watch.settle)._tag, "Unchanged")
+      rmSync(join(root, "src/b.ts"))
+      write(root, "src/new.ts", "n\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["src/b.ts", "src/new.ts"])
+      watch.close()
+      write(root, "a.txt", "a3\n")
+      assert.strictEqual((yield* watch.settle)._tag, "Unknown", "once closed")
+    })
+  })
+
+  it.live("a folder created, moved or removed, or a .gitignore changed, is unknown until it is watched again", () => {
+    const { root, watch, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n" })
+    return Effect.gen(function* () {
+      yield* rewatch(watch, target)
+      const steps: Array<[string, () => void]> = [
+        ["a new folder", () => write(root, "fresh/deep/x.ts", "x\n")],
+        ["a folder moved", () => renameSync(join(root, "fresh"), join(root, "moved"))],
+        ["a folder removed", () => rmSync(join(root, "moved"), { recursive: true })],
+        ["a .gitignore written", () => write(root, "src/.gitignore", "*.tmp\n")]
+      ]
+      for (const [what, change] of steps) {
+        change()
+        assert.strictEqual((yield* watch.settle)._tag, "Unknown", what)
+        assert.isTrue(watch.wantsWalk(), what)
+        // Until the folders are watched again, a change in the new one cannot have been seen.
+        assert.strictEqual((yield* watch.settle)._tag, "Unknown", `${what}, before the walk`)
+        const after = yield* rewatch(watch, target)
+        if (what === "a new folder" || what === "a folder moved")
+          assert.strictEqual(after, "Unknown", `${what}: folders were added`)
+        assert.strictEqual((yield* watch.settle)._tag, "Unchanged", `${what}, watched again`)
+      }
+      write(root, "src/b.ts", "b2\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["src/b.ts"])
+      watch.close()
+    })
+  })
+
+  it.live("leaves out ignored folders unless they hold tracked files, and nested repositories", () => {
+    const { root, watch, target } = watched(
+      {
+        ".gitignore": "build/\ndist/\n*.log\n",
+        "a.txt": "a\n",
+        "build/keep.txt": "tracked though ignored\n",
+        "dist/out.js": "built\n",
+        "logs/today.log": "only ignored files here\n",
+        "vendor/x.ts": "x\n"
+      },
+      ["build/keep.txt"]
+    )
+    sh(join(root, "vendor"), "init", "-q", "nested")
+    write(root, "vendor/nested/inner.ts", "inner\n")
+    return Effect.gen(function* () {
+      yield* rewatch(watch, target)
+      // root, build (it holds a tracked file), logs (not ignored itself), vendor; not dist, not vendor/nested.
+      assert.strictEqual(watch.folders(), 4)
+      write(root, "dist/more.js", "built again\n")
+      write(root, "vendor/nested/inner.ts", "changed in the nested repository\n")
+      assert.strictEqual((yield* watch.settle)._tag, "Unchanged")
+      appendFromShell(root, "build/keep.txt")
+      write(root, "logs/notes.md", "a file git sees, in a folder of ignored ones\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["build/keep.txt", "logs/notes.md"])
+      watch.close()
+    })
+  })
+
+  it.live("gives up a window of more than MAX_PATHS changes, and the window after it", () => {
+    const { root, watch, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n" })
+    return Effect.gen(function* () {
+      yield* rewatch(watch, target)
+      for (let i = 0; i <= MAX_PATHS; i++) write(root, `src/f${i}.ts`, `${i}\n`)
+      assert.strictEqual((yield* watch.settle)._tag, "Unknown")
+      // The kernel may have dropped events of the next window when its queue was full.
+      assert.strictEqual((yield* watch.settle)._tag, "Unknown")
+      assert.strictEqual((yield* watch.settle)._tag, "Unchanged")
+      watch.close()
+    })
+  })
+})
+
+describe.runIf(onLinux)("snapshots with the watch", () => {
+  it.live.each([
+    ["with a pause after each change (a model's answer)", 50],
+    ["back to back (a walk of the folders still running)", 0]
+  ])("record the tree a full scan records after every kind of change, %s", (_, pause) => {
+    const project = tempProject("git")
+    const { root, base } = project
+    write(root, ".gitignore", "build/\n*.log\n")
+    write(root, "a.txt", "a\n")
+    write(root, "src/b.ts", "b\n")
+    write(root, "build/keep.txt", "tracked though ignored\n")
+    write(root, "logs/today.log", "ignored\n")
+    sh(root, "add", "-A")
+    sh(root, "add", "-f", "build/keep.txt")
+    sh(root, "commit", "-q", "-m", "first")
+    const calls = join(base, "calls")
+    const wrapper = join(base, "git")
+    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
+    chmodSync(wrapper, 0o755)
+    writeFileSync(calls, "")
+    const { layer } = snapshotLayer(project, {}, { binary: wrapper })
+    /** What a full scan records: every file git does not ignore, through a throwaway index. */
+    const fullScan = () => {
+      const env = { ...process.env, GIT_INDEX_FILE: join(base, "reference-index") }
+      rmSync(join(base, "reference-index"), { force: true })
+      execFileSync("git", ["add", "-A"], { cwd: root, env })
+      execFileSync("git", ["add", "-f", "build/keep.txt"], { cwd: root, env })
+      return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim()
+    }
+    const callsSince = (from: number) => readFileSync(calls, "utf8").trim().split("\n").filter(Boolean).slice(from)
+    const count = () => callsSince(0).length
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      yield* snapshot.track
+      // The folders are watched in the background after the first snapshot; then a snapshot of nothing runs no git.
+      let quiet = false
+      for (let i = 0; i < 100 && !quiet; i++) {
+        const before = count()
+        yield* snapshot.track
+        quiet = count() === before
+        if (!quiet) yield* Effect.sleep("20 millis")
+      }
+      assert.isTrue(quiet, "a snapshot with nothing changed ran git")
+      const changes: Array<[string, () => void]> = [
+        ["a tracked file written by another process", () => appendFromShell(root, "a.txt")],
+        ["a new file", () => write(root, "src/c.ts", "c\n")],
+        ["a new file among ignored ones", () => write(root, "logs/notes.md", "n\n")],
+        ["a tracked file in an ignored folder", () => appendFromShell(root, "build/keep.txt")],
+        ["an ignored file", () => write(root, "build/other.txt", "o\n")],
+        ["a file in new folders", () => write(root, "new/deep/x.ts", "x\n")],
+        ["a file in the new folder changed", () => appendFromShell(root, "new/deep/x.ts")],
+        ["a file removed", () => rmSync(join(root, "src/b.ts"))],
+        ["a folder renamed", () => renameSync(join(root, "src"), join(root, "lib"))],
+        ["a file in the renamed folder", () => write(root, "lib/d.ts", "d\n")],
+        ["a pattern dropped from .gitignore", () => write(root, ".gitignore", "build/\n")],
+        ["nothing", () => {}]
+      ]
+      let scopedScans = 0
+      for (const [what, change] of changes) {
+        change()
+        const from = count()
+        const hash = yield* snapshot.track
+        assert.strictEqual(hash, fullScan(), what)
+        // A scan of the changed paths only names them to git.
+        if (callsSince(from).some((line) => line.includes(":(top,literal)"))) scopedScans++
+        if (what === "nothing" && pause > 0) assert.deepStrictEqual(callsSince(from), [], what)
+        if (pause > 0) yield* Effect.sleep(`${pause} millis`)
+      }
+      if (pause > 0) assert.isAtLeast(scopedScans, 4, "snapshots that asked git about the changed paths only")
+    }).pipe(Effect.provide(layer))
+  })
+})
