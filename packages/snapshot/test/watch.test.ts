@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
@@ -188,6 +188,9 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
         ["a folder renamed", () => renameSync(join(root, "src"), join(root, "lib"))],
         ["a file in the renamed folder", () => write(root, "lib/d.ts", "d\n")],
         ["a pattern dropped from .gitignore", () => write(root, ".gitignore", "build/\n")],
+        // A stranger's repository names its files: they reach git as literal pathspecs, never through a shell.
+        ["a name that is shell syntax", () => write(root, "lib/$(touch pwned)'\"; x `touch pwned2`.ts", "s\n")],
+        ["a name with a newline and a glob", () => write(root, "lib/we\nird*[a].txt", "w\n")],
         ["nothing", () => {}]
       ]
       let scopedScans = 0
@@ -202,6 +205,7 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
         if (pause > 0) yield* Effect.sleep(`${pause} millis`)
       }
       if (pause > 0) assert.isAtLeast(scopedScans, 4, "snapshots that asked git about the changed paths only")
+      assert.isFalse(existsSync(join(root, "pwned")) || existsSync(join(root, "pwned2")), "a file name ran a command")
     }).pipe(Effect.provide(layer))
   })
 })
