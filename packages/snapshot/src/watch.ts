@@ -222,9 +222,12 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     try {
       writeFileSync(join(cookies, name), "")
     } catch {
+      // The folder is gone (the shadow repository was re-created after a repair): the next walk makes it again.
       waiting.delete(name)
       clearTimeout(timer)
-      lose(false)
+      cookieWatcher?.close()
+      cookieWatcher = undefined
+      lose(true)
       resume(Effect.succeed(UNKNOWN))
     }
   })

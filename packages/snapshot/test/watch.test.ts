@@ -119,6 +119,22 @@ describe.runIf(onLinux)("the work tree's watch", () => {
     })
   })
 
+  it.live("starts again when its cookie folder is removed (the shadow repository re-created)", () => {
+    const { root, watch, target } = watched({ "a.txt": "a\n" })
+    const cookies = join(root, "..", "cookies")
+    return Effect.gen(function* () {
+      yield* rewatch(watch, target)
+      rmSync(cookies, { recursive: true, force: true })
+      write(root, "a.txt", "a2\n")
+      assert.strictEqual((yield* watch.settle)._tag, "Unknown")
+      assert.isTrue(watch.wantsWalk())
+      yield* rewatch(watch, target)
+      write(root, "a.txt", "a3\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["a.txt"])
+      watch.close()
+    })
+  })
+
   it.live("gives up a window of more than MAX_PATHS changes, and the window after it", () => {
     const { root, watch, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n" })
     return Effect.gen(function* () {
