@@ -351,7 +351,10 @@ const ignoredOf = (target: GitTarget, folders: ReadonlyArray<string>) =>
   folders.length === 0
     ? Effect.succeed(new Set<string>())
     : Effect.flatMap(
-        runGit(target, "track", { args: ["check-ignore", "-z", "--stdin", "--no-index"], input: `${folders.join("\0")}\0` }),
+        runGit(target, "track", {
+          args: ["check-ignore", "-z", "--stdin", "--no-index"],
+          input: `${folders.join("\0")}\0`
+        }),
         (result) =>
           result.code === 0 || result.code === 1
             ? Effect.succeed(new Set(splitNul(result.stdout)))
