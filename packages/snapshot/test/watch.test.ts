@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, wri
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { hardenedTarget } from "../src/git.js"
 import { MAX_PATHS, makeWatch, type WatchView, type WorkTreeWatch, whyNoWatch } from "../src/watch.js"
 import { sh, snapshotLayer, tempProject } from "./helpers.js"
@@ -150,10 +150,10 @@ describe.runIf(onLinux)("the work tree's watch", () => {
 })
 
 describe.runIf(onLinux)("snapshots with the watch", () => {
-  it.live.each([
+  it.live.each<readonly [string, number]>([
     ["with a pause after each change (a model's answer)", 50],
     ["back to back (a walk of the folders still running)", 0]
-  ])("record the tree a full scan records after every kind of change, %s", (_, pause) => {
+  ])("record the tree a full scan records after every kind of change, %s", ([, pause]) => {
     const project = tempProject("git")
     const { root, base } = project
     write(root, ".gitignore", "build/\n*.log\n")
@@ -218,7 +218,7 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
         // A scan of the changed paths only names them to git.
         if (callsSince(from).some((line) => line.includes(":(top,literal)"))) scopedScans++
         if (what === "nothing" && pause > 0) assert.deepStrictEqual(callsSince(from), [], what)
-        if (pause > 0) yield* Effect.sleep(`${pause} millis`)
+        if (pause > 0) yield* Effect.sleep(Duration.millis(pause))
       }
       if (pause > 0) assert.isAtLeast(scopedScans, 4, "snapshots that asked git about the changed paths only")
       assert.isFalse(existsSync(join(root, "pwned")) || existsSync(join(root, "pwned2")), "a file name ran a command")
