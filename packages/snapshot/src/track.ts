@@ -51,6 +51,9 @@ const indexStamp = (shadow: Shadow): string | undefined => {
   }
 }
 
+/** At most this many bytes of paths are named to `ls-files` (the arguments of one process). */
+const PATHS_BYTES = 64 * 1024
+
 /** Past this many changed paths, one `git add -A` beats feeding paths to `update-index`. */
 const BULK = 2_000
 
@@ -104,8 +107,11 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
     return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
   // Whatever happens below, the next snapshot scans everything unless this one records its tree.
   memo.last = undefined
-  // With the watch's paths, git looks at those alone: they are all that changed since the tree in `memo`.
-  const only = known && view?._tag === "Paths" ? ["--", ...view.paths.map((path) => `:(top,literal)${path}`)] : []
+  // With the watch's paths, git looks at those alone: they are all that changed since the tree in `memo`. (Named on
+  // the command line: long names past a few dozen KiB could pass the system's limit, and get the full scan.)
+  const named =
+    known && view?._tag === "Paths" && view.paths.reduce((sum, path) => sum + path.length + 16, 0) <= PATHS_BYTES
+  const only = named ? ["--", ...view.paths.map((path) => `:(top,literal)${path}`)] : []
   const listing = yield* git(shadow.target, "track", {
     args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard", ...only],
     timeout: "5 minutes"
@@ -136,7 +142,7 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   }
   const dropped = large.filter((c) => c.tracked)
   // Files left out for their size are listed again by every full scan; a scan of a few paths lists only its own.
-  const looked = new Set(view?._tag === "Paths" ? view.paths : [])
+  const looked = new Set(named ? view.paths : [])
   const skipped =
     only.length === 0
       ? large.map((c) => c.path)

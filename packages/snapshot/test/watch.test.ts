@@ -1,5 +1,14 @@
 import { execFileSync } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
@@ -161,6 +170,9 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
     write(root, "src/b.ts", "b\n")
     write(root, "build/keep.txt", "tracked though ignored\n")
     write(root, "logs/today.log", "ignored\n")
+    // 245 paths of ~253 bytes: under the watch's 500 paths, over the 64 KiB of paths a scan names to git.
+    const long = Array.from({ length: 245 }, (_, i) => `logs/${"n".repeat(240)}-${i}.txt`)
+    for (const name of long) write(root, name, "long\n")
     sh(root, "add", "-A")
     sh(root, "add", "-f", "build/keep.txt")
     sh(root, "commit", "-q", "-m", "first")
@@ -198,6 +210,12 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
         ["a new file among ignored ones", () => write(root, "logs/notes.md", "n\n")],
         ["a tracked file in an ignored folder", () => appendFromShell(root, "build/keep.txt")],
         ["an ignored file", () => write(root, "build/other.txt", "o\n")],
+        [
+          "245 long names changed: more bytes of paths than are named to git",
+          () => {
+            for (const name of long) appendFileSync(join(root, name), "more\n")
+          }
+        ],
         ["a file in new folders", () => write(root, "new/deep/x.ts", "x\n")],
         ["a file in the new folder changed", () => appendFromShell(root, "new/deep/x.ts")],
         ["a file removed", () => rmSync(join(root, "src/b.ts"))],
@@ -218,6 +236,11 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
         // A scan of the changed paths only names them to git.
         if (callsSince(from).some((line) => line.includes(":(top,literal)"))) scopedScans++
         if (what === "nothing" && pause > 0) assert.deepStrictEqual(callsSince(from), [], what)
+        if (what.startsWith("245 long names"))
+          assert.isFalse(
+            callsSince(from).some((line) => line.includes(":(top,literal)")),
+            `${what}: a full scan`
+          )
         if (pause > 0) yield* Effect.sleep(Duration.millis(pause))
       }
       if (pause > 0) assert.isAtLeast(scopedScans, 4, "snapshots that asked git about the changed paths only")
