@@ -21,7 +21,8 @@
  * Folders git ignores are not watched (what they hold is never snapshotted) unless they hold tracked files; nested
  * repositories are not watched. It runs on Linux only, on local file systems (a network or FUSE file system does
  * not report changes made elsewhere), up to {@link MAX_FOLDERS} folders; otherwise every snapshot scans.
- * Writes through a shared memory mapping are not reported by the kernel; editors and tools do not write that way.
+ * Not reported by the kernel: writes through a shared memory mapping (editors and tools do not write that way), and
+ * a file written through another hard link from outside the watched folders.
  */
 import {
   type FSWatcher,
