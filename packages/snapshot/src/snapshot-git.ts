@@ -95,9 +95,22 @@ const make = (options: SnapshotGitOptions) =>
         ? makeWatch(shadow.root, join(shadow.gitDir, "watch-cookies"))
         : undefined
     if (watch) yield* Effect.addFinalizer(() => Effect.sync(watch.close))
-    /** Watches the folders (again) once a scan has recorded the tree, off the snapshot's path. */
-    const walkIfWanted = Effect.suspend(() =>
-      watch?.wantsWalk() ? Effect.asVoid(Effect.forkIn(watch.walk(reader.target), scope)) : Effect.void
+    /**
+     * Watches the folders (again) once a scan has recorded the tree, off the snapshot's path; then, when folders were
+     * added (the window after them is a scan), takes that scan at once, so that the next step's snapshot can use the
+     * watch instead of scanning on its way (~90 ms at 50,000 files).
+     */
+    const walkIfWanted: Effect.Effect<void> = Effect.suspend(() =>
+      watch?.wantsWalk()
+        ? Effect.asVoid(
+            Effect.forkIn(
+              Effect.flatMap(watch.walk(reader.target), (scan) =>
+                scan ? Effect.ignore(locked(attempt(0))) : Effect.void
+              ),
+              scope
+            )
+          )
+        : Effect.void
     )
 
     /** One snapshot; a failed attempt drops the index, then re-creates the repository, before giving up. */

@@ -93,8 +93,12 @@ export interface WorkTreeWatch {
   readonly settle: Effect.Effect<WatchView>
   /** True when the set of watched folders should be read again (at start, and after a folder changed). */
   readonly wantsWalk: () => boolean
-  /** Reads which folders to watch (through `target`, a git target on the shadow repository) and watches them. */
-  readonly walk: (target: GitTarget) => Effect.Effect<void>
+  /**
+   * Reads which folders to watch (through `target`, a git target on the shadow repository) and watches them. True
+   * when the window it leaves cannot be vouched for (folders were added): a snapshot taken now, off any step's path,
+   * starts a window the next one can use.
+   */
+  readonly walk: (target: GitTarget) => Effect.Effect<boolean>
   /** Folders watched now (for tests and logs). */
   readonly folders: () => number
   /** Stops every watch; later calls of `settle` say `Unknown`. */
@@ -124,7 +128,7 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     if (structural) walkWanted = true
   }
 
-  const stop = () => {
+  const stop = (): false => {
     off = true
     live = false
     window = undefined
@@ -134,6 +138,7 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     cookieWatcher = undefined
     for (const resume of waiting.values()) resume()
     waiting.clear()
+    return false
   }
 
   const onEvent = (folder: string, type: string, name: string | Buffer | null) => {
@@ -233,9 +238,9 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     }
   })
 
-  const walk = (target: GitTarget): Effect.Effect<void> =>
+  const walk = (target: GitTarget): Effect.Effect<boolean> =>
     Effect.gen(function* () {
-      if (off || walking) return
+      if (off || walking) return false
       walking = true
       walkWanted = false
       if (!startCookies()) return stop()
@@ -269,6 +274,7 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
       // Changes made before a folder was watched were not seen: the next window is a scan.
       if (changed || !live) window = undefined
       live = true
+      return window === undefined
     }).pipe(
       Effect.catchCause(() => Effect.sync(stop)),
       Effect.ensuring(

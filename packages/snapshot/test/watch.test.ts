@@ -159,6 +159,38 @@ describe.runIf(onLinux)("the work tree's watch", () => {
 })
 
 describe.runIf(onLinux)("snapshots with the watch", () => {
+  it.live("take the scan that follows new watches themselves, so the next snapshot names the changed path", () => {
+    const project = tempProject("git")
+    const { root, base } = project
+    write(root, "a.txt", "a\n")
+    write(root, "src/b.ts", "b\n")
+    sh(root, "add", "-A")
+    sh(root, "commit", "-q", "-m", "first")
+    const calls = join(base, "calls")
+    const wrapper = join(base, "git")
+    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
+    chmodSync(wrapper, 0o755)
+    writeFileSync(calls, "")
+    const scans = () =>
+      readFileSync(calls, "utf8")
+        .split("\n")
+        .filter((line) => line.includes(" ls-files -z -t")).length
+    const { layer } = snapshotLayer(project, {}, { binary: wrapper })
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      yield* snapshot.track
+      assert.strictEqual(scans(), 1)
+      // No snapshot asked for: the layer watches the folders, then scans once by itself.
+      for (let i = 0; i < 200 && scans() < 2; i++) yield* Effect.sleep(Duration.millis(10))
+      assert.strictEqual(scans(), 2, "the scan after the folders were watched")
+      const from = readFileSync(calls, "utf8").length
+      appendFromShell(root, "src/b.ts")
+      yield* snapshot.track
+      const made = readFileSync(calls, "utf8").slice(from)
+      assert.include(made, ":(top,literal)src/b.ts", "the step's snapshot named the path")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.live.each<readonly [string, number]>([
     ["with a pause after each change (a model's answer)", 50],
     ["back to back (a walk of the folders still running)", 0]
