@@ -28,6 +28,7 @@ import {
   type FSWatcher,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statfsSync,
@@ -36,6 +37,7 @@ import {
   writeFileSync
 } from "node:fs"
 import { lstat, readdir } from "node:fs/promises"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { type GitTarget, git, runGit, splitNul } from "./git.js"
@@ -106,8 +108,9 @@ export interface WorkTreeWatch {
 }
 
 /**
- * A watch of the work tree at `root`; its cookies live in `cookies` (a folder of Lathe's own, outside what is
- * watched). It watches nothing until the first {@link WorkTreeWatch.walk}.
+ * A watch of the work tree at `root`; its cookies live in a folder of this process's own under `cookies` (Lathe's,
+ * outside what is watched, shared by the Lathe processes of one project). It watches nothing until the first
+ * {@link WorkTreeWatch.walk}.
  */
 export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
   const watchers = new Map<string, FSWatcher>()
@@ -136,6 +139,7 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     watchers.clear()
     cookieWatcher?.close()
     cookieWatcher = undefined
+    rmSync(own, { recursive: true, force: true })
     for (const resume of waiting.values()) resume()
     waiting.clear()
     return false
@@ -176,22 +180,32 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     }
   }
 
+  /** This process's own cookie folder: another Lathe on the same project has its own (and may sweep stale ones). */
+  const own = join(cookies, `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`)
+
+  /** The cookie folder is gone or broken: the next walk makes it again; until then every window is unknown. */
+  const dropCookies = () => {
+    cookieWatcher?.close()
+    cookieWatcher = undefined
+    lose(true)
+  }
+
   const startCookies = (): boolean => {
     if (cookieWatcher) return true
     try {
-      rmSync(cookies, { recursive: true, force: true })
-      mkdirSync(cookies, { recursive: true })
-      cookieWatcher = watch(cookies, { persistent: false }, (_type, name) => {
-        if (typeof name !== "string") return
+      sweepCookies(cookies)
+      mkdirSync(own, { recursive: true })
+      cookieWatcher = watch(own, { persistent: false }, (_type, name) => {
+        if (typeof name !== "string" || !name.startsWith("cookie-")) return dropCookies()
         const resume = waiting.get(name)
         if (!resume) return
         waiting.delete(name)
         resume()
         try {
-          unlinkSync(join(cookies, name))
+          unlinkSync(join(own, name))
         } catch {}
       })
-      cookieWatcher.on("error", () => stop())
+      cookieWatcher.on("error", dropCookies)
       return true
     } catch {
       return false
@@ -206,7 +220,7 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     const name = `cookie-${process.pid}-${++cookieCount}`
     const timer = setTimeout(() => {
       if (!waiting.delete(name)) return
-      lose(true)
+      dropCookies()
       resume(Effect.succeed(UNKNOWN))
     }, COOKIE_MS)
     // Runs in the cookie's event callback: the window ends exactly there, and the next one starts.
@@ -226,14 +240,12 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
       )
     })
     try {
-      writeFileSync(join(cookies, name), "")
+      writeFileSync(join(own, name), "")
     } catch {
-      // The folder is gone (the shadow repository was re-created after a repair): the next walk makes it again.
+      // The folder is gone (the shadow repository was re-created after a repair).
       waiting.delete(name)
       clearTimeout(timer)
-      cookieWatcher?.close()
-      cookieWatcher = undefined
-      lose(true)
+      dropCookies()
       resume(Effect.succeed(UNKNOWN))
     }
   })
@@ -290,6 +302,33 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
     walk,
     folders: () => watchers.size,
     close: stop
+  }
+}
+
+/** Removes the cookie folders of Lathe processes of this host that are gone (a crash leaves its folder behind). */
+const sweepCookies = (cookies: string) => {
+  let names: Array<string>
+  try {
+    names = readdirSync(cookies)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === undefined) throw error
+    return
+  }
+  const host = `${hostname()}-`
+  for (const name of names) {
+    if (!name.startsWith(host)) continue
+    const pid = Number(name.slice(host.length).split("-")[0])
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue
+    rmSync(join(cookies, name), { recursive: true, force: true })
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
   }
 }
 

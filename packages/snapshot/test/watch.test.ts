@@ -9,6 +9,7 @@ import {
   rmSync,
   writeFileSync
 } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
@@ -140,6 +141,28 @@ describe.runIf(onLinux)("the work tree's watch", () => {
       yield* rewatch(watch, target)
       write(root, "a.txt", "a3\n")
       assert.deepStrictEqual(paths(yield* watch.settle), ["a.txt"])
+      watch.close()
+    })
+  })
+
+  it.live("shares the cookie folder with another Lathe on the project: neither breaks the other's", () => {
+    const { root, watch, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n" })
+    const cookies = join(root, "..", "cookies")
+    // What a crashed Lathe of this host left, and a folder of a process that still runs (the test's parent).
+    mkdirSync(join(cookies, `${hostname()}-999999999-gone`), { recursive: true })
+    mkdirSync(join(cookies, `${hostname()}-${process.ppid}-alive`), { recursive: true })
+    return Effect.gen(function* () {
+      yield* rewatch(watch, target)
+      assert.isFalse(existsSync(join(cookies, `${hostname()}-999999999-gone`)), "a dead process's folder is swept")
+      assert.isTrue(existsSync(join(cookies, `${hostname()}-${process.ppid}-alive`)), "a live one's is kept")
+      const other = makeWatch(root, cookies)
+      yield* rewatch(other, target)
+      write(root, "a.txt", "a2\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["a.txt"])
+      assert.deepStrictEqual(paths(yield* other.settle), ["a.txt"])
+      other.close()
+      write(root, "src/b.ts", "b2\n")
+      assert.deepStrictEqual(paths(yield* watch.settle), ["src/b.ts"], "after the other one closed")
       watch.close()
     })
   })
