@@ -20,7 +20,8 @@
  * - for more than {@link MAX_PATHS} paths in one window.
  * Folders git ignores are not watched (what they hold is never snapshotted) unless they hold tracked files; nested
  * repositories are not watched. It runs on Linux only, on local file systems (a network or FUSE file system does
- * not report changes made elsewhere), up to {@link MAX_FOLDERS} folders; otherwise every snapshot scans.
+ * not report changes made elsewhere), up to {@link MAX_FOLDERS} folders and a quarter of the kernel's watches per
+ * user ({@link folderBudget}); otherwise every snapshot scans.
  * Not reported by the kernel: writes through a shared memory mapping (editors and tools do not write that way), and
  * a file written through another hard link from outside the watched folders.
  */
@@ -74,6 +75,20 @@ const LOCAL_FILE_SYSTEMS = new Set([
   0x3153464a // jfs
 ])
 
+/**
+ * How many folders Lathe may watch: {@link MAX_FOLDERS}, and at most a quarter of the kernel's watches per user
+ * (`fs.inotify.max_user_watches`, 8,192 on older kernels), so that the person's editor and dev servers, which
+ * watch the same tree, keep theirs.
+ */
+export const folderBudget = (): number => {
+  try {
+    const limit = Number(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8"))
+    return Number.isFinite(limit) && limit > 0 ? Math.min(MAX_FOLDERS, Math.floor(limit / 4)) : MAX_FOLDERS
+  } catch {
+    return MAX_FOLDERS
+  }
+}
+
 /** Why the watch cannot run for `root`, or `undefined` when it can. */
 export const whyNoWatch = (root: string, env: Readonly<Record<string, string | undefined>>): string | undefined => {
   if (env.LATHE_SNAPSHOT_WATCH === "0") return "LATHE_SNAPSHOT_WATCH=0"
@@ -112,7 +127,7 @@ export interface WorkTreeWatch {
  * outside what is watched, shared by the Lathe processes of one project). It watches nothing until the first
  * {@link WorkTreeWatch.walk}.
  */
-export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
+export const makeWatch = (root: string, cookies: string, maxFolders = folderBudget()): WorkTreeWatch => {
   const watchers = new Map<string, FSWatcher>()
   /** The current window: the paths changed in it, or `undefined` when it cannot be vouched for. */
   let window: Set<string> | undefined
@@ -268,7 +283,7 @@ export const makeWatch = (root: string, cookies: string): WorkTreeWatch => {
           if (!add(folder)) return stop()
           if (!had) changed = true
           seen.add(folder)
-          if (seen.size > MAX_FOLDERS) return stop()
+          if (seen.size > maxFolders) return stop()
         }
         const listed = yield* Effect.promise(() => subfolders(root, level))
         if (listed === undefined) return stop()

@@ -15,7 +15,15 @@ import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
 import { Duration, Effect } from "effect"
 import { hardenedTarget } from "../src/git.js"
-import { MAX_PATHS, makeWatch, type WatchView, type WorkTreeWatch, whyNoWatch } from "../src/watch.js"
+import {
+  folderBudget,
+  MAX_FOLDERS,
+  MAX_PATHS,
+  makeWatch,
+  type WatchView,
+  type WorkTreeWatch,
+  whyNoWatch
+} from "../src/watch.js"
 import { sh, snapshotLayer, tempProject } from "./helpers.js"
 
 const onLinux = process.platform === "linux" && whyNoWatch(process.cwd(), {}) === undefined
@@ -164,6 +172,19 @@ describe.runIf(onLinux)("the work tree's watch", () => {
       write(root, "src/b.ts", "b2\n")
       assert.deepStrictEqual(paths(yield* watch.settle), ["src/b.ts"], "after the other one closed")
       watch.close()
+    })
+  })
+
+  it.live("watches nothing past its budget of folders (a share of the kernel's watches), and says unknown", () => {
+    const { root, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n", "src/c/d.ts": "d\n", "e/f.ts": "f\n" })
+    const watch = makeWatch(root, join(root, "..", "cookies"), 3)
+    return Effect.gen(function* () {
+      yield* watch.walk(target)
+      assert.strictEqual(watch.folders(), 0)
+      write(root, "a.txt", "a2\n")
+      assert.strictEqual((yield* watch.settle)._tag, "Unknown")
+      assert.isFalse(watch.wantsWalk(), "it does not try again")
+      assert.isAtMost(folderBudget(), MAX_FOLDERS)
     })
   })
 
