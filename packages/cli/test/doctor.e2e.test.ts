@@ -2,6 +2,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
+import { whyNoWatch } from "@lathe/snapshot"
 import { findOnPath } from "@lathe/tools"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { runLathe, sandbox } from "./helpers.js"
@@ -19,6 +20,20 @@ afterAll(() => new Promise<void>((resolve) => modelServer.close(() => resolve())
 
 // `lathe doctor` as a person runs it: the real CLI, the real git, ripgrep and bubblewrap of this machine.
 describe("lathe doctor", () => {
+  it("says whether snapshots use the folder watch, and why not", async () => {
+    const box = sandbox()
+    const on = await runLathe(["doctor"], { cwd: box.project, env: { ...box.env, ...modelEnv } })
+    const why = whyNoWatch(box.project, {})
+    if (why === undefined)
+      assert.match(on.stdout, /^ok {4}snapshot folder watch on: .* \(up to [\d,]+ folders watched\)$/m)
+    else assert.include(on.stdout, `snapshot folder watch off (${why})`)
+    const off = await runLathe(["doctor"], {
+      cwd: box.project,
+      env: { ...box.env, ...modelEnv, LATHE_SNAPSHOT_WATCH: "0" }
+    })
+    assert.match(off.stdout, /^ok {4}snapshot folder watch off \(LATHE_SNAPSHOT_WATCH=0\): every snapshot scans/m)
+  })
+
   it("reports node, git, ripgrep, the sandbox in use, the config files and trust", async () => {
     const box = sandbox()
     writeFileSync(join(box.project, "lathe.json"), JSON.stringify({ sandbox: "off" }))
