@@ -19,7 +19,8 @@ const lockFile = (gitDir: string) => `${gitDir}.lock`
 /** Left behind by a git process that was killed: harmless to remove once we hold the Lathe lock. */
 const gitLocks = ["index.lock", "lathe-checkout.index", "lathe-checkout.index.lock"]
 
-const alive = (pid: number): boolean => {
+/** Whether process `pid` runs on this host (one of another user counts). */
+export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true

@@ -42,6 +42,7 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { type GitTarget, git, runGit, splitNul } from "./git.js"
+import { alive } from "./lock.js"
 
 /** What changed in the work tree during one window. */
 export type WatchView =
@@ -167,7 +168,7 @@ export const makeWatch = (root: string, cookies: string, maxFolders = folderBudg
     const path = folder === "" ? name : `${folder}/${name}`
     if (watchers.has(path)) return lose(true)
     // A new folder (created or moved here): what it holds is not watched yet.
-    if (type === "rename" && !window?.has(path) && lstatKind(join(root, path)) === "folder") return lose(true)
+    if (type === "rename" && !window?.has(path) && isFolder(join(root, path))) return lose(true)
     if (window === undefined) return
     window.add(path)
     if (window.size > MAX_PATHS) window = undefined
@@ -338,21 +339,12 @@ const sweepCookies = (cookies: string) => {
   }
 }
 
-const alive = (pid: number): boolean => {
+/** Whether `path` is a folder now (not following a link). */
+const isFolder = (path: string): boolean => {
   try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
-const lstatKind = (path: string): "folder" | "other" | "gone" => {
-  try {
-    const info = lstatSync(path, { throwIfNoEntry: false })
-    return info === undefined ? "gone" : info.isDirectory() ? "folder" : "other"
+    return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true
   } catch {
-    return "gone"
+    return false
   }
 }
 

@@ -37,6 +37,16 @@ const write = (root: string, path: string, text: string) => {
 const appendFromShell = (root: string, path: string) =>
   execFileSync("sh", ["-c", 'printf "more\\n" >> "$1"', "sh", path], { cwd: root })
 
+/** A git that writes each call's arguments, one line each, to `calls` before it runs. */
+const loggedGit = (base: string) => {
+  const calls = join(base, "calls")
+  const wrapper = join(base, "git")
+  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
+  chmodSync(wrapper, 0o755)
+  writeFileSync(calls, "")
+  return { calls, wrapper }
+}
+
 const paths = (view: WatchView) => (view._tag === "Paths" ? [...view.paths].sort() : view._tag)
 
 /** A committed project, its watch (cookies beside the project) and a git target on the project's own repository. */
@@ -210,11 +220,7 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
     write(root, "src/b.ts", "b\n")
     sh(root, "add", "-A")
     sh(root, "commit", "-q", "-m", "first")
-    const calls = join(base, "calls")
-    const wrapper = join(base, "git")
-    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
-    chmodSync(wrapper, 0o755)
-    writeFileSync(calls, "")
+    const { calls, wrapper } = loggedGit(base)
     const scans = () =>
       readFileSync(calls, "utf8")
         .split("\n")
@@ -252,11 +258,7 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
     sh(root, "add", "-A")
     sh(root, "add", "-f", "build/keep.txt")
     sh(root, "commit", "-q", "-m", "first")
-    const calls = join(base, "calls")
-    const wrapper = join(base, "git")
-    writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
-    chmodSync(wrapper, 0o755)
-    writeFileSync(calls, "")
+    const { calls, wrapper } = loggedGit(base)
     const { layer } = snapshotLayer(project, {}, { binary: wrapper })
     /** What a full scan records: every file git does not ignore, through a throwaway index. */
     const fullScan = () => {
