@@ -6,6 +6,9 @@
  * for each stream dialect the servers speak (OpenAI's, Mistral's thinking parts, Groq's `reasoning`, DeepSeek's,
  * OpenRouter's comments), and for an error inside the stream, the stream parts are the same.
  */
+
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -133,6 +136,76 @@ describe("Lathe's Chat Completions client and the AI SDK's OpenAI-compatible pro
     assert.deepStrictEqual(ours?.body, theirs?.body)
     for (const header of ["authorization", "x-team", "x-step", "content-type"])
       assert.strictEqual(ours?.headers[header], theirs?.headers[header], header)
+  })
+
+  it("read a body that comes in pieces: events, lines and characters cut between reads", async () => {
+    // One reply as a server writes it: CRLF and LF line ends, a comment, an event of two data lines, text with
+    // characters of two to four bytes, a tool call in three chunks, usage, then [DONE].
+    const events = [
+      ": keep-alive\r\n\r\n",
+      `data: ${JSON.stringify({ id: "c1", model: "coder", created: 1, choices: [{ index: 0, delta: { role: "assistant", content: "Déjà vu 🙂, " } }] })}\r\n\r\n`,
+      `data: ${JSON.stringify({ id: "c1", choices: [{ index: 0, delta: { content: "naïve → ok" } }] })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "read", arguments: "" } }] } }] })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] } }] })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"é.txt"}' } }] } }] })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] })}\n\n`,
+      `data: ${JSON.stringify({ id: "c1", choices: [], usage: { prompt_tokens: 9, completion_tokens: 4 } })}\n\n`,
+      "data: [DONE]\n\n"
+    ]
+    const bytes = Buffer.from(events.join(""))
+    let piece = 0
+    const server = createServer((request, response) => {
+      request.resume()
+      request.on("end", async () => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.socket?.setNoDelay(true)
+        if (piece === 0) response.end(bytes)
+        else {
+          // Pieces of 1 to 3 bytes, each its own write after a turn of the event loop.
+          for (let at = 0; at < bytes.length; ) {
+            const size = 1 + (at % 3)
+            response.write(bytes.subarray(at, at + size))
+            at += size
+            await new Promise((resolve) => setTimeout(resolve, 0))
+          }
+          response.end()
+        }
+        piece++
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
+    try {
+      const whole = await partsOf(chatCompletionsModel(settingsOf(url), "coder"), call())
+      const cut = await partsOf(chatCompletionsModel(settingsOf(url), "coder"), call())
+      assert.deepStrictEqual(comparable(cut), comparable(whole))
+      const text = whole.flatMap((part) => (part.type === "text-delta" ? [part.delta] : [])).join("")
+      assert.strictEqual(text, "Déjà vu 🙂, naïve → ok")
+      const toolCall = whole.find((part) => part.type === "tool-call")
+      assert.deepStrictEqual(toolCall && { name: toolCall.toolName, input: toolCall.input }, {
+        name: "read",
+        input: '{"path":"é.txt"}'
+      })
+      assert.deepStrictEqual(
+        whole.map((part) => part.type),
+        [
+          "stream-start",
+          "response-metadata",
+          "text-start",
+          "text-delta",
+          "text-delta",
+          "tool-input-start",
+          "tool-input-delta",
+          "tool-input-delta",
+          "text-end",
+          "tool-input-end",
+          "tool-call",
+          "finish"
+        ]
+      )
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   const dialects: ReadonlyArray<ChatDialect> = ["openai", "groq", "deepseek", "mistral", "openrouter"]

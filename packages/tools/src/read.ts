@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs"
-import { open, readdir, readFile, stat } from "node:fs/promises"
+import { readFileSync, statSync } from "node:fs"
+import { open, readdir, readFile } from "node:fs/promises"
 import { basename, dirname, extname, join } from "node:path"
 import { type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
@@ -133,12 +133,16 @@ export const createReadTool = (state: ToolState, files?: HostFiles) =>
     execute: async (args, ctx) => {
       const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, args.filePath), "file")
       await ctx.ask({ permission: "read", patterns, metadata: { filepath: path, realPath: real } })
-      const info = await stat(real).catch(async (error: unknown) => {
-        if (errorCode(error) !== "ENOENT") throw error
-        const near = await suggestions(path)
-        const hint = near.length > 0 ? `\n\nDid you mean one of these?\n${near.join("\n")}` : ""
-        throw new Error(`File not found: ${path}${hint}`)
-      })
+      // One synchronous call (microseconds), as the read of a small file below: through the thread pool, it waited
+      // for the event loop's next turn, which a step's other work keeps busy.
+      const info = await Promise.resolve()
+        .then(() => statSync(real))
+        .catch(async (error: unknown) => {
+          if (errorCode(error) !== "ENOENT") throw error
+          const near = await suggestions(path)
+          const hint = near.length > 0 ? `\n\nDid you mean one of these?\n${near.join("\n")}` : ""
+          throw new Error(`File not found: ${path}${hint}`)
+        })
       if (info.isDirectory())
         throw new Error(`${label} is a directory, not a file. Use the list tool to see what it contains.`)
       // A small regular file is read whole; anything else (large, or not a regular file) is streamed.
