@@ -17,6 +17,7 @@ import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { directImportsPlugin } from "./direct-imports.mjs"
+import { memoizedPromptConversion } from "./prompt-memo.mjs"
 import { pureTopLevelSchemas } from "./pure-schemas.mjs"
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -313,9 +314,10 @@ const webStreamsOnFirstUse = {
           throw new Error(`${args.path}: expected one \`${from}\`; the package changed, update this patch`)
         const to = from.replace("extends TransformStream {", "extends __latheTransformStream {")
         const replaced = contents.replace(from, to)
-        // The AI SDK's module-level schemas nothing uses are dropped (this plugin loads that file: one loader each).
+        // The AI SDK's module-level schemas nothing uses are dropped, and its prompt conversion is kept per message
+        // (this plugin loads that file: one loader each).
         if (!AI_SDK_INDEX.test(args.path)) return { contents: TRANSFORM_STREAM_ON_FIRST_USE + replaced, loader: "js" }
-        const pure = pureTopLevelSchemas(replaced)
+        const pure = pureTopLevelSchemas(memoizedPromptConversion(replaced))
         if (pure.marked < 100)
           throw new Error(
             `${args.path}: only ${pure.marked} schema calls found to mark; update scripts/pure-schemas.mjs`

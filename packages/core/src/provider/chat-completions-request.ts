@@ -1,5 +1,7 @@
 import {
   type LanguageModelV4CallOptions,
+  type LanguageModelV4FunctionTool,
+  type LanguageModelV4Message,
   type LanguageModelV4Prompt,
   type SharedV4Warning,
   UnsupportedFunctionalityError
@@ -119,62 +121,182 @@ const argumentsOf = (input: unknown): string => {
   return JSON.stringify(input ?? {})
 }
 
-/** The prompt as Chat Completions messages (the AI SDK's OpenAI-compatible provider sends the same shapes). */
-const messagesOf = (prompt: LanguageModelV4Prompt, id: string): Array<Record<string, unknown>> => {
+/** One message of the prompt as Chat Completions messages (the AI SDK's OpenAI-compatible provider sends the same shapes). */
+const messageOf = (message: LanguageModelV4Message, id: string): Array<Record<string, unknown>> => {
   const messages: Array<Record<string, unknown>> = []
-  for (const message of prompt) {
-    if (message.role === "system") messages.push({ role: "system", content: message.content })
-    else if (message.role === "user") {
-      const [only] = message.content
-      if (message.content.length === 1 && only?.type === "text") messages.push({ role: "user", content: only.text })
-      else
-        messages.push({
-          role: "user",
-          content: message.content.map((part) =>
-            part.type === "text" ? { type: "text", text: part.text } : filePart(part)
-          )
-        })
-    } else if (message.role === "assistant") {
-      let text = ""
-      let reasoning = ""
-      const calls: Array<Record<string, unknown>> = []
-      for (const part of message.content) {
-        if (part.type === "text") text += part.text
-        else if (part.type === "reasoning") reasoning += part.text
-        else if (part.type === "tool-call") {
-          const options = part.providerOptions
-          const signature =
-            options?.[id]?.thoughtSignature ??
-            options?.[camelCase(id)]?.thoughtSignature ??
-            options?.google?.thoughtSignature
-          calls.push({
-            id: part.toolCallId,
-            type: "function",
-            function: { name: part.toolName, arguments: argumentsOf(part.input) },
-            ...(signature ? { extra_content: { google: { thought_signature: String(signature) } } } : {})
-          })
-        }
-      }
+  if (message.role === "system") messages.push({ role: "system", content: message.content })
+  else if (message.role === "user") {
+    const [only] = message.content
+    if (message.content.length === 1 && only?.type === "text") messages.push({ role: "user", content: only.text })
+    else
       messages.push({
-        role: "assistant",
-        content: calls.length > 0 ? text || null : text,
-        ...(reasoning.length > 0 ? { reasoning_content: reasoning } : {}),
-        ...(calls.length > 0 ? { tool_calls: calls } : {})
+        role: "user",
+        content: message.content.map((part) =>
+          part.type === "text" ? { type: "text", text: part.text } : filePart(part)
+        )
       })
-    } else
-      for (const part of message.content) {
-        if (part.type !== "tool-result") continue
-        const output = part.output
-        const content =
-          output.type === "text" || output.type === "error-text"
-            ? output.value
-            : output.type === "execution-denied"
-              ? (output.reason ?? "Tool call execution denied.")
-              : JSON.stringify(output.value)
-        messages.push({ role: "tool", tool_call_id: part.toolCallId, content })
+  } else if (message.role === "assistant") {
+    let text = ""
+    let reasoning = ""
+    const calls: Array<Record<string, unknown>> = []
+    for (const part of message.content) {
+      if (part.type === "text") text += part.text
+      else if (part.type === "reasoning") reasoning += part.text
+      else if (part.type === "tool-call") {
+        const options = part.providerOptions
+        const signature =
+          options?.[id]?.thoughtSignature ??
+          options?.[camelCase(id)]?.thoughtSignature ??
+          options?.google?.thoughtSignature
+        calls.push({
+          id: part.toolCallId,
+          type: "function",
+          function: { name: part.toolName, arguments: argumentsOf(part.input) },
+          ...(signature ? { extra_content: { google: { thought_signature: String(signature) } } } : {})
+        })
       }
-  }
+    }
+    messages.push({
+      role: "assistant",
+      content: calls.length > 0 ? text || null : text,
+      ...(reasoning.length > 0 ? { reasoning_content: reasoning } : {}),
+      ...(calls.length > 0 ? { tool_calls: calls } : {})
+    })
+  } else
+    for (const part of message.content) {
+      if (part.type !== "tool-result") continue
+      const output = part.output
+      const content =
+        output.type === "text" || output.type === "error-text"
+          ? output.value
+          : output.type === "execution-denied"
+            ? (output.reason ?? "Tool call execution denied.")
+            : JSON.stringify(output.value)
+      messages.push({ role: "tool", tool_call_id: part.toolCallId, content })
+    }
   return messages
+}
+
+/** A prompt message's Chat Completions messages for provider `id`, and their JSON (comma-separated) as UTF-8. */
+interface Converted {
+  readonly id: string
+  readonly messages: ReadonlyArray<Record<string, unknown>>
+  readonly json: Buffer
+}
+
+const converted = new WeakMap<LanguageModelV4Message, Converted>()
+
+/**
+ * The prompt as Chat Completions messages, and the JSON of each prompt message's (as UTF-8, empty for none). Each
+ * message's are kept for its object and used again while the same object comes back: in the CLI's bundle the AI SDK
+ * hands a step the same object for every message it had before (`scripts/prompt-memo.mjs`), so a step converts,
+ * serialises and encodes only its new messages instead of the whole history. A message object is never changed once
+ * it is in a prompt (the SDK's contract and this module's), so what is kept stays true.
+ */
+export const messagesOf = (
+  prompt: LanguageModelV4Prompt,
+  id: string
+): { readonly messages: Array<Record<string, unknown>>; readonly json: ReadonlyArray<Buffer> } => {
+  const messages: Array<Record<string, unknown>> = []
+  const json: Array<Buffer> = []
+  for (const message of prompt) {
+    let held = converted.get(message)
+    if (held === undefined || held.id !== id) {
+      const own = messageOf(message, id)
+      held = { id, messages: own, json: Buffer.from(own.map((item) => JSON.stringify(item)).join(","), "utf8") }
+      converted.set(message, held)
+    }
+    for (const item of held.messages) messages.push(item)
+    if (held.json.byteLength > 0) json.push(held.json)
+  }
+  return { messages, json }
+}
+
+/** A function tool as the request's `tools` entry, and that entry's JSON (as UTF-8). */
+interface ToolEntry {
+  readonly name: string
+  readonly description: string | undefined
+  readonly strict: boolean | undefined
+  readonly entry: Record<string, unknown>
+  readonly json: Buffer
+}
+
+const toolEntries = new WeakMap<object, ToolEntry>()
+
+/**
+ * `tool`'s entry in the request and its JSON, kept for its input schema object while its name, description and
+ * `strict` stay the same: Lathe hands the SDK the same schema object for a tool every step, so the tools' JSON (tens
+ * of kilobytes) is not written again each step.
+ */
+const toolOf = (tool: LanguageModelV4FunctionTool): ToolEntry => {
+  const schema: unknown = tool.inputSchema
+  const key = typeof schema === "object" && schema !== null ? schema : undefined
+  const held = key === undefined ? undefined : toolEntries.get(key)
+  if (held?.name === tool.name && held.description === tool.description && held.strict === tool.strict) return held
+  const entry = {
+    type: "function",
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.inputSchema,
+      ...(tool.strict === undefined ? {} : { strict: tool.strict })
+    }
+  }
+  const made = {
+    name: tool.name,
+    description: tool.description,
+    strict: tool.strict,
+    entry,
+    json: Buffer.from(JSON.stringify(entry), "utf8")
+  }
+  if (key !== undefined) toolEntries.set(key, made)
+  return made
+}
+
+const OPEN = Buffer.from("{")
+const CLOSE = Buffer.from("}")
+const COMMA = Buffer.from(",")
+const CLOSE_ARRAY = Buffer.from("]")
+
+/**
+ * The bytes of `JSON.stringify(body)` as UTF-8, with each array `arrays` names written from its pieces (one JSON value
+ * per element, from {@link messagesOf} and `toolOf`): the same bytes, without serialising and encoding the history
+ * and the tools again each step.
+ */
+export const bodyBytes = (
+  body: Readonly<Record<string, unknown>>,
+  arrays: ReadonlyMap<string, ReadonlyArray<Buffer>>
+): Buffer => {
+  const pieces: Array<Buffer> = [OPEN]
+  let plain: Array<[string, unknown]> = []
+  let first = true
+  const text = (value: string) => {
+    pieces.push(Buffer.from(`${first ? "" : ","}${value}`, "utf8"))
+    first = false
+  }
+  const flush = () => {
+    const inner = plain.length === 0 ? "" : JSON.stringify(Object.fromEntries(plain)).slice(1, -1)
+    plain = []
+    if (inner !== "") text(inner)
+  }
+  for (const entry of Object.entries(body)) {
+    const [key, value] = entry
+    const array = arrays.get(key)
+    if (array === undefined || value === undefined) {
+      plain.push(entry)
+      continue
+    }
+    flush()
+    text(`${JSON.stringify(key)}:[`)
+    array.forEach((piece, index) => {
+      if (index > 0) pieces.push(COMMA)
+      pieces.push(piece)
+    })
+    pieces.push(CLOSE_ARRAY)
+  }
+  flush()
+  pieces.push(CLOSE)
+  return Buffer.concat(pieces)
 }
 
 /** The request body of a call (without `stream`), and what it could not honour. */
@@ -182,7 +304,12 @@ export const bodyOf = (
   settings: ChatSettings,
   modelID: string,
   options: LanguageModelV4CallOptions
-): { body: Record<string, unknown>; warnings: Array<SharedV4Warning> } => {
+): {
+  body: Record<string, unknown>
+  /** The JSON of `body`'s arrays, piece by piece, for {@link bodyBytes}. */
+  arrays: ReadonlyMap<string, ReadonlyArray<Buffer>>
+  warnings: Array<SharedV4Warning>
+} => {
   const warnings: Array<SharedV4Warning> = []
   const names = ["openai-compatible", "openaiCompatible", settings.id, camelCase(settings.id)]
   const known: Record<string, unknown> = {}
@@ -195,20 +322,15 @@ export const bodyOf = (
   )
   if (options.topK !== undefined) warnings.push({ type: "unsupported", feature: "topK" })
   const tools: Array<Record<string, unknown>> = []
+  const toolsJson: Array<Buffer> = []
   for (const tool of options.tools ?? []) {
     if (tool.type !== "function") {
       warnings.push({ type: "unsupported", feature: `provider-defined tool ${tool.id}` })
       continue
     }
-    tools.push({
-      type: "function",
-      function: {
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.inputSchema,
-        ...(tool.strict === undefined ? {} : { strict: tool.strict })
-      }
-    })
+    const { entry, json } = toolOf(tool)
+    tools.push(entry)
+    toolsJson.push(json)
   }
   const choice = options.toolChoice
   const toolChoice =
@@ -230,6 +352,7 @@ export const bodyOf = (
       : options.reasoning !== undefined && options.reasoning !== "provider-default"
         ? options.reasoning
         : undefined
+  const messages = messagesOf(options.prompt, settings.id)
   const body: Record<string, unknown> = {
     model: modelID,
     user: known.user,
@@ -257,9 +380,16 @@ export const bodyOf = (
     ...own,
     ...(effort === undefined ? {} : { reasoning_effort: effort }),
     ...(known.textVerbosity === undefined ? {} : { verbosity: known.textVerbosity }),
-    messages: messagesOf(options.prompt, settings.id),
+    messages: messages.messages,
     tools: tools.length > 0 ? tools : undefined,
     tool_choice: toolChoice
   }
-  return { body, warnings }
+  return {
+    body,
+    arrays: new Map([
+      ["messages", messages.json],
+      ["tools", toolsJson]
+    ]),
+    warnings
+  }
 }

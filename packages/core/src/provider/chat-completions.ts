@@ -23,7 +23,7 @@ import type { ProviderSettings } from "./descriptor.js"
  * `{"error": …}` chunk inside the stream is an `error` part, as `toProviderError` expects.
  */
 
-import { bodyOf, type ChatSettings, camelCase, chatSettingsOf, record } from "./chat-completions-request.js"
+import { bodyBytes, bodyOf, type ChatSettings, camelCase, chatSettingsOf, record } from "./chat-completions-request.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // The response
@@ -42,10 +42,14 @@ const errorMessage = (body: string, fallback: string): string => {
 const isAbort = (error: unknown) =>
   error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")
 
-/** POSTs `body`; a refused connection or an HTTP error becomes an `APICallError`, as the AI SDK's providers throw. */
+/**
+ * POSTs `body` (as `json`, its JSON as UTF-8); a refused connection or an HTTP error becomes an `APICallError`, as the AI SDK's
+ * providers throw.
+ */
 const post = async (
   settings: ChatSettings,
   body: Record<string, unknown>,
+  json: Uint8Array,
   options: LanguageModelV4CallOptions
 ): Promise<Response> => {
   const callHeaders = Object.fromEntries(
@@ -56,7 +60,7 @@ const post = async (
     response = await settings.fetch(settings.url, {
       method: "POST",
       headers: { "content-type": "application/json", ...settings.headers, ...callHeaders },
-      body: JSON.stringify(body),
+      body: json,
       ...(options.abortSignal ? { signal: options.abortSignal } : {})
     })
   } catch (error) {
@@ -388,9 +392,9 @@ const streamOf = (
 export const chatCompletionsModel = (provider: ProviderSettings, modelID: string): LanguageModelV4 => {
   const settings = chatSettingsOf(provider)
   const doStream: LanguageModelV4["doStream"] = async (options) => {
-    const { body, warnings } = bodyOf(settings, modelID, options)
+    const { body, arrays, warnings } = bodyOf(settings, modelID, options)
     const sent = { ...body, stream: true, stream_options: { include_usage: true } }
-    const response = await post(settings, sent, options)
+    const response = await post(settings, sent, bodyBytes(sent, arrays), options)
     if (response.body === null)
       throw new APICallError({ message: "The server sent no body.", url: settings.url, requestBodyValues: sent })
     const stream = streamOf(response, settings.url, sent, metadataKeyOf(settings.id, options), warnings)

@@ -47,7 +47,9 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
         ? undefined
         : typeof body === "string"
           ? Buffer.from(body, "utf8")
-          : Buffer.from(body instanceof ArrayBuffer ? new Uint8Array(body) : body)
+          : body instanceof ArrayBuffer
+            ? Buffer.from(body)
+            : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
     if (bytes !== undefined) headers["content-length"] = String(bytes.byteLength)
     const options: RequestOptions = { method: init.method ?? "GET", headers, agent: agentFor(secure, http) }
     let settled = false
