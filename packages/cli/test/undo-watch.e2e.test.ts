@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type ScriptedReply, type ScriptedServer, startScriptedServer } from "@lathe/core/testing"
@@ -13,7 +14,7 @@ afterEach(async () => {
 })
 
 describe.runIf(process.platform === "linux")("lathe undo after a person edited files during the turn", () => {
-  it("undoes the turn's edits and keeps the person's, and the snapshots asked git about the changed files only", async () => {
+  it("undoes the turn's edits and keeps the person's, and the snapshots never scanned the whole tree for them", async () => {
     const box = sandbox()
     const at = (file: string) => join(box.project, file)
     writeFileSync(at("a.txt"), "v0\n")
@@ -46,10 +47,23 @@ describe.runIf(process.platform === "linux")("lathe undo after a person edited f
     const run = await runLathe(["run", "--format", "json", "--yes", "bump a.txt six times"], { cwd: box.project, env })
     assert.strictEqual(run.code, 0, run.stderr)
     assert.strictEqual(readFileSync(at("a.txt"), "utf8"), `v${edits}\n`)
-    // Some snapshot named the person's files to git: the watch had seen them.
-    const log = readFileSync(calls, "utf8")
-    assert.include(log, ":(top,literal)notes.md")
-    assert.include(log, ":(top,literal)src/main.ts")
+    // The watch saw the person's files: once the first step was recorded (its line counts, `diff-tree`), no snapshot
+    // scanned the whole tree; those of files the last tree has are written without git at all.
+    const log = readFileSync(calls, "utf8").split("\n")
+    const later = log.slice(log.findIndex((line) => line.includes(" diff-tree ")))
+    const scans = later.filter((line) => line.includes(" ls-files -z -t ") && !line.includes(":(top,literal)"))
+    assert.deepStrictEqual(scans, [])
+    // And yet the last step's tree (the second of the last `diff-tree`) holds the person's files as they saved them.
+    const shadow = /init --quiet --bare (\S+)/.exec(log.join("\n"))?.[1] as string
+    const last = later
+      .filter((line) => line.includes(" diff-tree "))
+      .at(-1)
+      ?.split(" ")
+      .at(-1) as string
+    const shown = (file: string) =>
+      execFileSync("git", ["--git-dir", shadow, "show", `${last}:${file}`], { encoding: "utf8" })
+    assert.strictEqual(shown("notes.md"), "the person's notes, edited during the turn\n")
+    assert.strictEqual(shown("src/main.ts"), "export const main = 2 // the person's change\n")
     // No step's patch names the person's files.
     const patched = run.events.flatMap((e) =>
       e.type === "part.updated" && e.part.type === "patch" ? [...e.part.files] : []

@@ -61,12 +61,12 @@ describe("the Chat Completions body from kept pieces", () => {
       { role: "system", content: "You are Lathe." },
       { role: "user", content: [{ type: "text", text: "read the files" }] }
     ]
-    const base = {
+    const base: Omit<LanguageModelV4CallOptions, "prompt"> = {
       tools: [read],
       toolChoice: { type: "auto" },
       temperature: 0.2,
       providerOptions: { "work-gateway": { top_k: 20, ["__proto__"]: { polluted: true } } }
-    } as const
+    }
     for (let n = 0; n < 12; n++) {
       const { ours, plain } = both({ ...base, prompt: history })
       assert.strictEqual(ours, plain, `step ${n}`)

@@ -53,7 +53,7 @@ export const hardenedTarget = (binary: string, cwd: string, global: ReadonlyArra
  * The environment of every call: core's hardened `gitEnv` (no `GIT_DIR`, `GIT_INDEX_FILE`… from ours), stable and
  * parseable messages, and no optional locks (no opportunistic index refresh).
  */
-const environment = (extra: Readonly<Record<string, string>> | undefined): Record<string, string> => ({
+export const environment = (extra: Readonly<Record<string, string>> | undefined): Record<string, string> => ({
   ...gitEnv(),
   LC_ALL: "C",
   LANGUAGE: "C",

@@ -7,6 +7,7 @@ import { changes, checkHash, fullDiff, lineCounts, unified } from "./diff.js"
 import { gcDue, prune } from "./gc.js"
 import { git, hardenedTarget, isTimeout, withHelper } from "./git.js"
 import { type LockOptions, withLock } from "./lock.js"
+import { makeObjectReader } from "./object-reader.js"
 import {
   describeShadow,
   dropIndex,
@@ -89,12 +90,16 @@ const make = (options: SnapshotGitOptions) =>
 
     const scope = yield* Effect.scope
     const lastSkipped = yield* Ref.make("")
-    const memo = treeMemo()
     const watch =
       (options.watch ?? true) && whyNoWatch(shadow.root, process.env) === undefined
         ? makeWatch(shadow.root, join(shadow.gitDir, "watch-cookies"))
         : undefined
     if (watch) yield* Effect.addFinalizer(() => Effect.sync(watch.close))
+    // With the watch, snapshots of files the last tree has are written without git; the tree's folders that are not
+    // loose objects are read through one long-lived `git cat-file --batch`, started when first needed.
+    const objects = watch ? makeObjectReader(shadow.target) : undefined
+    if (objects) yield* Effect.addFinalizer(() => Effect.sync(objects.close))
+    const memo = treeMemo(objects)
     /**
      * Watches the folders (again) once a scan has recorded the tree, off the snapshot's path; then, when folders were
      * added (the window after them is a scan), takes that scan at once, so that the next step's snapshot can use the

@@ -3,7 +3,9 @@ import { lstat } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { git, splitNul } from "./git.js"
+import type { ObjectReader } from "./object-reader.js"
 import type { Shadow } from "./shadow-repo.js"
+import { type KnownTree, knownTree, writeKnown } from "./tree-writer.js"
 import type { WorkTreeWatch } from "./watch.js"
 
 /** Size caps, in bytes. */
@@ -37,10 +39,27 @@ interface Candidate {
  */
 export interface TreeMemo {
   last: { readonly hash: string; readonly index: string; readonly skipped: ReadonlyArray<string> } | undefined
+  /**
+   * The last tree, its folders read as snapshots need them: a snapshot of paths the watch named is written from it
+   * without git when it can be (see `tree-writer.ts`).
+   */
+  known: KnownTree | undefined
+  /**
+   * Paths written from `known` since the shadow index last recorded them: the index still has what they were, so a
+   * scan that names paths to git names these too (a full scan finds them by their size and times).
+   */
+  readonly unindexed: Set<string>
+  /** Reads the tree's folders that are not loose objects (packed, or in the user's repository). */
+  reader: ObjectReader | undefined
 }
 
 /** A new, empty {@link TreeMemo} (one per shadow repository and process). */
-export const treeMemo = (): TreeMemo => ({ last: undefined })
+export const treeMemo = (reader?: ObjectReader): TreeMemo => ({
+  last: undefined,
+  known: undefined,
+  unindexed: new Set(),
+  reader
+})
 
 const indexStamp = (shadow: Shadow): string | undefined => {
   try {
@@ -107,11 +126,23 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
     return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
   // Whatever happens below, the next snapshot scans everything unless this one records its tree.
   memo.last = undefined
+  // The watch's paths against the last tree in memory: written without git when every one of them can be.
+  if (known && view?._tag === "Paths" && memo.known?.root === last.hash && memo.reader !== undefined) {
+    const [tree, reader] = [memo.known, memo.reader]
+    const hash = yield* Effect.promise(() =>
+      writeKnown(shadow, tree, reader, view.paths, limits).catch(() => undefined)
+    )
+    if (hash !== undefined) {
+      for (const path of view.paths) memo.unindexed.add(path)
+      memo.last = { ...last, hash }
+      return { _tag: "Tracked", hash, skipped: last.skipped } satisfies TrackResult
+    }
+  }
   // With the watch's paths, git looks at those alone: they are all that changed since the tree in `memo`. (Named on
   // the command line: long names past a few dozen KiB could pass the system's limit, and get the full scan.)
-  const named =
-    known && view?._tag === "Paths" && view.paths.reduce((sum, path) => sum + path.length + 16, 0) <= PATHS_BYTES
-  const only = named ? ["--", ...view.paths.map((path) => `:(top,literal)${path}`)] : []
+  const asked = view?._tag === "Paths" ? [...new Set([...view.paths, ...memo.unindexed])] : []
+  const named = known && view?._tag === "Paths" && asked.reduce((sum, path) => sum + path.length + 16, 0) <= PATHS_BYTES
+  const only = named ? ["--", ...asked.map((path) => `:(top,literal)${path}`)] : []
   const listing = yield* git(shadow.target, "track", {
     args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard", ...only],
     timeout: "5 minutes"
@@ -142,12 +173,16 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   }
   const dropped = large.filter((c) => c.tracked)
   // Files left out for their size are listed again by every full scan; a scan of a few paths lists only its own.
-  const looked = new Set(named ? view.paths : [])
+  const looked = new Set(named ? asked : [])
   const skipped =
     only.length === 0
       ? large.map((c) => c.path)
       : [...(last?.skipped ?? []).filter((path) => !looked.has(path)), ...large.map((c) => c.path)]
-  if (kept.length === 0 && dropped.length === 0 && known) {
+  // Whatever the scan named (or all of the work tree) is as the index says once the calls below are done; the tree in
+  // `memo` may not be (a path written from memory, then changed back to what the index has): `write-tree` decides.
+  const unindexed = memo.unindexed.size > 0
+  memo.unindexed.clear()
+  if (kept.length === 0 && dropped.length === 0 && known && !unindexed) {
     memo.last = { ...last, skipped }
     return { _tag: "Tracked", hash: last.hash, skipped } satisfies TrackResult
   }
@@ -175,5 +210,6 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
     .trim()
   const index = indexStamp(shadow)
   if (index !== undefined) memo.last = { hash, index, skipped }
+  if (memo.known?.root !== hash) memo.known = knownTree(hash)
   return { _tag: "Tracked", hash, skipped } satisfies TrackResult
 })
