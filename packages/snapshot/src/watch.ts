@@ -33,7 +33,7 @@ import {
   readFileSync,
   rmSync,
   statfsSync,
-  unlinkSync,
+  utimesSync,
   watch,
   writeFileSync
 } from "node:fs"
@@ -58,6 +58,9 @@ export const MAX_PATHS = 500
 
 /** Past this many folders the watch is not kept (each is a kernel watch and ~2.3 KiB of this process's memory). */
 export const MAX_FOLDERS = 10_000
+
+/** How many cookie files `settle` touches in turn. */
+const COOKIE_FILES = 8
 
 /** How long `settle` waits for its cookie before it gives up on the window. */
 const COOKIE_MS = 2_000
@@ -217,9 +220,6 @@ export const makeWatch = (root: string, cookies: string, maxFolders = folderBudg
         if (!resume) return
         waiting.delete(name)
         resume()
-        try {
-          unlinkSync(join(own, name))
-        } catch {}
       })
       cookieWatcher.on("error", dropCookies)
       return true
@@ -233,7 +233,10 @@ export const makeWatch = (root: string, cookies: string, maxFolders = folderBudg
       resume(Effect.succeed(UNKNOWN))
       return
     }
-    const name = `cookie-${process.pid}-${++cookieCount}`
+    // A few cookie files, used in turn and touched (their times set: one event, no file made or removed, which costs
+    // a file system's journal far more). A touch's event is read before the next touch, and the same file is touched
+    // again only COOKIE_FILES settles later: an event of an earlier touch is never taken for this one's.
+    const name = `cookie-${process.pid}-${cookieCount++ % COOKIE_FILES}`
     const timer = setTimeout(() => {
       if (!waiting.delete(name)) return
       dropCookies()
@@ -256,7 +259,14 @@ export const makeWatch = (root: string, cookies: string, maxFolders = folderBudg
       )
     })
     try {
-      writeFileSync(join(own, name), "")
+      const file = join(own, name)
+      const now = new Date()
+      try {
+        utimesSync(file, now, now)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+        writeFileSync(file, "")
+      }
     } catch {
       // The folder is gone (the shadow repository was re-created after a repair).
       waiting.delete(name)
