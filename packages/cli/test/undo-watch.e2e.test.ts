@@ -25,16 +25,18 @@ describe.runIf(process.platform === "linux")("lathe undo after a person edited f
     const bin = join(box.dir, "bin")
     mkdirSync(bin)
     const calls = join(box.dir, "git-calls")
-    writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$*" >> '${calls}'\nexec /usr/bin/git "$@"\n`)
+    writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$(date +%s%3N) $*" >> '${calls}'\nexec /usr/bin/git "$@"\n`)
     chmodSync(join(bin, "git"), 0o755)
 
     const edits = 6
+    let personAt = Number.POSITIVE_INFINITY
     server = await startScriptedServer((_request, index): ScriptedReply | undefined => {
       if (index > edits) return undefined
       if (index === edits) return { steps: [{ text: "Done." }] }
       // While the model "thinks" before its fourth answer, the person saves two files in their editor.
       if (index === 3)
         setTimeout(() => {
+          personAt = Date.now()
           writeFileSync(at("notes.md"), "the person's notes, edited during the turn\n")
           writeFileSync(at("src/main.ts"), "export const main = 2 // the person's change\n")
         }, 150)
@@ -47,15 +49,16 @@ describe.runIf(process.platform === "linux")("lathe undo after a person edited f
     const run = await runLathe(["run", "--format", "json", "--yes", "bump a.txt six times"], { cwd: box.project, env })
     assert.strictEqual(run.code, 0, run.stderr)
     assert.strictEqual(readFileSync(at("a.txt"), "utf8"), `v${edits}\n`)
-    // The watch saw the person's files: once the first step was recorded (its line counts, `diff-tree`), no snapshot
-    // scanned the whole tree; those of files the last tree has are written without git at all.
-    const log = readFileSync(calls, "utf8").split("\n")
-    const later = log.slice(log.findIndex((line) => line.includes(" diff-tree ")))
-    const scans = later.filter((line) => line.includes(" ls-files -z -t ") && !line.includes(":(top,literal)"))
+    // The watch saw the person's files: no snapshot after they saved them scanned the whole tree (those of files the
+    // last tree has are written without git at all).
+    const log = readFileSync(calls, "utf8").split("\n").filter(Boolean)
+    const since = log.filter((line) => Number(line.split(" ")[0]) >= personAt)
+    const scans = since.filter((line) => line.includes(" ls-files -z -t ") && !line.includes(":(top,literal)"))
+    assert.isAbove(since.length, 0, "git ran after the person's save (the steps' line counts)")
     assert.deepStrictEqual(scans, [])
     // And yet the last step's tree (the second of the last `diff-tree`) holds the person's files as they saved them.
     const shadow = /init --quiet --bare (\S+)/.exec(log.join("\n"))?.[1] as string
-    const last = later
+    const last = since
       .filter((line) => line.includes(" diff-tree "))
       .at(-1)
       ?.split(" ")

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from "node:crypto"
 import {
   existsSync,
   lstatSync,
@@ -12,7 +11,6 @@ import {
 } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import { deflateSync, inflateSync } from "node:zlib"
 import type { ObjectReader } from "./object-reader.js"
 import type { Shadow } from "./shadow-repo.js"
 
@@ -82,7 +80,7 @@ const parseTree = (raw: Buffer): Map<string, TreeEntry> | undefined => {
 const treeContent = async (objects: string, reader: ObjectReader, hash: string): Promise<Buffer | undefined> => {
   const file = join(objects, hash.slice(0, 2), hash.slice(2))
   if (existsSync(file)) {
-    const raw = inflateSync(readFileSync(file))
+    const raw = zlib().inflateSync(readFileSync(file))
     const nul = raw.indexOf(0)
     return raw.subarray(0, nul).toString("latin1") === `tree ${raw.length - nul - 1}`
       ? raw.subarray(nul + 1)
@@ -122,13 +120,20 @@ const byGitOrder = (a: readonly [string, TreeEntry], b: readonly [string, TreeEn
     Buffer.from(b[1].mode === FOLDER ? `${b[0]}/` : b[0], "utf8")
   )
 
+/**
+ * Node's `crypto` and `zlib`, loaded when a tree is first written without git (not while `lathe run` starts: a read
+ * session never needs them before its first request).
+ */
+const crypto = () => process.getBuiltinModule("node:crypto") as typeof import("node:crypto")
+const zlib = () => process.getBuiltinModule("node:zlib") as typeof import("node:zlib")
+
 /** Object folders (`objects/ab`) known to exist. */
 const folders = new Set<string>()
 
 /** Stores `body` as a loose object of `type` (unless it is there: then it is freshened, as git does) and returns its hash. */
 const storeObject = (objects: string, type: "blob" | "tree", body: Buffer): string => {
   const header = Buffer.from(`${type} ${body.length}\0`, "latin1")
-  const hash = createHash("sha1").update(header).update(body).digest("hex")
+  const hash = crypto().createHash("sha1").update(header).update(body).digest("hex")
   const folder = join(objects, hash.slice(0, 2))
   const file = join(folder, hash.slice(2))
   if (existsSync(file)) {
@@ -137,8 +142,8 @@ const storeObject = (objects: string, type: "blob" | "tree", body: Buffer): stri
     utimesSync(file, now, now)
     return hash
   }
-  const temporary = join(folder, `tmp_obj_${process.pid}_${randomBytes(6).toString("hex")}`)
-  const packed = deflateSync(Buffer.concat([header, body]), { level: 1 })
+  const temporary = join(folder, `tmp_obj_${process.pid}_${crypto().randomBytes(6).toString("hex")}`)
+  const packed = zlib().deflateSync(Buffer.concat([header, body]), { level: 1 })
   const make = () => {
     mkdirSync(folder, { recursive: true })
     folders.add(folder)
@@ -177,7 +182,8 @@ const lookAt = (root: string, path: string, maxFileSize: number): Found => {
   if (info === undefined) return "gone"
   if (info.isSymbolicLink()) return { mode: "120000", body: Buffer.from(readlinkSync(full, { encoding: "buffer" })) }
   if (!info.isFile() || info.size > maxFileSize) return "git"
-  return { mode: (info.mode & 0o111) !== 0 ? "100755" : "100644", body: readFileSync(full) }
+  // Git records a file as executable by its owner's execute bit alone.
+  return { mode: (info.mode & 0o100) !== 0 ? "100755" : "100644", body: readFileSync(full) }
 }
 
 /**

@@ -8,7 +8,8 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
-  statSync
+  statSync,
+  writeFileSync
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, relative } from "node:path"
@@ -37,6 +38,12 @@ export const tempProject = (kind: "git" | "plain") => {
   mkdirSync(root)
   if (kind === "git") sh(root, "init", "-q")
   return { base, root, data: join(base, "data"), home: join(base, "home") }
+}
+
+/** Writes `text` to `path` under `root`, making its folders. */
+export const write = (root: string, path: string, text: string) => {
+  mkdirSync(join(root, path, ".."), { recursive: true })
+  writeFileSync(join(root, path), text)
 }
 
 const sha1 = (text: string) => createHash("sha1").update(text).digest("hex")

@@ -5,30 +5,15 @@
  * rewrite a file's bytes is left to git.
  */
 import { execFileSync } from "node:child_process"
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync
-} from "node:fs"
+import { chmodSync, lstatSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
 import { Duration, Effect } from "effect"
 import { whyNoWatch } from "../src/watch.js"
-import { sh, snapshotLayer, tempProject } from "./helpers.js"
+import { sh, shadowDir, snapshotLayer, tempProject, write } from "./helpers.js"
 
 const onLinux = process.platform === "linux" && whyNoWatch(process.cwd(), {}) === undefined
-
-const write = (root: string, path: string, text: string) => {
-  mkdirSync(join(root, path, ".."), { recursive: true })
-  writeFileSync(join(root, path), text)
-}
 
 /** A committed project with `files`, a logging git for its snapshots, and what a full scan records. */
 const project = (files: Record<string, string>, config: Parameters<typeof snapshotLayer>[1] = {}) => {
@@ -61,10 +46,8 @@ const project = (files: Record<string, string>, config: Parameters<typeof snapsh
       .slice(from)
       .filter((line) => !line.endsWith("cat-file --batch"))
   /** Git on the project's shadow repository (where snapshots are stored). */
-  const shadowGit = (...args: Array<string>) => {
-    const [shadow] = readdirSync(join(p.data, "snapshot"))
-    return execFileSync("git", ["--git-dir", join(p.data, "snapshot", shadow as string), ...args], { encoding: "utf8" })
-  }
+  const shadowGit = (...args: Array<string>) =>
+    execFileSync("git", ["--git-dir", shadowDir(p), ...args], { encoding: "utf8" })
   return { root: p.root, layer, fullScan, count, callsSince, shadowGit }
 }
 
@@ -115,6 +98,8 @@ describe.runIf(onLinux)("snapshots written without git", () => {
           "memory"
         ],
         ["a file made executable", () => chmodSync(join(root, "run.sh"), 0o755), "memory"],
+        // Git looks at the owner's execute bit only.
+        ["a file executable by its group alone", () => chmodSync(join(root, "a.txt"), 0o654), "memory"],
         [
           "a symlink pointed elsewhere",
           () => {

@@ -24,14 +24,9 @@ import {
   type WorkTreeWatch,
   whyNoWatch
 } from "../src/watch.js"
-import { sh, snapshotLayer, tempProject } from "./helpers.js"
+import { sh, snapshotLayer, tempProject, write } from "./helpers.js"
 
 const onLinux = process.platform === "linux" && whyNoWatch(process.cwd(), {}) === undefined
-
-const write = (root: string, path: string, text: string) => {
-  mkdirSync(join(root, path, ".."), { recursive: true })
-  writeFileSync(join(root, path), text)
-}
 
 /** A change made by another process, as an editor or a build would make it. */
 const appendFromShell = (root: string, path: string) =>

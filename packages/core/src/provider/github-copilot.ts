@@ -205,7 +205,15 @@ const copilotFetch = (settings: ProviderSettings): typeof fetch => {
       url = credential.endpoint + url.slice(DEFAULT_API.length)
     let parsed: unknown
     try {
-      parsed = typeof init?.body === "string" ? JSON.parse(init.body) : undefined
+      // Lathe's Chat Completions client sends its body as UTF-8 bytes (see `bodyBytes`); a string from elsewhere.
+      const body = init?.body
+      const text =
+        typeof body === "string"
+          ? body
+          : body instanceof Uint8Array
+            ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8")
+            : undefined
+      parsed = text === undefined ? undefined : JSON.parse(text)
     } catch {}
     const headers = {
       ...headerRecord(init?.headers),
