@@ -24,6 +24,9 @@
  * an edit step's snapshot). `--node-flag <flag>` (repeatable) starts Lathe's node with it, e.g.
  * `--node-flag=--max-semi-space-size=8` to see what a smaller young generation does to RSS and step cost.
  * `--tree <n>`: n more files in the repository (in folders of 100), to see what a project's size costs a step.
+ * `--rounds <n>`: each size n times (base, Lathe and the baseline loop alternated in each round); the target lines
+ * then give the median of the rounds' ratios and each round's (one session's late window swings by ±0.5 ms on this
+ * machine: a figure near its target needs several).
  * Each build first runs a 2-step session that is not reported, so every measured run starts with a warm code cache.
  * Linux only (it reads `/proc`).
  */
@@ -49,10 +52,12 @@ const { values: flags } = parseArgs({
     "node-flag": { type: "string", multiple: true },
     latency: { type: "string" },
     tree: { type: "string" },
+    rounds: { type: "string" },
     build: { type: "boolean" },
     source: { type: "boolean" }
   }
 })
+const rounds = Math.max(1, Number(flags.rounds ?? 1))
 const stepCounts = (flags.steps ?? ["20", "200", "500"]).flatMap((s) => s.split(",")).map(Number)
 const kinds = (flags.kind ?? [...KINDS]).flatMap((k) => k.split(",")) as Array<Kind>
 for (const kind of kinds) if (!KINDS.includes(kind)) throw new Error(`--kind: one of ${KINDS.join(", ")}`)
@@ -343,26 +348,35 @@ const baselineRun = async (file: string, last: unknown, kind: Kind, steps: numbe
  * The targets: RSS at 200 steps within 40 MiB of 20 steps, gap p50 of steps 151–200 and of steps 451–500 within 2×
  * the baseline's, under 256 MiB at 500 steps.
  */
-const targets = (kind: Kind, runs: ReadonlyMap<number, { lathe: Figures; baseline: Figures }>) => {
+type Round = { readonly lathe: Figures; readonly baseline: Figures }
+
+/** The median of the rounds' values, then each round's when there are several. */
+const overRounds = (values: ReadonlyArray<number>, digits: number) =>
+  values.length === 1
+    ? (values[0] ?? Number.NaN).toFixed(digits)
+    : `${p50(values).toFixed(digits)} (median of ${values.length} rounds: ${values.map((v) => v.toFixed(digits)).join(", ")})`
+
+const targets = (kind: Kind, runs: ReadonlyMap<number, ReadonlyArray<Round>>) => {
   const at20 = runs.get(20)
   const at200 = runs.get(200)
   const at500 = runs.get(500)
   const lines: Array<string> = []
   if (at20 && at200) {
-    const grown = (at200.lathe.rssKiB - at20.lathe.rssKiB) / 1024
-    lines.push(`peak RSS 200 − 20 steps: ${grown.toFixed(1)} MiB (target ≤ 40)`)
+    const rss = (rounds: ReadonlyArray<Round>) => p50(rounds.map((r) => r.lathe.rssKiB))
+    lines.push(`peak RSS 200 − 20 steps: ${((rss(at200) - rss(at20)) / 1024).toFixed(1)} MiB (target ≤ 40)`)
   }
-  if (at200) {
-    const window = (f: Figures) => p50(f.gaps.slice(149, 199))
-    const ratio = window(at200.lathe) / window(at200.baseline)
-    lines.push(`gap p50 steps 151–200: ${ratio.toFixed(2)}× the baseline's (target ≤ 2)`)
+  const ratios = (rounds: ReadonlyArray<Round>, from: number) => {
+    const window = (f: Figures) => p50(f.gaps.slice(from, from + 50))
+    return rounds.map((r) => window(r.lathe) / window(r.baseline))
   }
+  if (at200) lines.push(`gap p50 steps 151–200: ${overRounds(ratios(at200, 149), 2)}× the baseline's (target ≤ 2)`)
   if (at500) {
-    lines.push(`peak RSS at 500 steps: ${(at500.lathe.rssKiB / 1024).toFixed(1)} MiB (target < 256)`)
-    const late = (f: Figures) => p50(f.gaps.slice(449, 499))
-    lines.push(
-      `gap p50 steps 451–500: ${(late(at500.lathe) / late(at500.baseline)).toFixed(2)}× the baseline's (target ≤ 2)`
+    const rss = overRounds(
+      at500.map((r) => r.lathe.rssKiB / 1024),
+      1
     )
+    lines.push(`peak RSS at 500 steps: ${rss} MiB (target < 256)`)
+    lines.push(`gap p50 steps 451–500: ${overRounds(ratios(at500, 449), 2)}× the baseline's (target ≤ 2)`)
   }
   if (lines.length > 0) console.log(`\n${kind} targets: ${lines.join("; ")}`)
 }
@@ -380,17 +394,22 @@ const main = async () => {
   // is warm too (a cold first run pays ~35 MiB more peak RSS and shows as negative growth from 20 to 200 steps).
   for (const args of [...(base ? [[base]] : []), run.args]) await latheRun(args, "read", 2)
   for (const kind of kinds) {
-    const runs = new Map<number, { lathe: Figures; baseline: Figures }>()
+    const runs = new Map<number, Array<Round>>()
     for (const steps of stepCounts) {
-      const started = performance.now()
-      const baseFigures = base ? await latheRun([base], kind, steps) : undefined
-      const latheFigures = await latheRun(run.args, kind, steps)
-      const baselineFigures = await baselineRun(baselineFile, latheFigures.last, kind, steps)
-      runs.set(steps, { lathe: latheFigures, baseline: baselineFigures })
-      console.log(`\n${kind}, ${steps} steps (${((performance.now() - started) / 1000).toFixed(0)} s)`)
-      if (baseFigures) report("base", baseFigures)
-      report("lathe", latheFigures)
-      report("baseline", baselineFigures)
+      const done: Array<Round> = []
+      for (let round = 1; round <= rounds; round++) {
+        const started = performance.now()
+        const baseFigures = base ? await latheRun([base], kind, steps) : undefined
+        const latheFigures = await latheRun(run.args, kind, steps)
+        const baselineFigures = await baselineRun(baselineFile, latheFigures.last, kind, steps)
+        done.push({ lathe: latheFigures, baseline: baselineFigures })
+        const which = rounds > 1 ? `, round ${round} of ${rounds}` : ""
+        console.log(`\n${kind}, ${steps} steps${which} (${((performance.now() - started) / 1000).toFixed(0)} s)`)
+        if (baseFigures) report("base", baseFigures)
+        report("lathe", latheFigures)
+        report("baseline", baselineFigures)
+      }
+      runs.set(steps, done)
     }
     targets(kind, runs)
   }
