@@ -24,8 +24,8 @@ import type { Shadow } from "./shadow-repo.js"
  * It vouches only for what it can write exactly as git would: files the tree has (a regular file, executable or not,
  * or a symlink) that are now one of those again, or gone. Anything else gives `undefined` and the snapshot goes
  * through git, which also knows the ignore rules: a file the tree does not have, a folder where a file was, a nested
- * repository, a file over `maxFileSize`, more bytes than `maxSnapshotSize`, a folder whose object cannot be read, a
- * name that is not UTF-8. Never used where an attributes file could change what git stores (a
+ * repository, a path through a symlink or a folder that is gone, a file over `maxFileSize`, more bytes than
+ * `maxSnapshotSize`, a folder whose object cannot be read, a name that is not UTF-8. Never used where an attributes file could change what git stores (a
  * `text`, `eol`, `ident` or `working-tree-encoding` attribute rewrites a file's bytes on the way in): a
  * `.gitattributes` in any folder on the path (in the work tree or the tree), the shadow's `info/attributes`, the
  * person's global one.
@@ -176,7 +176,21 @@ const treeBody = (entries: Map<string, TreeEntry>): Buffer =>
 /** What a changed path is now, for the tree: a blob to store, gone, or something only git can record. */
 type Found = { readonly mode: string; readonly body: Buffer } | "gone" | "git"
 
-const lookAt = (root: string, path: string, maxFileSize: number): Found => {
+/**
+ * What `path` is now. Every folder above it must be a real folder (not a symlink): git never looks beyond a symlink
+ * (a repository's link could point anywhere on the machine), so a path through one is left to git. `folders` keeps
+ * the folders already checked in this snapshot.
+ */
+const lookAt = (root: string, path: string, maxFileSize: number, folders: Map<string, boolean>): Found => {
+  for (let at = path.lastIndexOf("/"); at > 0; at = path.lastIndexOf("/", at - 1)) {
+    const folder = path.slice(0, at)
+    let real = folders.get(folder)
+    if (real === undefined) {
+      real = lstatSync(join(root, folder), { throwIfNoEntry: false })?.isDirectory() === true
+      folders.set(folder, real)
+    }
+    if (!real) return "git"
+  }
   const full = join(root, path)
   const info = lstatSync(full, { throwIfNoEntry: false })
   if (info === undefined) return "gone"
@@ -216,6 +230,7 @@ export const writeKnown = async (
     }
   }
   const changes: Array<{ folder: string; name: string; found: Exclude<Found, "git"> }> = []
+  const real = new Map<string, boolean>()
   let bytes = 0
   for (const path of paths) {
     const slash = path.lastIndexOf("/")
@@ -223,7 +238,7 @@ export const writeKnown = async (
     const name = path.slice(slash + 1)
     if (name === ".gitattributes" || (await attributed(folder))) return undefined
     const had = (await folderOf(known, objects, reader, folder))?.get(name)
-    const found = lookAt(shadow.root, path, limits.maxFileSize)
+    const found = lookAt(shadow.root, path, limits.maxFileSize, real)
     // A path the tree never had and that is not there: nothing to record (a file made and removed in between).
     if (had === undefined && found === "gone") continue
     if (had === undefined || !BLOBS.has(had.mode) || found === "git") return undefined

@@ -10,6 +10,10 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
 import { Duration, Effect } from "effect"
+import { hardenedTarget } from "../src/git.js"
+import { makeObjectReader } from "../src/object-reader.js"
+import type { Shadow } from "../src/shadow-repo.js"
+import { knownTree, writeKnown } from "../src/tree-writer.js"
 import { whyNoWatch } from "../src/watch.js"
 import { sh, shadowDir, snapshotLayer, tempProject, write } from "./helpers.js"
 
@@ -190,5 +194,36 @@ describe.runIf(onLinux)("snapshots written without git", () => {
       assert.strictEqual(hash, fullScan())
       assert.isAbove(callsSince(from).length, 0, "git wrote it")
     }).pipe(Effect.provide(layer))
+  })
+
+  it.live("never reads a file through a folder that became a symlink: that is left to git", () => {
+    const p = tempProject("git")
+    write(p.root, "a.txt", "a\n")
+    write(p.root, "src/x.ts", "x\n")
+    sh(p.root, "add", "-A")
+    sh(p.root, "commit", "-q", "-m", "first")
+    const { layer } = snapshotLayer(p)
+    return Effect.gen(function* () {
+      const first = (yield* (yield* Snapshot).track) as string
+      // Between the watch's window and the write, `src` becomes a link to a folder outside the project.
+      const outside = join(p.base, "outside")
+      write(outside, "x.ts", "someone else's file\n")
+      rmSync(join(p.root, "src"), { recursive: true })
+      symlinkSync(outside, join(p.root, "src"))
+      write(p.root, "a.txt", "a2\n")
+      const shadow = { root: p.root, gitDir: shadowDir(p) } as Shadow
+      const reader = makeObjectReader(hardenedTarget("git", p.root, ["--git-dir", shadowDir(p)]))
+      yield* Effect.addFinalizer(() => Effect.sync(reader.close))
+      const limits = { maxFileSize: 1_000_000, maxSnapshotSize: 1_000_000 }
+      const through = yield* Effect.promise(() => writeKnown(shadow, knownTree(first), reader, ["src/x.ts"], limits))
+      assert.isUndefined(through, "a path through a symlink goes to git")
+      const known = knownTree(first)
+      const hash = yield* Effect.promise(() => writeKnown(shadow, known, reader, ["a.txt"], limits))
+      assert.isString(hash, "a file beside it is written")
+      assert.strictEqual(
+        execFileSync("git", ["--git-dir", shadowDir(p), "show", `${hash}:a.txt`], { encoding: "utf8" }),
+        "a2\n"
+      )
+    }).pipe(Effect.provide(layer), Effect.scoped)
   })
 })
