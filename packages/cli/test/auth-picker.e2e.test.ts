@@ -77,6 +77,8 @@ describe("lathe auth login without a provider (end to end)", () => {
       closers.push(models.close)
       const { term, file } = atTerminal(models.url)
       await term.waitFor("Sign in to which provider?", 20_000)
+      // The list drawn to its last line ("… more") before it is read: on a loaded machine the title comes first.
+      await term.waitFor("more", 20_000)
       // Popular first: Anthropic, OpenAI, then the account sign-ins.
       const rows = term.screen().split("\n")
       const at = (text: string) => rows.findIndex((row) => row.includes(text))

@@ -25,7 +25,7 @@ import type { Shadow } from "./shadow-repo.js"
  * or a symlink) that are now one of those again, or gone. Anything else gives `undefined` and the snapshot goes
  * through git, which also knows the ignore rules: a file the tree does not have, a folder where a file was, a nested
  * repository, a path through a symlink or a folder that is gone, a file over `maxFileSize`, more bytes than
- * `maxSnapshotSize`, a folder whose object cannot be read, a name that is not UTF-8. Never used where an attributes file could change what git stores (a
+ * `maxSnapshotSize` or than 64 MiB (git streams them; this holds them in memory), a folder whose object cannot be read, a name that is not UTF-8. Never used where an attributes file could change what git stores (a
  * `text`, `eol`, `ident` or `working-tree-encoding` attribute rewrites a file's bytes on the way in): a
  * `.gitattributes` in any folder on the path (in the work tree or the tree), the shadow's `info/attributes`, the
  * person's global one.
@@ -46,6 +46,9 @@ interface TreeEntry {
   /** The object's SHA-1, 40 hex digits. */
   readonly hash: string
 }
+
+/** At most this many bytes of files are held to be written in one snapshot; more, and git writes it. */
+const IN_MEMORY_BYTES = 64 * 1024 * 1024
 
 const FOLDER = "40000"
 const BLOBS = new Set(["100644", "100755", "120000"])
@@ -195,7 +198,7 @@ const lookAt = (root: string, path: string, maxFileSize: number, folders: Map<st
   const info = lstatSync(full, { throwIfNoEntry: false })
   if (info === undefined) return "gone"
   if (info.isSymbolicLink()) return { mode: "120000", body: Buffer.from(readlinkSync(full, { encoding: "buffer" })) }
-  if (!info.isFile() || info.size > maxFileSize) return "git"
+  if (!info.isFile() || info.size > Math.min(maxFileSize, IN_MEMORY_BYTES)) return "git"
   // Git records a file as executable by its owner's execute bit alone.
   return { mode: (info.mode & 0o100) !== 0 ? "100755" : "100644", body: readFileSync(full) }
 }
@@ -243,9 +246,10 @@ export const writeKnown = async (
     if (had === undefined && found === "gone") continue
     if (had === undefined || !BLOBS.has(had.mode) || found === "git") return undefined
     if (found !== "gone") bytes += found.body.length
+    // Git streams what it stores; this holds the files in memory until they are written.
+    if (bytes > Math.min(limits.maxSnapshotSize, IN_MEMORY_BYTES)) return undefined
     changes.push({ folder, name, found })
   }
-  if (bytes > limits.maxSnapshotSize) return undefined
   // Copies of the folders that change, written below from the deepest up.
   const touched = new Map<string, Map<string, TreeEntry>>()
   const copyOf = (folder: string) => {
