@@ -50,7 +50,7 @@ export interface TreeMemo {
    */
   readonly unindexed: Set<string>
   /** Reads the tree's folders that are not loose objects (packed, or in the user's repository). */
-  reader: ObjectReader | undefined
+  readonly reader: ObjectReader | undefined
 }
 
 /** A new, empty {@link TreeMemo} (one per shadow repository and process). */

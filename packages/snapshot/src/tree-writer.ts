@@ -116,12 +116,9 @@ const folderOf = async (
   return entries
 }
 
-/** Git's order of a tree's entries: by name as bytes, a folder's name as if it ended in `/`. */
-const byGitOrder = (a: readonly [string, TreeEntry], b: readonly [string, TreeEntry]): number =>
-  Buffer.compare(
-    Buffer.from(a[1].mode === FOLDER ? `${a[0]}/` : a[0], "utf8"),
-    Buffer.from(b[1].mode === FOLDER ? `${b[0]}/` : b[0], "utf8")
-  )
+/** An entry's key in git's order of a tree: its name as bytes, a folder's name as if it ended in `/`. */
+const orderKey = (name: string, entry: TreeEntry): Buffer =>
+  Buffer.from(entry.mode === FOLDER ? `${name}/` : name, "utf8")
 
 /**
  * Node's `crypto` and `zlib`, loaded when a tree is first written without git (not while `lathe run` starts: a read
@@ -169,11 +166,13 @@ const storeObject = (objects: string, type: "blob" | "tree", body: Buffer): stri
   return hash
 }
 
+/** A tree object's content: its entries in git's order (each key made once, not at every comparison). */
 const treeBody = (entries: Map<string, TreeEntry>): Buffer =>
   Buffer.concat(
     [...entries]
-      .sort(byGitOrder)
-      .flatMap(([name, entry]) => [Buffer.from(`${entry.mode} ${name}\0`, "utf8"), Buffer.from(entry.hash, "hex")])
+      .map(([name, entry]) => ({ name, entry, key: orderKey(name, entry) }))
+      .sort((a, b) => Buffer.compare(a.key, b.key))
+      .flatMap(({ name, entry }) => [Buffer.from(`${entry.mode} ${name}\0`, "utf8"), Buffer.from(entry.hash, "hex")])
   )
 
 /** What a changed path is now, for the tree: a blob to store, gone, or something only git can record. */

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import {
+  chmodSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -38,6 +39,16 @@ export const tempProject = (kind: "git" | "plain") => {
   mkdirSync(root)
   if (kind === "git") sh(root, "init", "-q")
   return { base, root, data: join(base, "data"), home: join(base, "home") }
+}
+
+/** A git that writes each call's arguments, one line each, to `calls` before it runs (`base`: where both live). */
+export const loggedGit = (base: string) => {
+  const calls = join(base, "calls")
+  const wrapper = join(base, "git")
+  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
+  chmodSync(wrapper, 0o755)
+  writeFileSync(calls, "")
+  return { calls, wrapper }
 }
 
 /** Writes `text` to `path` under `root`, making its folders. */

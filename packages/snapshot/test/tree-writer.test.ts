@@ -5,7 +5,7 @@
  * rewrite a file's bytes is left to git.
  */
 import { execFileSync } from "node:child_process"
-import { chmodSync, lstatSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs"
+import { chmodSync, lstatSync, readFileSync, rmSync, symlinkSync, unlinkSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Snapshot } from "@lathe/core"
@@ -15,7 +15,7 @@ import { makeObjectReader } from "../src/object-reader.js"
 import type { Shadow } from "../src/shadow-repo.js"
 import { knownTree, writeKnown } from "../src/tree-writer.js"
 import { whyNoWatch } from "../src/watch.js"
-import { sh, shadowDir, snapshotLayer, tempProject, write } from "./helpers.js"
+import { loggedGit, sh, shadowDir, snapshotLayer, tempProject, write } from "./helpers.js"
 
 const onLinux = process.platform === "linux" && whyNoWatch(process.cwd(), {}) === undefined
 
@@ -25,11 +25,7 @@ const project = (files: Record<string, string>, config: Parameters<typeof snapsh
   for (const [path, text] of Object.entries(files)) write(p.root, path, text)
   sh(p.root, "add", "-A")
   sh(p.root, "commit", "-q", "-m", "first")
-  const calls = join(p.base, "calls")
-  const wrapper = join(p.base, "git")
-  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
-  chmodSync(wrapper, 0o755)
-  writeFileSync(calls, "")
+  const { calls, wrapper } = loggedGit(p.base)
   const { layer } = snapshotLayer(p, config, { binary: wrapper })
   /** What a full scan records: every file git does not ignore (but files over `maxFileSize`), in a throwaway index. */
   const fullScan = (maxFileSize = Number.POSITIVE_INFINITY) => {

@@ -1,14 +1,5 @@
 import { execFileSync } from "node:child_process"
-import {
-  appendFileSync,
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync
-} from "node:fs"
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -24,23 +15,13 @@ import {
   type WorkTreeWatch,
   whyNoWatch
 } from "../src/watch.js"
-import { sh, snapshotLayer, tempProject, write } from "./helpers.js"
+import { loggedGit, sh, snapshotLayer, tempProject, write } from "./helpers.js"
 
 const onLinux = process.platform === "linux" && whyNoWatch(process.cwd(), {}) === undefined
 
 /** A change made by another process, as an editor or a build would make it. */
 const appendFromShell = (root: string, path: string) =>
   execFileSync("sh", ["-c", 'printf "more\\n" >> "$1"', "sh", path], { cwd: root })
-
-/** A git that writes each call's arguments, one line each, to `calls` before it runs. */
-const loggedGit = (base: string) => {
-  const calls = join(base, "calls")
-  const wrapper = join(base, "git")
-  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${calls}'\nexec git "$@"\n`)
-  chmodSync(wrapper, 0o755)
-  writeFileSync(calls, "")
-  return { calls, wrapper }
-}
 
 const paths = (view: WatchView) => (view._tag === "Paths" ? [...view.paths].sort() : view._tag)
 
