@@ -1,4 +1,5 @@
-import { stat, unlink } from "node:fs/promises"
+import { type Stats, statSync } from "node:fs"
+import { unlink } from "node:fs/promises"
 import { type HostCallSite, type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
@@ -80,9 +81,14 @@ interface Change extends Located {
 }
 
 const load = async (real: string, files: HostFiles | undefined, at: HostCallSite): Promise<string | undefined> => {
-  const info = await stat(real).catch(() => undefined)
+  let info: Stats | undefined
+  try {
+    info = statSync(real)
+  } catch {
+    // nothing readable there: the patch adds the file
+  }
   if (info?.isDirectory()) throw new Error(`${real} is a directory, not a file.`)
-  return info ? readText(files, real, at) : undefined
+  return info ? readText(files, real, at, info) : undefined
 }
 
 /**
@@ -166,7 +172,7 @@ export const createApplyPatchTool = (state: ToolState, textFiles?: HostFiles) =>
         throw new Error(`Applying the patch failed (${reason}). Every file was restored to its state before the patch.`)
       }
       for (const change of changes)
-        if (change.after !== undefined) state.recordRead(ctx.sessionID, change.real, await stat(change.real))
+        if (change.after !== undefined) state.recordRead(ctx.sessionID, change.real, statSync(change.real))
       const summary = changes
         .map((c) => `${c.status} ${c.label}${c.overwrote ? " (overwrote the existing file)" : ""}`)
         .join("\n")

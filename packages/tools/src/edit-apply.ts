@@ -1,10 +1,10 @@
-import { stat } from "node:fs/promises"
+import { statSync } from "node:fs"
 import type { HostFiles, ToolContext, ToolResult } from "@lathe/plugin"
 import { applyReplacements, findMatches, type MatcherName, type NearCandidate } from "./edit-match.js"
-import { checkProtected, errorCode, locate, resolvePath } from "./paths.js"
+import { checkProtected, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, formatText, normaliseNewlines, parseText, unifiedDiff } from "./text-file.js"
-import { readText, writeText } from "./text-io.js"
+import { readText, statIfThere, writeText } from "./text-io.js"
 
 /** One replacement, as `edit` and each item of `multiedit` take it. */
 export interface EditSpec {
@@ -87,12 +87,9 @@ export const editFile = async (
 ): Promise<EditFileResult> => {
   const at = { sessionID: ctx.sessionID, callID: ctx.callID }
   const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, filePath), "file")
-  const info = await stat(real).catch((error: unknown) => {
-    if (errorCode(error) === "ENOENT") return undefined
-    throw error
-  })
+  const info = statIfThere(real)
   if (info?.isDirectory()) throw new Error(`${label} is a directory, not a file. Give the path of a file to edit.`)
-  const raw = info ? await readText(files, real, at) : undefined
+  const raw = info ? await readText(files, real, at, info) : undefined
   const format = parseText(raw ?? "")
   let text = format.text
   let startLine = Number.POSITIVE_INFINITY
@@ -148,7 +145,7 @@ export const editFile = async (
   await ctx.ask({ permission: "edit", patterns, metadata: { filepath: path, realPath: real, diff } })
   await checkProtected(ctx, path, real, { filepath: path, diff })
   await writeText(files, real, content, at)
-  const written = await stat(real)
+  const written = statSync(real)
   state.recordRead(ctx.sessionID, real, written)
   const stats = diffStats(diff)
   const range = startLine === endLine ? `line ${startLine}` : `lines ${startLine}-${endLine}`

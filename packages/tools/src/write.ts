@@ -1,11 +1,11 @@
-import { stat } from "node:fs/promises"
+import { statSync } from "node:fs"
 import { type HostFiles, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
-import { checkProtected, errorCode, locate, resolvePath } from "./paths.js"
+import { checkProtected, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, unifiedDiff } from "./text-file.js"
-import { readText, writeText } from "./text-io.js"
+import { readText, statIfThere, writeText } from "./text-io.js"
 
 /** `write` arguments. */
 export const WriteInput = z.object({
@@ -29,10 +29,7 @@ export const createWriteTool = (state: ToolState, files?: HostFiles) =>
     paths: (args) => [args.filePath],
     execute: async (args, ctx) => {
       const { path, label, real, patterns } = await locate(ctx, resolvePath(ctx, args.filePath), "file")
-      const info = await stat(real).catch((error: unknown) => {
-        if (errorCode(error) === "ENOENT") return undefined
-        throw error
-      })
+      const info = statIfThere(real)
       if (info?.isDirectory()) throw new Error(`${label} is a directory; give the path of a file to write.`)
       if (info) {
         const seen = state.lastRead(ctx.sessionID, real)
@@ -48,12 +45,12 @@ export const createWriteTool = (state: ToolState, files?: HostFiles) =>
           )
       }
       const at = { sessionID: ctx.sessionID, callID: ctx.callID }
-      const before = info ? await readText(files, real, at) : ""
+      const before = info ? await readText(files, real, at, info) : ""
       const diff = unifiedDiff(label, before, args.content)
       await ctx.ask({ permission: "edit", patterns, metadata: { filepath: path, realPath: real, diff } })
       await checkProtected(ctx, path, real, { filepath: path, diff })
       await writeText(files, real, args.content, at)
-      state.recordRead(ctx.sessionID, real, await stat(real))
+      state.recordRead(ctx.sessionID, real, statSync(real))
       const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length
       return {
         title: label,

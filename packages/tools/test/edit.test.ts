@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, statSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { createEditTool } from "../src/edit.js"
 import { createMultiEditTool } from "../src/multiedit.js"
@@ -114,6 +115,45 @@ describe("edit", () => {
       "PermissionDenied"
     )
     expect(readFileSync(file, "utf8")).toBe("x")
+  })
+
+  // Texts up to 1 MiB are read and written with synchronous calls, larger ones through the thread pool: both keep the
+  // file's mode, write whole files by rename, and leave no temp file behind.
+  it.each([
+    ["a small file (synchronous calls)", 10],
+    ["a file over 1 MiB (thread pool)", 120_000]
+  ])("edits %s: mode kept, no temp file left, new folders made", async (_, lines) => {
+    const { state, edit, h } = setup()
+    const body = Array.from({ length: lines }, (_, i) => `line ${i}`).join("\n")
+    const file = h.write("bin/run.sh", `#!/bin/sh\n${body}\nend\n`)
+    chmodSync(file, 0o750)
+    await run(edit, { filePath: "bin/run.sh", oldString: "end", newString: "done" }, h.ctx())
+    expect(readFileSync(file, "utf8")).toBe(`#!/bin/sh\n${body}\ndone\n`)
+    expect(statSync(file).mode & 0o777).toBe(0o750)
+    expect(readdirSync(h.path("bin"))).toEqual(["run.sh"])
+    expect(state.lastRead("ses_test", file)?.size).toBe(statSync(file).size)
+    await run(edit, { filePath: "new/deep/file.txt", oldString: "", newString: body }, h.ctx())
+    expect(readFileSync(h.path("new/deep/file.txt"), "utf8")).toBe(body)
+  })
+
+  it("edits a file whose name is as long as the file system allows (the temp file's name stays within it)", async () => {
+    const { edit, h } = setup()
+    const name = `${"n".repeat(250)}.txt`
+    const file = h.write(name, "x")
+    await run(edit, { filePath: name, oldString: "x", newString: "y" }, h.ctx())
+    expect(readFileSync(file, "utf8")).toBe("y")
+    expect(readdirSync(h.root)).toEqual([name])
+  })
+
+  it("a folder in the way of a new file's folder is an error, nothing written", async () => {
+    const { edit, h } = setup()
+    h.write("taken", "a file where a folder would go")
+    mkdirSync(h.path("other"))
+    expect((await runError(edit, { filePath: "taken/x.txt", oldString: "", newString: "y" }, h.ctx())).message).toMatch(
+      /ENOTDIR|EEXIST/
+    )
+    expect(existsSync(join(h.path("taken")))).toBe(true)
+    expect(readFileSync(h.path("taken"), "utf8")).toBe("a file where a folder would go")
   })
 })
 
