@@ -18,8 +18,8 @@ import {
   seedIndex,
   shadowLocation
 } from "./shadow-repo.js"
-import { defaultLimits, type Limits, treeMemo, writeTree } from "./track.js"
-import { makeWatch, whyNoWatch } from "./watch.js"
+import { defaultLimits, type Limits, treeMemo, treeWithoutGit, writeTree } from "./track.js"
+import { makeWatch, type WatchView, whyNoWatch } from "./watch.js"
 
 /** How the git-backed layer runs; every field has a production default. */
 export interface SnapshotGitOptions {
@@ -119,12 +119,18 @@ const make = (options: SnapshotGitOptions) =>
     )
 
     /** One snapshot; a failed attempt drops the index, then re-creates the repository, before giving up. */
-    const attempt = (round: number): Effect.Effect<string | undefined, SnapshotError> =>
+    const attempt = (round: number, settled?: WatchView): Effect.Effect<string | undefined, SnapshotError> =>
       Effect.gen(function* () {
         if (round === 1) yield* dropIndex(shadow)
         yield* ensureShadow(shadow, round === 2)
         if (round === 0) yield* seedIndex(shadow)
-        const result = yield* writeTree(shadow, limits, memo, round === 0 ? watch : undefined)
+        const result = yield* writeTree(
+          shadow,
+          limits,
+          memo,
+          round === 0 ? watch : undefined,
+          round === 0 ? settled : undefined
+        )
         yield* walkIfWanted
         if (result._tag === "TooLarge") {
           yield* Effect.logWarning(
@@ -179,8 +185,35 @@ const make = (options: SnapshotGitOptions) =>
     const explained = <A>(operation: string, hash: string, effect: Effect.Effect<A, SnapshotError>) =>
       Effect.catch(effect, (error) => Effect.andThen(checkHash(shadow, operation, hash), Effect.fail(error)))
 
+    /**
+     * With the watch, the window is settled first, holding this process's permit only: when nothing changed, or only
+     * files the last tree has, the tree is written without git and without the lock file (`treeWithoutGit`: an edit
+     * step's two snapshots, each a lock file made and removed, four file checks and three removals before). Else the
+     * lock is taken and git writes it with that window's paths.
+     */
     const track = Effect.fn("Snapshot.track")(function* () {
-      const hash = yield* locked(attempt(0))
+      const hash = yield* semaphore.withPermit(
+        Effect.gen(function* () {
+          if (!watch) return yield* withLock(described.gitDir, attempt(0), options.lock)
+          const view = yield* watch.settle
+          // The window is spent: if this snapshot fails or is interrupted from here on (the lock held too long by
+          // another Lathe, say), what it saw must not be lost, so the next one scans everything.
+          return yield* Effect.onError(
+            Effect.gen(function* () {
+              const quick = yield* treeWithoutGit(shadow, limits, memo, view)
+              if (quick !== undefined) {
+                yield* walkIfWanted
+                return quick.hash
+              }
+              return yield* withLock(described.gitDir, attempt(0, view), options.lock)
+            }),
+            () =>
+              Effect.sync(() => {
+                memo.last = undefined
+              })
+          )
+        })
+      )
       yield* housekeeping
       return hash
     })

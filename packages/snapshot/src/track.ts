@@ -6,7 +6,7 @@ import { git, splitNul } from "./git.js"
 import type { ObjectReader } from "./object-reader.js"
 import type { Shadow } from "./shadow-repo.js"
 import { type KnownTree, knownTree, writeKnown } from "./tree-writer.js"
-import type { WorkTreeWatch } from "./watch.js"
+import type { WatchView, WorkTreeWatch } from "./watch.js"
 
 /** Size caps, in bytes. */
 export interface Limits {
@@ -107,37 +107,56 @@ const sizesInPool = (root: string, entries: ReadonlyArray<{ path: string; tracke
 const literalExclude = (path: string) => `:(exclude,literal,top)${path}`
 
 /**
+ * The tree after the watch's window, when it needs no git and no lock file: the watch vouches that nothing changed
+ * since the tree in `memo` (that tree), or names only files that tree has (written in memory, see `tree-writer.ts`),
+ * and the shadow index is as this process left it. Nothing here touches the index or runs git: loose objects are
+ * written as git writes them (a temp file renamed), which needs no lock, and a tree just written is young, so no
+ * housekeeping prunes it. Callers hold their process's own permit (`memo` and the window are this process's).
+ * `undefined`: git must write the tree (`writeTree`, under the lock).
+ */
+export const treeWithoutGit = Effect.fnUntraced(function* (
+  shadow: Shadow,
+  limits: Limits,
+  memo: TreeMemo,
+  view: WatchView | undefined
+) {
+  const last = memo.last
+  if (last === undefined || view === undefined || last.index !== indexStamp(shadow)) return undefined
+  if (view._tag === "Unchanged")
+    return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
+  if (view._tag !== "Paths" || memo.known?.root !== last.hash || memo.reader === undefined) return undefined
+  const [tree, reader] = [memo.known, memo.reader]
+  const hash = yield* Effect.promise(() => writeKnown(shadow, tree, reader, view.paths, limits).catch(() => undefined))
+  if (hash === undefined) return undefined
+  for (const path of view.paths) memo.unindexed.add(path)
+  memo.last = { ...last, hash }
+  return { _tag: "Tracked", hash, skipped: last.skipped } satisfies TrackResult
+})
+
+/**
  * Writes the work tree into the shadow repository and returns its tree hash. One scan (`ls-files -o -m`, which
  * honours `.gitignore`, the user's global excludes and `info/exclude`) finds what changed; those paths alone
  * are hashed. Files over `maxFileSize` are left out (and dropped from the index if they were in it); nested
  * repositories are left out. When nothing changed since the tree in `memo` and the index is as it left it, that tree
- * is returned without running git again. Needs the snapshot lock.
+ * is returned without running git again ({@link treeWithoutGit}). Needs the snapshot lock. `settled`: the watch's
+ * view, when the caller settled it and already tried {@link treeWithoutGit} with it.
  */
 export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   shadow: Shadow,
   limits: Limits,
   memo: TreeMemo = treeMemo(),
-  watch?: WorkTreeWatch
+  watch?: WorkTreeWatch,
+  settled?: WatchView
 ) {
-  const view = watch === undefined ? undefined : yield* watch.settle
+  const view = settled ?? (watch === undefined ? undefined : yield* watch.settle)
+  if (settled === undefined) {
+    const quick = yield* treeWithoutGit(shadow, limits, memo, view)
+    if (quick !== undefined) return quick
+  }
   const last = memo.last
   const known = last !== undefined && last.index === indexStamp(shadow)
-  if (known && view?._tag === "Unchanged")
-    return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
   // Whatever happens below, the next snapshot scans everything unless this one records its tree.
   memo.last = undefined
-  // The watch's paths against the last tree in memory: written without git when every one of them can be.
-  if (known && view?._tag === "Paths" && memo.known?.root === last.hash && memo.reader !== undefined) {
-    const [tree, reader] = [memo.known, memo.reader]
-    const hash = yield* Effect.promise(() =>
-      writeKnown(shadow, tree, reader, view.paths, limits).catch(() => undefined)
-    )
-    if (hash !== undefined) {
-      for (const path of view.paths) memo.unindexed.add(path)
-      memo.last = { ...last, hash }
-      return { _tag: "Tracked", hash, skipped: last.skipped } satisfies TrackResult
-    }
-  }
   // With the watch's paths, git looks at those alone: they are all that changed since the tree in `memo`. (Named on
   // the command line: long names past a few dozen KiB could pass the system's limit, and get the full scan.)
   const asked = view?._tag === "Paths" ? [...new Set([...view.paths, ...memo.unindexed])] : []

@@ -1,5 +1,14 @@
 import { execFileSync } from "node:child_process"
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs"
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -304,6 +313,63 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
       }
       if (pause > 0) assert.isAtLeast(scopedScans, 4, "snapshots that asked git about the changed paths only")
       assert.isFalse(existsSync(join(root, "pwned")) || existsSync(join(root, "pwned2")), "a file name ran a command")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.live("need the lock file only when git writes the tree: another Lathe holding it holds up only those", () => {
+    const project = tempProject("git")
+    const { root, base } = project
+    write(root, "a.txt", "a\n")
+    write(root, "src/b.ts", "b\n")
+    sh(root, "add", "-A")
+    sh(root, "commit", "-q", "-m", "first")
+    const { calls, wrapper } = loggedGit(base)
+    const made = () => readFileSync(calls, "utf8").trim().split("\n").filter(Boolean)
+    const count = () => made().length
+    const { layer } = snapshotLayer(project, {}, { binary: wrapper, lock: { wait: "300 millis" } })
+    /** The tree `git add -A` + `write-tree` records, through a throwaway index. */
+    const fullScan = () => {
+      const env = { ...process.env, GIT_INDEX_FILE: join(base, "reference-index") }
+      rmSync(join(base, "reference-index"), { force: true })
+      execFileSync("git", ["add", "-A"], { cwd: root, env })
+      return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim()
+    }
+    return Effect.gen(function* () {
+      const snapshot = yield* Snapshot
+      yield* snapshot.track
+      let quiet = false
+      for (let i = 0; i < 100 && !quiet; i++) {
+        const before = count()
+        yield* snapshot.track
+        quiet = count() === before
+        if (!quiet) yield* Effect.sleep("20 millis")
+      }
+      assert.isTrue(quiet, "a snapshot with nothing changed ran git")
+      // Another live Lathe process (this one's pid, another token) holds the lock.
+      const shadows = readdirSync(join(project.data, "snapshot")).filter((name) => !name.endsWith(".lock"))
+      assert.strictEqual(shadows.length, 1)
+      const lock = join(project.data, "snapshot", `${shadows[0]}.lock`)
+      writeFileSync(lock, `${process.pid} ${hostname()} another-session`)
+      const before = count()
+      appendFromShell(root, "src/b.ts")
+      assert.strictEqual(yield* snapshot.track, fullScan(), "a file the last tree has: written without the lock")
+      assert.strictEqual(yield* snapshot.track, fullScan(), "nothing changed")
+      // Git read the folders' trees (one long-lived reader): it wrote nothing.
+      assert.deepStrictEqual(
+        made()
+          .slice(before)
+          .filter((line) => !line.endsWith("cat-file --batch")),
+        [],
+        "no git wrote"
+      )
+      assert.strictEqual(readFileSync(lock, "utf8"), `${process.pid} ${hostname()} another-session`)
+      // A new file needs git (the ignore rules), which needs the lock: it waits, and says who holds it.
+      write(root, "src/c.ts", "c\n")
+      const error = yield* Effect.flip(snapshot.track)
+      assert.include(error.message, "has held the snapshot lock")
+      rmSync(lock)
+      assert.strictEqual(yield* snapshot.track, fullScan(), "once the lock is free")
+      assert.isFalse(existsSync(lock), "released")
     }).pipe(Effect.provide(layer))
   })
 })
