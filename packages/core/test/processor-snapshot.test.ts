@@ -207,6 +207,10 @@ describe("a step's patch, off the step's path", () => {
       assert.isBelow(at("request", 2), at("tree2"))
       assert.isBelow(at("tree2"), at("track", 3))
       assert.isBelow(at("tree3"), at("patched tree1..tree2"))
+      // Nor does step 2's end: the third request goes out while step 1's lines are still being counted, and step 2's
+      // patch is measured once step 1's is stored.
+      assert.isBelow(at("request", 3), at("patched tree1..tree2"))
+      assert.isBelow(at("patched tree1..tree2"), at("patch tree3..tree4"))
       assert.include(order, "patched tree3..tree4")
       assert.deepStrictEqual(
         partsOf<PatchPart>(parts, "patch").map((p) => p.hash),

@@ -214,16 +214,18 @@ const recordFinish = Effect.fnUntraced(function* (state: ProcessorStep, after: s
 
 /**
  * A step's patch recorded off the step's path, while the next request is out: the tree after the step first (then
- * `recorded` is done: the next step's tools may change files), then the files and lines between the two trees as its
- * `patch` part (id taken before the step-finish's), the step-finish again with that tree, and a flush. Never
- * interrupted (it is joined by whatever needs it); a failure is logged, as an inline patch's is.
+ * `recorded` is done: the next step's tools may change files), then, once the previous step's patch (`previous`, when
+ * it was recorded this way too) is stored, the files and lines between the two trees as its `patch` part (id taken
+ * before the step-finish's), the step-finish again with that tree, and a flush. Never interrupted (it is joined by
+ * whatever needs it); a failure is logged, as an inline patch's is.
  */
 const recordPatchLater = (
   state: ProcessorStep,
   before: string,
   id: string,
   finished: StepFinishPart | undefined,
-  recorded: Deferred.Deferred<void>
+  recorded: Deferred.Deferred<void>,
+  previous: Fiber.Fiber<void> | undefined
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { snapshots, writer } = state.services
@@ -231,6 +233,8 @@ const recordPatchLater = (
       Effect.catch((error) => Effect.logWarning("snapshot after the step failed", error).pipe(Effect.as(undefined))),
       Effect.ensuring(Deferred.succeed(recorded, undefined))
     )
+    // Patches are stored in their steps' order (each waits for the one before: a chain, joined by its last link).
+    if (previous) yield* Fiber.await(previous)
     if (after === undefined) return
     const patch = yield* snapshots.patch(before, after)
     if (patch.files.length > 0) yield* savePatch(state, patch, id)
@@ -249,8 +253,8 @@ export interface ProcessorService {
   /**
    * Waits until the session's last step is wholly recorded. A step whose tools may have changed files and after which
    * the loop goes on records the tree after it, then its patch, while the next request is out (see `process`): the
-   * next step's first mutating call waits for that tree, the next step's end for the patch, and a turn waits for it
-   * before it ends.
+   * next step's first mutating call waits for that tree; the patches are stored in their steps' order, each after the
+   * one before (a step recorded inline waits for them all); a turn waits for them before it ends.
    */
   readonly settled: (sessionID: string) => Effect.Effect<void>
 }
@@ -332,8 +336,6 @@ const makeProcessor = Effect.gen(function* () {
     const aborted = input.abort.aborted
     const end = yield* Clock.currentTimeMillis
     yield* settle(state, end)
-    // The previous step's patch is stored before this step's (and before this step's end is reported).
-    yield* settled(ids.sessionID)
 
     // Calls Lathe ran itself; a provider-executed call's result is already in the step, so it needs no next step.
     const toolParts = [...state.parts.values()].filter(
@@ -346,6 +348,9 @@ const makeProcessor = Effect.gen(function* () {
     // When the loop goes on, the patch (four git calls) is recorded while the next request is out, not before it.
     const later = result === "continue" && !failed ? calls.snapshot : undefined
     const patchID = later === undefined ? undefined : ascendingId("part")
+    // A step recorded here, inline, stores its patch after the previous step's. One recorded later waits for it there
+    // (in `recordPatchLater`): a model that answers before the previous step's lines are counted does not wait.
+    if (later === undefined) yield* settled(ids.sessionID)
     const after = later === undefined ? yield* recordPatch(state, calls.snapshot) : undefined
     const { cost, part: finished } = yield* recordFinish(state, after)
     const message = endedMessage(state, calls, cost, aborted, end)
@@ -353,7 +358,8 @@ const makeProcessor = Effect.gen(function* () {
     yield* services.writer.flush
     if (later !== undefined && patchID !== undefined) {
       const recorded = yield* Deferred.make<void>()
-      const fiber = yield* Effect.forkIn(recordPatchLater(state, later, patchID, finished, recorded), scope, {
+      const previous = pending.get(ids.sessionID)?.fiber
+      const fiber = yield* Effect.forkIn(recordPatchLater(state, later, patchID, finished, recorded, previous), scope, {
         startImmediately: true
       })
       pending.set(ids.sessionID, { fiber, recorded })
