@@ -41,6 +41,7 @@ export const runResultLine = (summary: TurnSummary): RunResultLine => ({ type: "
  */
 export const runOutput = (format: RunFormat, io: CliIO, options: { readonly lastMessageFile?: string | undefined }) => {
   const tally = turnTally()
+  const lines = format === "json" ? linesPerTick(io.stdout) : undefined
   // What the `init` line says of this process; a run that fails before the backend said it has no tools to list.
   let context: StreamJsonContext = { cwd: io.cwd, tools: [], permissionMode: "default" }
   const active = format === "stream-json" ? streamJsonWriter(io.stdout, () => context) : undefined
@@ -59,7 +60,7 @@ export const runOutput = (format: RunFormat, io: CliIO, options: { readonly last
     /** One event: counted, and written as `--format json` or `stream-json` write it (text has its own renderer). */
     event: (event: LatheEvent) => {
       tally.see(event)
-      if (format === "json") io.stdout(`${JSON.stringify(event)}\n`)
+      if (lines) lines.write(`${JSON.stringify(event)}\n`)
       else active?.event(event)
     },
     /**
@@ -83,10 +84,40 @@ export const runOutput = (format: RunFormat, io: CliIO, options: { readonly last
         }
       }
       const summary = tally.summary(code, failure, closing.structured)
-      if (format === "json") io.stdout(`${JSON.stringify(runResultLine(summary))}\n`)
-      else active?.result(summary, closing.model)
+      if (lines) {
+        lines.flush()
+        io.stdout(`${JSON.stringify(runResultLine(summary))}\n`)
+      } else active?.result(summary, closing.model)
       return code
     }
+  }
+}
+
+/**
+ * `--format json`'s lines, written once per turn of the event loop: a step announces a dozen events at once, and a
+ * write each (a system call on a pipe or a file) was ~0.5 ms of an edit step on a 2-core machine. The lines go out
+ * in order, before anything else the run writes on stdout (`flush`), and at the latest when the process exits.
+ */
+export const linesPerTick = (write: (text: string) => void) => {
+  let pending: Array<string> = []
+  let scheduled = false
+  const flush = () => {
+    if (!scheduled) return
+    scheduled = false
+    process.removeListener("exit", flush)
+    const text = pending.length === 1 ? (pending[0] as string) : pending.join("")
+    pending = []
+    write(text)
+  }
+  return {
+    write: (line: string) => {
+      pending.push(line)
+      if (scheduled) return
+      scheduled = true
+      setImmediate(flush)
+      process.once("exit", flush)
+    },
+    flush
   }
 }
 
