@@ -232,3 +232,42 @@ describe("a step's patch, off the step's path", () => {
     )
   )
 })
+
+describe("the tree after a step, taken while the next request is out", () => {
+  const calls: Array<string> = []
+  let tree = 0
+  const service = Snapshot.of({
+    track: Effect.sync(() => {
+      calls.push("track")
+      return `tree${++tree}`
+    }),
+    trackEnded: Effect.sync(() => {
+      calls.push("trackEnded")
+      return `tree${++tree}`
+    }),
+    patch: (hash, to) => Effect.succeed({ hash, files: ["x.txt"], ...(to === undefined ? {} : { after: to }) }),
+    diff: () => Effect.succeed(""),
+    diffFull: () => Effect.succeed([]),
+    restore: () => Effect.void,
+    revert: () => Effect.void
+  })
+  it.live("is taken with trackEnded when the service has it (a person's save meanwhile is not the step's)", () =>
+    Effect.gen(function* () {
+      const parts = allParts(yield* runTurn("write x"))
+      assert.deepStrictEqual(calls, ["track", "trackEnded"])
+      assert.deepStrictEqual(
+        partsOf<StepFinishPart>(parts, "step-finish").map((p) => p.snapshot),
+        ["tree2", undefined]
+      )
+    }).pipe(
+      Effect.provide(
+        testLoopLayer({
+          root: tempRoot(),
+          plugins: [tools],
+          snapshotLayer: Layer.succeed(Snapshot, service),
+          steps: script
+        })
+      )
+    )
+  )
+})

@@ -119,7 +119,11 @@ const make = (options: SnapshotGitOptions) =>
     )
 
     /** One snapshot; a failed attempt drops the index, then re-creates the repository, before giving up. */
-    const attempt = (round: number, settled?: WatchView): Effect.Effect<string | undefined, SnapshotError> =>
+    const attempt = (
+      round: number,
+      settled?: WatchView,
+      asOf?: number
+    ): Effect.Effect<string | undefined, SnapshotError> =>
       Effect.gen(function* () {
         if (round === 1) yield* dropIndex(shadow)
         yield* ensureShadow(shadow, round === 2)
@@ -129,7 +133,8 @@ const make = (options: SnapshotGitOptions) =>
           limits,
           memo,
           round === 0 ? watch : undefined,
-          round === 0 ? settled : undefined
+          round === 0 ? settled : undefined,
+          asOf
         )
         yield* walkIfWanted
         if (result._tag === "TooLarge") {
@@ -189,33 +194,45 @@ const make = (options: SnapshotGitOptions) =>
      * With the watch, the window is settled first, holding this process's permit only: when nothing changed, or only
      * files the last tree has, the tree is written without git and without the lock file (`treeWithoutGit`: an edit
      * step's two snapshots, each a lock file made and removed, four file checks and three removals before). Else the
-     * lock is taken and git writes it with that window's paths.
+     * lock is taken and git writes it with that window's paths. `asOf`: see `writeTree`.
      */
+    const trackAsOf = (asOf: number | undefined) =>
+      Effect.gen(function* () {
+        const hash = yield* semaphore.withPermit(
+          Effect.gen(function* () {
+            if (!watch) return yield* withLock(described.gitDir, attempt(0, undefined, asOf), options.lock)
+            const view = yield* watch.settle
+            // The window is spent: if this snapshot fails or is interrupted from here on (the lock held too long by
+            // another Lathe, say), what it saw must not be lost, so the next one scans everything.
+            return yield* Effect.onError(
+              Effect.gen(function* () {
+                const quick = yield* treeWithoutGit(shadow, limits, memo, view)
+                if (quick !== undefined) {
+                  yield* walkIfWanted
+                  return quick.hash
+                }
+                return yield* withLock(described.gitDir, attempt(0, view, asOf), options.lock)
+              }),
+              () =>
+                Effect.sync(() => {
+                  memo.last = undefined
+                })
+            )
+          })
+        )
+        yield* housekeeping
+        return hash
+      })
     const track = Effect.fn("Snapshot.track")(function* () {
-      const hash = yield* semaphore.withPermit(
-        Effect.gen(function* () {
-          if (!watch) return yield* withLock(described.gitDir, attempt(0), options.lock)
-          const view = yield* watch.settle
-          // The window is spent: if this snapshot fails or is interrupted from here on (the lock held too long by
-          // another Lathe, say), what it saw must not be lost, so the next one scans everything.
-          return yield* Effect.onError(
-            Effect.gen(function* () {
-              const quick = yield* treeWithoutGit(shadow, limits, memo, view)
-              if (quick !== undefined) {
-                yield* walkIfWanted
-                return quick.hash
-              }
-              return yield* withLock(described.gitDir, attempt(0, view), options.lock)
-            }),
-            () =>
-              Effect.sync(() => {
-                memo.last = undefined
-              })
-          )
-        })
-      )
-      yield* housekeeping
-      return hash
+      return yield* trackAsOf(undefined)
+    })
+    // Files' times are the kernel's clock only on a local file system (a network one stamps them with its server's,
+    // which may run ahead): elsewhere the tree after a step is recorded as `track` records it.
+    let localTimes: boolean | undefined
+    const trackEnded = Effect.fn("Snapshot.trackEnded")(function* () {
+      const asOf = Date.now()
+      localTimes ??= whyNoWatch(shadow.root, process.env) === undefined
+      return yield* trackAsOf(localTimes ? asOf : undefined)
     })
 
     const patch = Effect.fn("Snapshot.patch")(function* (hash: string, to?: string) {
@@ -287,7 +304,7 @@ const make = (options: SnapshotGitOptions) =>
       )
     })
 
-    return Snapshot.of({ track: track(), patch, diff, diffFull, restore, revert })
+    return Snapshot.of({ track: track(), trackEnded: trackEnded(), patch, diff, diffFull, restore, revert })
   })
 
 /** Builds the real service on the first call of any method, in the layer's scope, and delegates to it. */
@@ -298,6 +315,7 @@ const lazy = (options: SnapshotGitOptions) =>
     const real = yield* Effect.cached(make(options).pipe(Effect.provideContext(context), Scope.provide(scope)))
     return Snapshot.of({
       track: Effect.flatMap(real, (service) => service.track),
+      trackEnded: Effect.flatMap(real, (service) => service.trackEnded ?? service.track),
       patch: (hash, to) => Effect.flatMap(real, (service) => service.patch(hash, to)),
       diff: (hash, to) => Effect.flatMap(real, (service) => service.diff(hash, to)),
       diffFull: (from, to) => Effect.flatMap(real, (service) => service.diffFull(from, to)),

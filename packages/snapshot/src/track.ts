@@ -30,6 +30,8 @@ interface Candidate {
   readonly tracked: boolean
   /** Undefined when the file is gone. */
   readonly size: number | undefined
+  /** When it was last modified (ms since the epoch); undefined when the file is gone. */
+  readonly mtimeMs: number | undefined
 }
 
 /**
@@ -49,6 +51,11 @@ export interface TreeMemo {
    * scan that names paths to git names these too (a full scan finds them by their size and times).
    */
   readonly unindexed: Set<string>
+  /**
+   * Paths left out of the last tree because they changed after the snapshot was asked for (see `writeTree`'s
+   * `asOf`): the index still has what they were before, and the next snapshot names them to git.
+   */
+  readonly deferred: Set<string>
   /** Reads the tree's folders that are not loose objects (packed, or in the user's repository). */
   readonly reader: ObjectReader | undefined
 }
@@ -58,6 +65,7 @@ export const treeMemo = (reader?: ObjectReader): TreeMemo => ({
   last: undefined,
   known: undefined,
   unindexed: new Set(),
+  deferred: new Set(),
   reader
 })
 
@@ -84,7 +92,8 @@ const sizes = (root: string, entries: ReadonlyArray<{ path: string; tracked: boo
     ? Effect.sync(() =>
         entries.map((entry): Candidate => {
           const info = lstatSync(join(root, entry.path), { throwIfNoEntry: false })
-          return { ...entry, size: info && !info.isDirectory() ? info.size : undefined }
+          const file = info && !info.isDirectory() ? info : undefined
+          return { ...entry, size: file?.size, mtimeMs: file?.mtimeMs }
         })
       )
     : sizesInPool(root, entries)
@@ -97,7 +106,8 @@ const sizesInPool = (root: string, entries: ReadonlyArray<{ path: string; tracke
       for (let i = next++; i < entries.length; i = next++) {
         const entry = entries[i] as { path: string; tracked: boolean }
         const info = await lstat(join(root, entry.path)).catch(() => undefined)
-        out[i] = { ...entry, size: info && !info.isDirectory() ? info.size : undefined }
+        const file = info && !info.isDirectory() ? info : undefined
+        out[i] = { ...entry, size: file?.size, mtimeMs: file?.mtimeMs }
       }
     }
     await Promise.all(Array.from({ length: Math.min(64, entries.length) }, worker))
@@ -121,7 +131,8 @@ export const treeWithoutGit = Effect.fnUntraced(function* (
   view: WatchView | undefined
 ) {
   const last = memo.last
-  if (last === undefined || view === undefined || last.index !== indexStamp(shadow)) return undefined
+  if (last === undefined || view === undefined || last.index !== indexStamp(shadow) || memo.deferred.size > 0)
+    return undefined
   if (view._tag === "Unchanged")
     return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
   if (view._tag !== "Paths" || memo.known?.root !== last.hash || memo.reader === undefined) return undefined
@@ -140,13 +151,21 @@ export const treeWithoutGit = Effect.fnUntraced(function* (
  * repositories are left out. When nothing changed since the tree in `memo` and the index is as it left it, that tree
  * is returned without running git again ({@link treeWithoutGit}). Needs the snapshot lock. `settled`: the watch's
  * view, when the caller settled it and already tried {@link treeWithoutGit} with it.
+ *
+ * `asOf` (ms since the epoch, the time the snapshot was asked for): a file the scan finds modified later than that is
+ * left as the last tree has it, and named to the next snapshot (`memo.deferred`). The tree after a step is asked for
+ * when the step ends; a person's save landing while git reads the work tree is then not counted as the step's (undo
+ * would take it back). File times come from a clock that lags by at most a timer tick, so what the step wrote before
+ * it ended is never left out; a time past the scan's (a file dated in the future) is not a save made meanwhile, and stays.
+ * A file deleted after `asOf` has no time to tell: it is recorded as deleted.
  */
 export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   shadow: Shadow,
   limits: Limits,
   memo: TreeMemo = treeMemo(),
   watch?: WorkTreeWatch,
-  settled?: WatchView
+  settled?: WatchView,
+  asOf?: number
 ) {
   const view = settled ?? (watch === undefined ? undefined : yield* watch.settle)
   if (settled === undefined) {
@@ -159,8 +178,10 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   memo.last = undefined
   // With the watch's paths, git looks at those alone: they are all that changed since the tree in `memo`. (Named on
   // the command line: long names past a few dozen KiB could pass the system's limit, and get the full scan.)
-  const asked = view?._tag === "Paths" ? [...new Set([...view.paths, ...memo.unindexed])] : []
-  const named = known && view?._tag === "Paths" && asked.reduce((sum, path) => sum + path.length + 16, 0) <= PATHS_BYTES
+  // (A window with nothing in it, when paths were left out of the last tree, names those.)
+  const vouched = view?._tag === "Paths" ? view.paths : view?._tag === "Unchanged" ? [] : undefined
+  const asked = vouched ? [...new Set([...vouched, ...memo.unindexed, ...memo.deferred])] : []
+  const named = known && asked.length > 0 && asked.reduce((sum, path) => sum + path.length + 16, 0) <= PATHS_BYTES
   const only = named ? ["--", ...asked.map((path) => `:(top,literal)${path}`)] : []
   const listing = yield* git(shadow.target, "track", {
     args: ["ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard", ...only],
@@ -177,7 +198,13 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
     seen.add(path)
     entries.push({ path, tracked: line[0] !== "?" })
   }
-  const candidates = yield* sizes(shadow.root, entries)
+  const found = yield* sizes(shadow.root, entries)
+  // Modified between `asOf` and now: a time past now is not a save happening now (a file dated in the future by
+  // whoever wrote it, an archive from a machine whose clock ran ahead), and stays the step's.
+  const now = Date.now()
+  const late =
+    asOf === undefined ? [] : found.filter((c) => c.mtimeMs !== undefined && c.mtimeMs > asOf && c.mtimeMs <= now)
+  const candidates = late.length === 0 ? found : found.filter((c) => !late.includes(c))
   const large = candidates.filter((c) => c.size !== undefined && c.size > limits.maxFileSize)
   const kept = candidates.filter((c) => c.size === undefined || c.size <= limits.maxFileSize)
   const bytes = kept.reduce((sum, c) => sum + (c.size ?? 0), 0)
@@ -199,14 +226,16 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
       : [...(last?.skipped ?? []).filter((path) => !looked.has(path)), ...large.map((c) => c.path)]
   // Whatever the scan named (or all of the work tree) is as the index says once the calls below are done; the tree in
   // `memo` may not be (a path written from memory, then changed back to what the index has): `write-tree` decides.
-  const unindexed = memo.unindexed.size > 0
+  const unindexed = memo.unindexed.size > 0 || memo.deferred.size > 0
   memo.unindexed.clear()
+  memo.deferred.clear()
+  for (const c of late) memo.deferred.add(c.path)
   if (kept.length === 0 && dropped.length === 0 && known && !unindexed) {
     memo.last = { ...last, skipped }
     return { _tag: "Tracked", hash: last.hash, skipped } satisfies TrackResult
   }
   if (kept.length > BULK) {
-    const excludes = [...large.map((c) => c.path), ...nested].map(literalExclude)
+    const excludes = [...large.map((c) => c.path), ...late.map((c) => c.path), ...nested].map(literalExclude)
     yield* git(shadow.target, "track", {
       args: ["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"],
       input: [".", ...excludes].join("\0"),

@@ -6,6 +6,7 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync
 } from "node:fs"
 import { tmpdir } from "node:os"
@@ -253,5 +254,57 @@ describe("SnapshotGit.layerLazy", () => {
         )
       )
     )
+  })
+})
+
+describe("the tree after a step (trackEnded)", () => {
+  it.live.each<readonly [string, boolean]>([
+    ["through git (no watch)", false],
+    ["with the watch on (its first windows: git reads the work tree)", true]
+  ])("leaves out a file modified after the step ended, and records it in the next snapshot: %s", ([, watch]) => {
+    const project = tempProject("git")
+    const { root } = project
+    writeFileSync(join(root, "agent.txt"), "a0\n")
+    writeFileSync(join(root, "person.txt"), "p0\n")
+    sh(root, "add", "-A")
+    sh(root, "commit", "-q", "-m", "first")
+    // A git whose scan (ls-files) takes half a second.
+    const slowGit = join(project.base, "git")
+    writeFileSync(slowGit, '#!/bin/sh\ncase "$*" in *ls-files*) sleep 0.5;; esac\nexec git "$@"\n', { mode: 0o755 })
+    const { layer } = snapshotLayer(project, {}, { watch, binary: slowGit })
+    return Effect.gen(function* () {
+      const snapshot = yield* snap
+      const trackEnded = snapshot.trackEnded
+      assert.isDefined(trackEnded)
+      if (trackEnded === undefined) return
+      const before = (yield* snapshot.track) as string
+      // The step writes agent.txt, and future.txt dated a year ahead (an archive from a machine whose clock ran
+      // ahead). A person saves person.txt while git reads the tree after the step (its scan takes half a second
+      // here): the save's time is 300 ms after the step's end.
+      writeFileSync(join(root, "agent.txt"), "a1\n")
+      writeFileSync(join(root, "future.txt"), "f\n")
+      const nextYear = new Date(Date.now() + 365 * 24 * 3600 * 1000)
+      utimesSync(join(root, "future.txt"), nextYear, nextYear)
+      writeFileSync(join(root, "person.txt"), "p1 (the person's)\n")
+      const soon = new Date(Date.now() + 300)
+      utimesSync(join(root, "person.txt"), soon, soon)
+      const after = (yield* trackEnded) as string
+      assert.deepStrictEqual(yield* snapshot.patch(before, after), {
+        hash: before,
+        files: ["agent.txt", "future.txt"],
+        after,
+        lines: [
+          { file: "agent.txt", additions: 1, deletions: 1 },
+          { file: "future.txt", additions: 1, deletions: 0 }
+        ]
+      })
+      // The next snapshot (before the next step's tools) has the person's file: no step's patch carries it.
+      const next = (yield* snapshot.track) as string
+      assert.deepStrictEqual((yield* snapshot.patch(after, next)).files, ["person.txt"])
+      assert.strictEqual((yield* snapshot.diffFull(after, next))[0]?.after, "p1 (the person's)\n")
+      // Nothing new: the same tree again, and a step that changes nothing has an empty patch.
+      assert.strictEqual(yield* snapshot.track, next)
+      assert.strictEqual(yield* trackEnded, next)
+    }).pipe(Effect.provide(layer))
   })
 })

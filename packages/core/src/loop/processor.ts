@@ -229,7 +229,7 @@ const recordPatchLater = (
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { snapshots, writer } = state.services
-    const after = yield* snapshots.track.pipe(
+    const after = yield* (snapshots.trackEnded ?? snapshots.track).pipe(
       Effect.catch((error) => Effect.logWarning("snapshot after the step failed", error).pipe(Effect.as(undefined))),
       Effect.ensuring(Deferred.succeed(recorded, undefined))
     )
