@@ -27,6 +27,9 @@
  * `--rounds <n>`: each size n times (base, Lathe and the baseline loop alternated in each round); the target lines
  * then give the median of the rounds' ratios and each round's (one session's late window swings by ±0.5 ms on this
  * machine: a figure near its target needs several).
+ * `--windows <prefix>`: each measured run also writes its gaps as `[start, end]` pairs in microseconds of the
+ * monotonic clock (the clock of `--cpu-prof`'s `startTime` and `timeDeltas`) to `<prefix>.<pid>.json`; with
+ * `--node-flag=--cpu-prof` that picks out the samples taken inside the gaps (what an edit step's gap is made of).
  * Each build first runs a 2-step session that is not reported, so every measured run starts with a warm code cache.
  * Linux only (it reads `/proc`).
  */
@@ -53,6 +56,7 @@ const { values: flags } = parseArgs({
     latency: { type: "string" },
     tree: { type: "string" },
     rounds: { type: "string" },
+    windows: { type: "string" },
     build: { type: "boolean" },
     source: { type: "boolean" }
   }
@@ -266,6 +270,13 @@ const measure = async (start: Start, kind: Kind, steps: number, cwd: string): Pr
     throw new Error(`run failed: code ${code}, ${requests.length} of ${steps} requests\n${stderr.slice(-2000)}`)
   const figures = JSON.parse(readFileSync(mem, "utf8")) as Omit<Figures, "gaps" | "cpuAt" | "bodyBytes" | "last">
   rmSync(join(mem, ".."), { recursive: true, force: true })
+  if (flags.windows !== undefined) {
+    // performance.now() is ms since this process started; the profile's clock is the monotonic one, in µs.
+    const offset = process.hrtime.bigint() - BigInt(Math.round(performance.now() * 1e6))
+    const micros = (ms: number) => Number((BigInt(Math.round(ms * 1e6)) + offset) / 1000n)
+    const gaps = requests.slice(1).map((r, i) => [micros(requests[i]?.answeredAt ?? 0), micros(r.receivedAt)])
+    writeFileSync(`${flags.windows}.${pid}.json`, JSON.stringify(gaps))
+  }
   return {
     ...figures,
     gaps: requests.slice(1).map((r, i) => r.receivedAt - (requests[i]?.answeredAt ?? Number.NaN)),
