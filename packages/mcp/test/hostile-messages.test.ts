@@ -71,7 +71,8 @@ describe("MCP messages a server should never send", () => {
     expect(child.stderr).toContain("ReadBuffer exceeded maximum size")
     // The garbled answer cannot be parsed at all.
     expect(() => deserializeMessage(rawAnswer("garbled").toString("utf8").trim())).toThrow(SyntaxError)
-  })
+    // 64 MiB through a child process: 20 s was not enough on a loaded 2-core machine.
+  }, 90_000)
 
   it("an answer over the cap fails the call with a clear error, restarts the server, and the next call works", async () => {
     const { connection, tool, reconnected } = await connectHostile()
