@@ -55,6 +55,31 @@ const rewatch = (watch: WorkTreeWatch, target: ReturnType<typeof hardenedTarget>
     return (yield* watch.settle)._tag
   })
 
+/** The tree `git add -A` (and `add -f` of `forced`) + `write-tree` records for `root`, through a throwaway index. */
+const referenceTree = (root: string, base: string, forced: ReadonlyArray<string> = []) => {
+  const env = { ...process.env, GIT_INDEX_FILE: join(base, "reference-index") }
+  rmSync(join(base, "reference-index"), { force: true })
+  execFileSync("git", ["add", "-A"], { cwd: root, env })
+  if (forced.length > 0) execFileSync("git", ["add", "-f", ...forced], { cwd: root, env })
+  return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim()
+}
+
+/**
+ * Snapshots until one runs no git (`count`: the git calls so far): the folders are watched in the background after
+ * the first snapshot, then a snapshot of nothing runs none.
+ */
+const untilQuiet = (snapshot: Snapshot["Service"], count: () => number) =>
+  Effect.gen(function* () {
+    let quiet = false
+    for (let i = 0; i < 100 && !quiet; i++) {
+      const before = count()
+      yield* snapshot.track
+      quiet = count() === before
+      if (!quiet) yield* Effect.sleep("20 millis")
+    }
+    assert.isTrue(quiet, "a snapshot with nothing changed ran git")
+  })
+
 describe.runIf(onLinux)("the work tree's watch", () => {
   it.live("names the files changed since the last settle, every change made before the call included", () => {
     const { root, watch, target } = watched({ "a.txt": "a\n", "src/b.ts": "b\n", "src/deep/c.ts": "c\n" })
@@ -250,28 +275,14 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
     sh(root, "commit", "-q", "-m", "first")
     const { calls, wrapper } = loggedGit(base)
     const { layer } = snapshotLayer(project, {}, { binary: wrapper })
-    /** What a full scan records: every file git does not ignore, through a throwaway index. */
-    const fullScan = () => {
-      const env = { ...process.env, GIT_INDEX_FILE: join(base, "reference-index") }
-      rmSync(join(base, "reference-index"), { force: true })
-      execFileSync("git", ["add", "-A"], { cwd: root, env })
-      execFileSync("git", ["add", "-f", "build/keep.txt"], { cwd: root, env })
-      return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim()
-    }
+    /** What a full scan records: every file git does not ignore. */
+    const fullScan = () => referenceTree(root, base, ["build/keep.txt"])
     const callsSince = (from: number) => readFileSync(calls, "utf8").trim().split("\n").filter(Boolean).slice(from)
     const count = () => callsSince(0).length
     return Effect.gen(function* () {
       const snapshot = yield* Snapshot
       yield* snapshot.track
-      // The folders are watched in the background after the first snapshot; then a snapshot of nothing runs no git.
-      let quiet = false
-      for (let i = 0; i < 100 && !quiet; i++) {
-        const before = count()
-        yield* snapshot.track
-        quiet = count() === before
-        if (!quiet) yield* Effect.sleep("20 millis")
-      }
-      assert.isTrue(quiet, "a snapshot with nothing changed ran git")
+      yield* untilQuiet(snapshot, count)
       const changes: Array<[string, () => void]> = [
         ["a tracked file written by another process", () => appendFromShell(root, "a.txt")],
         ["a new file", () => write(root, "src/c.ts", "c\n")],
@@ -327,24 +338,11 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
     const made = () => readFileSync(calls, "utf8").trim().split("\n").filter(Boolean)
     const count = () => made().length
     const { layer } = snapshotLayer(project, {}, { binary: wrapper, lock: { wait: "300 millis" } })
-    /** The tree `git add -A` + `write-tree` records, through a throwaway index. */
-    const fullScan = () => {
-      const env = { ...process.env, GIT_INDEX_FILE: join(base, "reference-index") }
-      rmSync(join(base, "reference-index"), { force: true })
-      execFileSync("git", ["add", "-A"], { cwd: root, env })
-      return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim()
-    }
+    const fullScan = () => referenceTree(root, base)
     return Effect.gen(function* () {
       const snapshot = yield* Snapshot
       yield* snapshot.track
-      let quiet = false
-      for (let i = 0; i < 100 && !quiet; i++) {
-        const before = count()
-        yield* snapshot.track
-        quiet = count() === before
-        if (!quiet) yield* Effect.sleep("20 millis")
-      }
-      assert.isTrue(quiet, "a snapshot with nothing changed ran git")
+      yield* untilQuiet(snapshot, count)
       // Another live Lathe process (this one's pid, another token) holds the lock.
       const shadows = readdirSync(join(project.data, "snapshot")).filter((name) => !name.endsWith(".lock"))
       assert.strictEqual(shadows.length, 1)
