@@ -55,6 +55,16 @@ const rewatch = (watch: WorkTreeWatch, target: ReturnType<typeof hardenedTarget>
     return (yield* watch.settle)._tag
   })
 
+/** A git project with `a.txt` and `src/b.ts` committed. */
+const committedProject = () => {
+  const project = tempProject("git")
+  write(project.root, "a.txt", "a\n")
+  write(project.root, "src/b.ts", "b\n")
+  sh(project.root, "add", "-A")
+  sh(project.root, "commit", "-q", "-m", "first")
+  return project
+}
+
 /** The tree `git add -A` (and `add -f` of `forced`) + `write-tree` records for `root`, through a throwaway index. */
 const referenceTree = (root: string, base: string, forced: ReadonlyArray<string> = []) => {
   const env = { ...process.env, GIT_INDEX_FILE: join(base, "reference-index") }
@@ -224,12 +234,8 @@ describe.runIf(onLinux)("the work tree's watch", () => {
 
 describe.runIf(onLinux)("snapshots with the watch", () => {
   it.live("take the scan that follows new watches themselves, so the next snapshot names the changed path", () => {
-    const project = tempProject("git")
+    const project = committedProject()
     const { root, base } = project
-    write(root, "a.txt", "a\n")
-    write(root, "src/b.ts", "b\n")
-    sh(root, "add", "-A")
-    sh(root, "commit", "-q", "-m", "first")
     const { calls, wrapper } = loggedGit(base)
     const scans = () =>
       readFileSync(calls, "utf8")
@@ -328,12 +334,8 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
   })
 
   it.live("need the lock file only when git writes the tree: another Lathe holding it holds up only those", () => {
-    const project = tempProject("git")
+    const project = committedProject()
     const { root, base } = project
-    write(root, "a.txt", "a\n")
-    write(root, "src/b.ts", "b\n")
-    sh(root, "add", "-A")
-    sh(root, "commit", "-q", "-m", "first")
     const { calls, wrapper } = loggedGit(base)
     const made = () => readFileSync(calls, "utf8").trim().split("\n").filter(Boolean)
     const count = () => made().length
