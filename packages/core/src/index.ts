@@ -111,6 +111,7 @@ export { truncationDir } from "./plugin-host/truncate.js"
 export { GIT_SAFE_OPTIONS, GIT_SAFE_TRANSPORT, gitEnv, prepareSafeGit, type SafeGit } from "./process/git-safe.js"
 export { launcherKeys } from "./process/launcher-keys.js"
 export { type ProcessHelper, startProcessHelper } from "./process/process-helper.js"
+export { afterNextRequestSent } from "./process/request-sent.js"
 export { DEFAULT_RUN_TIMEOUT_MS, runProcess } from "./process/run-process.js"
 // store/: the SessionStore contract, its SQLite and memory stores, the one write path, sessions, undo and redo.
 export { createSession, discardIfEmpty, sessionTree } from "./store/session.js"

@@ -156,16 +156,16 @@ const requests = (log: Array<string>) =>
 
 describe("a step's patch, off the step's path", () => {
   const log: Array<string> = []
-  it.live("is recorded while the next request is out, and stored (before the step-finish) when the turn ends", () =>
+  it.live("is recorded once the next request is out, and stored (before the step-finish) when the turn ends", () =>
     Effect.gen(function* () {
       const parts = allParts(yield* runTurn("write x"))
       assert.deepStrictEqual(log, [
         "request",
         "track",
         "tree1",
-        // The tree after the step, then its patch between the two trees, while the next request goes out.
-        "track",
+        // The next request first, then the tree after the step and its patch between the two trees.
         "request",
+        "track",
         "tree2",
         "patch tree1..tree2",
         "patched tree1..tree2"
@@ -235,16 +235,19 @@ describe("a step's patch, off the step's path", () => {
 
 describe("the tree after a step, taken while the next request is out", () => {
   const calls: Array<string> = []
+  const ended: Array<number> = []
   let tree = 0
   const service = Snapshot.of({
     track: Effect.sync(() => {
       calls.push("track")
       return `tree${++tree}`
     }),
-    trackEnded: Effect.sync(() => {
-      calls.push("trackEnded")
-      return `tree${++tree}`
-    }),
+    trackEnded: (endedAt) =>
+      Effect.sync(() => {
+        calls.push("trackEnded")
+        ended.push(endedAt)
+        return `tree${++tree}`
+      }),
     patch: (hash, to) => Effect.succeed({ hash, files: ["x.txt"], ...(to === undefined ? {} : { after: to }) }),
     diff: () => Effect.succeed(""),
     diffFull: () => Effect.succeed([]),
@@ -253,8 +256,13 @@ describe("the tree after a step, taken while the next request is out", () => {
   })
   it.live("is taken with trackEnded when the service has it (a person's save meanwhile is not the step's)", () =>
     Effect.gen(function* () {
+      const began = Date.now()
       const parts = allParts(yield* runTurn("write x"))
       assert.deepStrictEqual(calls, ["track", "trackEnded"])
+      // As of the step's end (this machine's clock, as file times are), not of when the tree was taken.
+      assert.lengthOf(ended, 1)
+      assert.isAtLeast(ended[0] ?? 0, began)
+      assert.isAtMost(ended[0] ?? 0, Date.now())
       assert.deepStrictEqual(
         partsOf<StepFinishPart>(parts, "step-finish").map((p) => p.snapshot),
         ["tree2", undefined]

@@ -206,7 +206,7 @@ const make = (options: SnapshotGitOptions) =>
             // another Lathe, say), what it saw must not be lost, so the next one scans everything.
             return yield* Effect.onError(
               Effect.gen(function* () {
-                const quick = yield* treeWithoutGit(shadow, limits, memo, view)
+                const quick = yield* treeWithoutGit(shadow, limits, memo, view, asOf)
                 if (quick !== undefined) {
                   yield* walkIfWanted
                   return quick.hash
@@ -229,10 +229,9 @@ const make = (options: SnapshotGitOptions) =>
     // Files' times are the kernel's clock only on a local file system (a network one stamps them with its server's,
     // which may run ahead): elsewhere the tree after a step is recorded as `track` records it.
     let localTimes: boolean | undefined
-    const trackEnded = Effect.fn("Snapshot.trackEnded")(function* () {
-      const asOf = Date.now()
+    const trackEnded = Effect.fn("Snapshot.trackEnded")(function* (endedAt: number) {
       localTimes ??= whyNoWatch(shadow.root, process.env) === undefined
-      return yield* trackAsOf(localTimes ? asOf : undefined)
+      return yield* trackAsOf(localTimes ? endedAt : undefined)
     })
 
     const patch = Effect.fn("Snapshot.patch")(function* (hash: string, to?: string) {
@@ -304,7 +303,7 @@ const make = (options: SnapshotGitOptions) =>
       )
     })
 
-    return Snapshot.of({ track: track(), trackEnded: trackEnded(), patch, diff, diffFull, restore, revert })
+    return Snapshot.of({ track: track(), trackEnded, patch, diff, diffFull, restore, revert })
   })
 
 /** Builds the real service on the first call of any method, in the layer's scope, and delegates to it. */
@@ -315,7 +314,7 @@ const lazy = (options: SnapshotGitOptions) =>
     const real = yield* Effect.cached(make(options).pipe(Effect.provideContext(context), Scope.provide(scope)))
     return Snapshot.of({
       track: Effect.flatMap(real, (service) => service.track),
-      trackEnded: Effect.flatMap(real, (service) => service.trackEnded ?? service.track),
+      trackEnded: (endedAt) => Effect.flatMap(real, (service) => service.trackEnded?.(endedAt) ?? service.track),
       patch: (hash, to) => Effect.flatMap(real, (service) => service.patch(hash, to)),
       diff: (hash, to) => Effect.flatMap(real, (service) => service.diff(hash, to)),
       diffFull: (from, to) => Effect.flatMap(real, (service) => service.diffFull(from, to)),

@@ -122,13 +122,15 @@ const literalExclude = (path: string) => `:(exclude,literal,top)${path}`
  * and the shadow index is as this process left it. Nothing here touches the index or runs git: loose objects are
  * written as git writes them (a temp file renamed), which needs no lock, and a tree just written is young, so no
  * housekeeping prunes it. Callers hold their process's own permit (`memo` and the window are this process's).
- * `undefined`: git must write the tree (`writeTree`, under the lock).
+ * `undefined`: git must write the tree (`writeTree`, under the lock). `asOf`: see `writeTree`; a named file modified
+ * after it is left to git, which leaves it out and names it to the next snapshot.
  */
 export const treeWithoutGit = Effect.fnUntraced(function* (
   shadow: Shadow,
   limits: Limits,
   memo: TreeMemo,
-  view: WatchView | undefined
+  view: WatchView | undefined,
+  asOf?: number
 ) {
   const last = memo.last
   if (last === undefined || view === undefined || last.index !== indexStamp(shadow) || memo.deferred.size > 0)
@@ -137,7 +139,9 @@ export const treeWithoutGit = Effect.fnUntraced(function* (
     return { _tag: "Tracked", hash: last.hash, skipped: last.skipped } satisfies TrackResult
   if (view._tag !== "Paths" || memo.known?.root !== last.hash || memo.reader === undefined) return undefined
   const [tree, reader] = [memo.known, memo.reader]
-  const hash = yield* Effect.promise(() => writeKnown(shadow, tree, reader, view.paths, limits).catch(() => undefined))
+  const hash = yield* Effect.promise(() =>
+    writeKnown(shadow, tree, reader, view.paths, limits, asOf).catch(() => undefined)
+  )
   if (hash === undefined) return undefined
   for (const path of view.paths) memo.unindexed.add(path)
   memo.last = { ...last, hash }
@@ -169,7 +173,7 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
 ) {
   const view = settled ?? (watch === undefined ? undefined : yield* watch.settle)
   if (settled === undefined) {
-    const quick = yield* treeWithoutGit(shadow, limits, memo, view)
+    const quick = yield* treeWithoutGit(shadow, limits, memo, view, asOf)
     if (quick !== undefined) return quick
   }
   const last = memo.last

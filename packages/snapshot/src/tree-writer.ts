@@ -183,7 +183,13 @@ type Found = { readonly mode: string; readonly body: Buffer } | "gone" | "git"
  * (a repository's link could point anywhere on the machine), so a path through one is left to git. `folders` keeps
  * the folders already checked in this snapshot.
  */
-const lookAt = (root: string, path: string, maxFileSize: number, folders: Map<string, boolean>): Found => {
+const lookAt = (
+  root: string,
+  path: string,
+  maxFileSize: number,
+  folders: Map<string, boolean>,
+  asOf: number | undefined
+): Found => {
   for (let at = path.lastIndexOf("/"); at > 0; at = path.lastIndexOf("/", at - 1)) {
     const folder = path.slice(0, at)
     let real = folders.get(folder)
@@ -196,6 +202,8 @@ const lookAt = (root: string, path: string, maxFileSize: number, folders: Map<st
   const full = join(root, path)
   const info = lstatSync(full, { throwIfNoEntry: false })
   if (info === undefined) return "gone"
+  // Modified after the moment asked for: git's scan decides (it leaves a save made meanwhile for the next snapshot).
+  if (asOf !== undefined && info.mtimeMs > asOf) return "git"
   if (info.isSymbolicLink()) return { mode: "120000", body: Buffer.from(readlinkSync(full, { encoding: "buffer" })) }
   if (!info.isFile() || info.size > Math.min(maxFileSize, IN_MEMORY_BYTES)) return "git"
   // Git records a file as executable by its owner's execute bit alone.
@@ -205,7 +213,8 @@ const lookAt = (root: string, path: string, maxFileSize: number, folders: Map<st
 /**
  * Writes the work tree's new tree from `known` and the `paths` changed since it (relative to the root), updating
  * `known` to it, and returns its hash; or `undefined`, with `known` untouched, when git must write it (see
- * {@link KnownTree}). Needs the snapshot lock.
+ * {@link KnownTree}), among them a file modified after `asOf` (ms since the epoch; see `writeTree`). Needs the
+ * snapshot lock.
  */
 export const writeKnown = async (
   shadow: Shadow,
@@ -213,6 +222,7 @@ export const writeKnown = async (
   reader: ObjectReader,
   paths: ReadonlyArray<string>,
   limits: { readonly maxFileSize: number; readonly maxSnapshotSize: number },
+  asOf?: number,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Promise<string | undefined> => {
   const objects = join(shadow.gitDir, "objects")
@@ -240,7 +250,7 @@ export const writeKnown = async (
     const name = path.slice(slash + 1)
     if (name === ".gitattributes" || (await attributed(folder))) return undefined
     const had = (await folderOf(known, objects, reader, folder))?.get(name)
-    const found = lookAt(shadow.root, path, limits.maxFileSize, real)
+    const found = lookAt(shadow.root, path, limits.maxFileSize, real, asOf)
     // A path the tree never had and that is not there: nothing to record (a file made and removed in between).
     if (had === undefined && found === "gone") continue
     if (had === undefined || !BLOBS.has(had.mode) || found === "git") return undefined

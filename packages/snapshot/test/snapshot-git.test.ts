@@ -285,10 +285,11 @@ describe("the tree after a step (trackEnded)", () => {
       writeFileSync(join(root, "future.txt"), "f\n")
       const nextYear = new Date(Date.now() + 365 * 24 * 3600 * 1000)
       utimesSync(join(root, "future.txt"), nextYear, nextYear)
+      const ended = Date.now()
       writeFileSync(join(root, "person.txt"), "p1 (the person's)\n")
       const soon = new Date(Date.now() + 300)
       utimesSync(join(root, "person.txt"), soon, soon)
-      const after = (yield* trackEnded) as string
+      const after = (yield* trackEnded(ended)) as string
       assert.deepStrictEqual(yield* snapshot.patch(before, after), {
         hash: before,
         files: ["agent.txt", "future.txt"],
@@ -304,7 +305,7 @@ describe("the tree after a step (trackEnded)", () => {
       assert.strictEqual((yield* snapshot.diffFull(after, next))[0]?.after, "p1 (the person's)\n")
       // Nothing new: the same tree again, and a step that changes nothing has an empty patch.
       assert.strictEqual(yield* snapshot.track, next)
-      assert.strictEqual(yield* trackEnded, next)
+      assert.strictEqual(yield* trackEnded(Date.now()), next)
     }).pipe(Effect.provide(layer))
   })
 })

@@ -333,6 +333,37 @@ describe.runIf(onLinux)("snapshots with the watch", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.live(
+    "leave a file saved after the step ended to the next snapshot, when the tree is written without git too",
+    () => {
+      const project = committedProject()
+      const { root, base } = project
+      const { calls, wrapper } = loggedGit(base)
+      const count = () => readFileSync(calls, "utf8").trim().split("\n").filter(Boolean).length
+      const { layer } = snapshotLayer(project, {}, { binary: wrapper })
+      return Effect.gen(function* () {
+        const snapshot = yield* Snapshot
+        const trackEnded = snapshot.trackEnded
+        if (trackEnded === undefined) return assert.fail("the git-backed service takes the tree after a step")
+        const before = (yield* snapshot.track) as string
+        yield* untilQuiet(snapshot, count)
+        // The step changes a.txt; after it ended, a person saves src/b.ts (both files the last tree has, so the watch
+        // names them and the tree could be written in memory).
+        appendFromShell(root, "a.txt")
+        const ended = Date.now()
+        // Later than a file time's lag behind the clock (a timer tick), earlier than the snapshot's scan.
+        yield* Effect.sleep("30 millis")
+        appendFromShell(root, "src/b.ts")
+        const after = (yield* trackEnded(ended)) as string
+        assert.deepStrictEqual((yield* snapshot.patch(before, after)).files, ["a.txt"])
+        // The next snapshot has the person's save; the two together are the work tree.
+        const next = (yield* snapshot.track) as string
+        assert.deepStrictEqual((yield* snapshot.patch(after, next)).files, ["src/b.ts"])
+        assert.strictEqual(next, referenceTree(root, base))
+      }).pipe(Effect.provide(layer))
+    }
+  )
+
   it.live("need the lock file only when git writes the tree: another Lathe holding it holds up only those", () => {
     const project = committedProject()
     const { root, base } = project

@@ -1,4 +1,4 @@
-import { messageCommand, ProviderNotConfigured } from "@lathe/core"
+import { afterNextRequestSent, messageCommand, ProviderNotConfigured } from "@lathe/core"
 import { startupMark } from "@lathe/core/startup-marks"
 import type { LatheEvent } from "@lathe/plugin/schema"
 import { cliLogger } from "../app.js"
@@ -7,7 +7,6 @@ import { defineCommand, parseCommand } from "../command-kit.js"
 import { refusedAttachment, unsupportedAttachment } from "../file-attachments.js"
 import type { CliIO, Command } from "../io.js"
 import { emptyTotals, type TextRenderer, type Totals, textRenderer, totalsLine } from "../render.js"
-import { afterFirstRequestSent } from "../request-sent.js"
 import { colorEnabled, createStyle } from "../style.js"
 import { plainText } from "../terminal-text.js"
 import { LocalBackend } from "../tui/local-backend.js"
@@ -471,7 +470,7 @@ const turnWatch = () => {
  * The text renderer of a run, and `load`, which starts loading what a terminal needs of it if that has not started.
  * At a terminal the Markdown renderer and the live line (with the text measuring, and ICU with it) cost more than the
  * rest of a run's start-up and are needed only once the model answers, so they load after the first request has gone
- * out, while the model thinks (`afterFirstRequestSent`), or at the first event that shows the model's output.
+ * out, while the model thinks (`afterNextRequestSent`), or at the first event that shows the model's output.
  */
 const textRendererFor = (io: CliIO, totals: Totals): TextOut => {
   const color = io.isTTY && colorEnabled(io.env, io.isTTY)
@@ -498,7 +497,7 @@ const textRendererFor = (io: CliIO, totals: Totals): TextOut => {
   const renderer = textRenderer(io.stdout, io.stderr, totals, { style, columns, later })
   return {
     renderer,
-    load: afterFirstRequestSent(() => begin(true)),
+    load: afterNextRequestSent(() => begin(true)),
     settled: async () => {
       begin(false)
       await renderer.ready

@@ -47,13 +47,14 @@ export class Snapshot extends Context.Service<
     /** Records the work tree; returns its tree hash, or `undefined` when snapshots are off. */
     readonly track: Effect.Effect<string | undefined, SnapshotError>
     /**
-     * Records the work tree as a step that ended when this began left it: like `track`, but a file the service can
-     * tell was modified after that moment (its modification time, where the file system's clock is this machine's)
-     * is recorded as in the previous snapshot and looked at again by the next one. The loop takes the tree after a
-     * step this way while the next request is out, so that a person's save landing meanwhile is not counted as the
-     * step's change (undo would take it back). Optional: without it the loop uses `track`.
+     * Records the work tree as a step that ended at `endedAt` (ms since the epoch, this machine's clock: `Date.now()`)
+     * left it: like `track`, but a file the service can tell was modified after that moment (its modification time,
+     * where the file system's clock is this machine's) is recorded as in the previous snapshot and looked at again by
+     * the next one. The loop takes the tree after a step this way once the next request is out, so that a person's
+     * save landing meanwhile is not counted as the step's change (undo would take it back). Optional: without it the
+     * loop uses `track`.
      */
-    readonly trackEnded?: Effect.Effect<string | undefined, SnapshotError>
+    readonly trackEnded?: (endedAt: number) => Effect.Effect<string | undefined, SnapshotError>
     /**
      * The files changed since `hash` (added, modified or deleted): in the work tree now, or between the snapshots
      * `hash` and `to` when given (then the work tree is not read, and `after` is `to`).

@@ -9,6 +9,7 @@ import type { LLMEvent } from "../llm/llm.js"
 import type { ProviderError } from "../llm/provider-error.js"
 import { addTokens, isOverflow, stepCost } from "../llm/usage.js"
 import { Plugins } from "../plugin-host/plugins.js"
+import { afterNextRequestSent } from "../process/request-sent.js"
 import { ascendingId } from "../schema/id.js"
 import type { StoreError } from "../store/session-store.js"
 import { SessionWriter } from "../store/session-writer.js"
@@ -224,12 +225,14 @@ const recordPatchLater = (
   before: string,
   id: string,
   finished: StepFinishPart | undefined,
-  recorded: Deferred.Deferred<void>,
+  later: { readonly endedAt: number; readonly start: StartGate; readonly recorded: Deferred.Deferred<void> },
   previous: Fiber.Fiber<void> | undefined
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const { snapshots, writer } = state.services
-    const after = yield* (snapshots.trackEnded ?? snapshots.track).pipe(
+    const { endedAt, start, recorded } = later
+    yield* start.opened
+    const after = yield* (snapshots.trackEnded ? snapshots.trackEnded(endedAt) : snapshots.track).pipe(
       Effect.catch((error) => Effect.logWarning("snapshot after the step failed", error).pipe(Effect.as(undefined))),
       Effect.ensuring(Deferred.succeed(recorded, undefined))
     )
@@ -244,6 +247,33 @@ const recordPatchLater = (
     Effect.catch((error) => Effect.logWarning("recording the step's patch failed", error)),
     Effect.uninterruptible
   )
+
+/**
+ * When the tree after a step is taken (`recordPatchLater`): once the next request has been written out
+ * (`afterNextRequestSent`), so that reading and writing the changed files happens while the model thinks rather than
+ * between the step and its request; at once when something needs the tree (`open`: the next step's first mutating
+ * call, the turn's end); at the latest {@link START_AFTER_MS} after the step (a model reached without HTTP). The
+ * step's end time is taken before, so a later start records the same tree.
+ */
+interface StartGate {
+  readonly opened: Effect.Effect<void>
+  readonly open: () => void
+}
+
+/** See {@link StartGate}. */
+const START_AFTER_MS = 20
+
+const startGate = (): StartGate => {
+  const opened = Deferred.makeUnsafe<void>()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const open = afterNextRequestSent(() => {
+    clearTimeout(timer)
+    Deferred.doneUnsafe(opened, Exit.void)
+  })
+  timer = setTimeout(open, START_AFTER_MS)
+  timer.unref?.()
+  return { opened: Deferred.await(opened), open }
+}
 
 /** The Processor's shape. */
 export interface ProcessorService {
@@ -285,11 +315,15 @@ const makeProcessor = Effect.gen(function* () {
   }
   // Patches being recorded off their step's path, by session: outlive the step (the layer's scope), never interrupted.
   const scope = yield* Effect.scope
-  const pending = new Map<string, { readonly fiber: Fiber.Fiber<void>; readonly recorded: Deferred.Deferred<void> }>()
+  const pending = new Map<
+    string,
+    { readonly fiber: Fiber.Fiber<void>; readonly recorded: Deferred.Deferred<void>; readonly start: StartGate }
+  >()
   const settled = (sessionID: string): Effect.Effect<void> =>
     Effect.suspend(() => {
       const patch = pending.get(sessionID)
       if (!patch) return Effect.void
+      patch.start.open()
       return Effect.andThen(
         Fiber.await(patch.fiber),
         Effect.sync(() => {
@@ -301,7 +335,9 @@ const makeProcessor = Effect.gen(function* () {
   const treeRecorded = (sessionID: string): Effect.Effect<void> =>
     Effect.suspend(() => {
       const patch = pending.get(sessionID)
-      return patch ? Deferred.await(patch.recorded) : Effect.void
+      if (!patch) return Effect.void
+      patch.start.open()
+      return Deferred.await(patch.recorded)
     })
 
   const process = Effect.fn("Processor.process")(function* (input: ProcessorInput) {
@@ -333,6 +369,8 @@ const makeProcessor = Effect.gen(function* () {
     )
     // Tool calls the model finished run to their end (or abort); nothing is left running after the step.
     const calls = yield* awaitCalls(state)
+    // The step's end on this machine's clock, as file times are (see `Snapshot.trackEnded`).
+    const endedAt = Date.now()
     const aborted = input.abort.aborted
     const end = yield* Clock.currentTimeMillis
     yield* settle(state, end)
@@ -358,11 +396,14 @@ const makeProcessor = Effect.gen(function* () {
     yield* services.writer.flush
     if (later !== undefined && patchID !== undefined) {
       const recorded = yield* Deferred.make<void>()
+      const start = startGate()
       const previous = pending.get(ids.sessionID)?.fiber
-      const fiber = yield* Effect.forkIn(recordPatchLater(state, later, patchID, finished, recorded, previous), scope, {
-        startImmediately: true
-      })
-      pending.set(ids.sessionID, { fiber, recorded })
+      const fiber = yield* Effect.forkIn(
+        recordPatchLater(state, later, patchID, finished, { endedAt, start, recorded }, previous),
+        scope,
+        { startImmediately: true }
+      )
+      pending.set(ids.sessionID, { fiber, recorded, start })
     }
 
     if (streamed._tag === "Failure") return yield* Effect.failCause(streamed.cause)
