@@ -4,7 +4,7 @@ import { homedir } from "node:os"
 import { basename, dirname, isAbsolute, join } from "node:path"
 import vm from "node:vm"
 import { startupMark } from "@lathe/core/startup-marks"
-import { withCacheFlags } from "./young-heap.js"
+import { holdYoungHeap, withCacheFlags } from "./young-heap.js"
 
 /**
  * Loads a CommonJS bundle through `vm.Script` with a V8 code cache taken after the run, so the cache holds every
@@ -63,6 +63,8 @@ export const loadWithCodeCache = (
       })
   )
   startupMark(`${basename(file)} compiled`)
+  // Deserialising the cache and running the build are where start-up grows the young generation: checked after each.
+  holdYoungHeap()
   let keep = cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)
   const keepCache = () => {
     for (const side of sides.values()) side.keepCache()
@@ -79,6 +81,7 @@ export const loadWithCodeCache = (
     dirname: string
   ) => void
   withoutPositionsInProbes(() => wrapper(module.exports, require, module, file, dirname(file)))
+  holdYoungHeap()
   return { exports: module.exports, keepCache }
 }
 

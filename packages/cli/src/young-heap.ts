@@ -1,12 +1,22 @@
 import type * as V8 from "node:v8"
 
 /**
- * The size (MiB, V8's `new_space` as `v8.getHeapSpaceStatistics()` reports it) Lathe lets the young generation reach.
- * V8's default grows it to 64 MiB and more in a long session although what lives barely grows: the extra memory is
- * only room between scavenges. 16 MiB is what `node --max-semi-space-size=8` gives.
+ * The size (MiB, V8's `new_space` as `v8.getHeapSpaceStatistics()` reports it) Lathe lets the young generation reach
+ * with `LATHE_NODE_HEAP=small`. V8's default grows it to 64 MiB and more in a long session although what lives barely
+ * grows: the extra memory is only room between scavenges. 16 MiB is what `node --max-semi-space-size=8` gives.
  */
 const YOUNG_HEAP_MIB = 16
 const YOUNG_HEAP_BYTES = YOUNG_HEAP_MIB * 1024 * 1024
+
+/**
+ * The size the default hold stops the young generation at (`node --max-semi-space-size=4` gives it), from the end of
+ * start-up on. Held at 16 MiB from the first request only (as before), V8 doubled it to 16 MiB around that request,
+ * and a session's first steps then allocated in memory never touched before: on a machine where a page's first touch
+ * is dear (a virtual machine; ~16 µs a page on the 2-core one this was measured on) a 20-read session's median step
+ * gap was 7.4 ms; stopped at 8 MiB during start-up, 4.9 ms, with the first request and an edit session's late steps
+ * unchanged and ~7 MiB less peak memory (see docs/loop-performance.md).
+ */
+const HELD_YOUNG_HEAP_BYTES = 8 * 1024 * 1024
 
 /** V8's default growth factor (`node --v8-options`), restored before Node or Lathe write a code cache at exit. */
 const DEFAULT_FACTOR = 2
@@ -74,19 +84,20 @@ export const withCacheFlags = <A>(use: () => A): A => {
 }
 
 /**
- * Keeps the young generation near `YOUNG_HEAP_MIB` once the first model request has gone out: from then on, at each
- * request, the growth factor is set to V8's own (2) while doubling the young generation keeps it within that size, and
- * to 1 (no more growth) otherwise: V8 may shrink it while the process waits, and then lets it grow back only as far
- * as doubling stays under the cap (the factor is a whole number). Until the first request V8 grows it as it likes,
- * so start-up runs exactly as without this (`lathe run` measured: 16 MiB at its first request, 64 MiB some hundred
- * steps later when left alone).
+ * Keeps the young generation near {@link HELD_YOUNG_HEAP_BYTES} from the end of start-up on (`holdYoungHeap`, checked
+ * then, while the run build loads and at each request): V8 grows it with its own factor (2) up to that size, then not
+ * at all (factor 1); it may shrink it while the process waits, and then lets it grow back only as far as doubling
+ * stays under the cap. Left alone, `lathe run` measured 16 MiB at its first request and 64 MiB some hundred steps
+ * later.
  *
  * The growth factor is part of V8's flag hash, which every code cache records and checks when read: a cache written
  * with the factor at 1 would be rejected (and written again) at every start. So the factor is set back to V8's default
  * at exit, before the caches Lathe (`code-cache.ts`) and Node write then, and `withCacheFlags` sets it back while a
  * cache is read.
  */
-const holdAfterFirstRequest = (): void => {
+const holdFromStartUp = (): void => {
+  holding = true
+  holdYoungHeap()
   const channels = process.getBuiltinModule("node:diagnostics_channel")
   let pending = false
   const onRequest = () => {
@@ -95,14 +106,27 @@ const holdAfterFirstRequest = (): void => {
     // After the request's own synchronous work: nothing here delays it.
     setImmediate(() => {
       pending = false
-      const size = youngHeapBytes()
-      if (size <= 0) return
-      // V8 multiplies the young generation by the factor when it grows it, and the factor is a whole number: let it
-      // double only while doubling stays within the cap (it may have shrunk it while the process waited), else hold.
-      setFactor(size * DEFAULT_FACTOR <= YOUNG_HEAP_BYTES ? DEFAULT_FACTOR : 1)
+      holdYoungHeap()
     })
   }
   for (const name of REQUEST_CHANNELS) channels.subscribe(name, onRequest)
+}
+
+/** Whether the default hold is armed (`holdFromStartUp`). */
+let holding = false
+
+/**
+ * With the default hold armed, checks the young generation against {@link HELD_YOUNG_HEAP_BYTES}: V8 multiplies it
+ * by the growth factor when it grows it, and the factor is a whole number, so it may double only while doubling stays
+ * within the cap (V8 may also have shrunk it while the process waited), else it is held (factor 1). Called at the end
+ * of start-up, on the way through the run build's load (code-cache.ts), and after each request; a growth between two
+ * checks lands at 16 MiB, where the hold stopped it before. Does nothing otherwise.
+ */
+export const holdYoungHeap = (): void => {
+  if (!holding) return
+  const size = youngHeapBytes()
+  if (size <= 0) return
+  setFactor(size * DEFAULT_FACTOR <= HELD_YOUNG_HEAP_BYTES ? DEFAULT_FACTOR : 1)
 }
 
 /**
@@ -111,8 +135,8 @@ const holdAfterFirstRequest = (): void => {
  * is read only when the isolate is created (set later it changes nothing); what V8 reads at each of its growth
  * decisions is the growth factor.
  *
- * By default (and with `LATHE_NODE_HEAP=hold`) the factor is left alone until the first model request, then held
- * (see {@link holdAfterFirstRequest}); `settle()` arms that. `LATHE_NODE_HEAP=small` caps it from the very start
+ * By default (and with `LATHE_NODE_HEAP=hold`) the factor is V8's own until the young generation reaches 8 MiB, then
+ * held (see {@link holdFromStartUp}); `settle()` arms that. `LATHE_NODE_HEAP=small` caps it from the very start
  * instead: call this first thing, before Lathe's modules load, and it sets the factor that takes the young
  * generation to the cap at its second growth; `settle()`, at the end of start-up, sets it to 1. That costs start-up
  * (`bench/loop.ts` measured the first request ×1.20–1.25 later on a quiet machine). `LATHE_NODE_HEAP=default` leaves
@@ -133,7 +157,7 @@ export const capYoungHeap = (
     OWN_SIZING.test(arg.replaceAll("_", "-"))
   )
   if (own) return off
-  if (mode !== "small") return { settle: holdAfterFirstRequest }
+  if (mode !== "small") return { settle: holdFromStartUp }
   const initial = youngHeapBytes()
   if (initial <= 0) return off
   // V8's first growth doubles the initial space whatever the factor says; the factor applies from the second one.

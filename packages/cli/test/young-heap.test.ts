@@ -3,7 +3,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { startScriptedServer } from "@lathe/core/testing"
 import { assert, describe, it, onTestFinished } from "vitest"
+import { sandbox } from "./helpers.js"
 
 // The bundled CLI (what the published `lathe` and the single executable run); Nx builds it before this package's tests.
 const bundle = fileURLToPath(new URL("../dist/bundle/lathe.js", import.meta.url))
@@ -57,7 +59,7 @@ describe("the young generation's cap in the bundled launcher", () => {
     assert.isAtMost(await largestYoungHeap({ LATHE_NODE_HEAP: "small" }), 16 * MIB)
   })
 
-  it("leaves start-up alone by default: the same load grows V8's default young generation past the cap", async () => {
+  it("holds only at its checks by default: `--version` (no run build, no request) grows past the cap under the same load", async () => {
     assert.isAbove(await largestYoungHeap({}), 16 * MIB)
   })
 
@@ -73,10 +75,11 @@ describe("the young generation's cap in the bundled launcher", () => {
 
 /**
  * The start of the programs below: Node's modules and `young-heap.ts` (its `capYoungHeap` and `withCacheFlags`), the
- * hold armed as `bin.ts` arms it by default (`settle()`), survivors until the young generation has grown to 16 MiB as
- * Lathe's start-up grows it, and an HTTP server on 127.0.0.1 (`server`) for the requests a session's steps make.
+ * hold armed as `bin.ts` arms it by default (`settle()`), survivors until the young generation has grown to `mib` MiB
+ * (as Lathe's start-up grows it: 16 MiB left alone, 4 when the run build's load checks it), and an HTTP server on
+ * 127.0.0.1 (`server`) for the requests a session's steps make.
  */
-const startedUp = (youngHeap: string) => `
+const startedUp = (youngHeap: string, mib = 16) => `
 import http from "node:http"
 import v8 from "node:v8"
 import vm from "node:vm"
@@ -84,19 +87,20 @@ import { capYoungHeap, withCacheFlags } from ${JSON.stringify(youngHeap)}
 capYoungHeap(process.env, process.execArgv).settle()
 const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
 const startUp = []
-for (let i = 0; newSpace() < 16 * 1024 * 1024 && i < 2000000; i++) startUp.push({ i, text: "start-up " + i })
+for (let i = 0; newSpace() < ${mib} * 1024 * 1024 && i < 2000000; i++) startUp.push({ i, text: "start-up " + i })
 const server = http.createServer((_, res) => res.end("ok")).listen(0, "127.0.0.1")
 await new Promise((resolve) => server.once("listening", resolve))
 `
 
 /**
  * A program that holds the young generation as `bin.ts` does by default (`capYoungHeap`, then `settle()`), grows it
- * to 16 MiB as start-up does, sends HTTP requests to a server of its own as a session's steps do while it keeps ~40 MiB of small objects alive, and writes a V8 code cache at exit (as
- * `code-cache.ts` does, from an exit listener registered after the request). It prints the largest young generation.
+ * to 4 MiB as start-up does up to a check, sends HTTP requests to a server of its own as a session's steps do while
+ * it keeps ~40 MiB of small objects alive, and writes a V8 code cache at exit (as `code-cache.ts` does, from an exit
+ * listener registered after the request). It prints the largest young generation.
  */
 const HOLDER = (youngHeap: string, cacheFile: string) => `
 import { writeFileSync } from "node:fs"
-${startedUp(youngHeap)}
+${startedUp(youngHeap, 4)}
 // One request per "step", as a session makes them: the hold is (re)checked at each (V8 may shrink the young
 // generation while the process waits, under load, and the hold then waits for it to grow back to 16 MiB).
 const request = async () => {
@@ -117,8 +121,8 @@ process.once("exit", () => writeFileSync(${JSON.stringify(cacheFile)}, script.cr
 console.log(JSON.stringify({ largest, kept: kept.length }))
 `
 
-describe("the young generation held after the first request (the default)", () => {
-  it("stops growing near 16 MiB once requests go out, and leaves the code cache's flags as they were read", async () => {
+describe("the young generation held from start-up (the default)", () => {
+  it("stops growing at 8 MiB, checked at each request, and leaves the code cache's flags as they were read", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lathe-young-heap-"))
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
     const cacheFile = join(dir, "cache.bin")
@@ -145,9 +149,10 @@ describe("the young generation held after the first request (the default)", () =
       })
     const held = await run({})
     const free = await run({ LATHE_NODE_HEAP: "default" })
-    // Near the cap: V8 may shrink the young generation while the process waits and grow it back past 16 MiB by one
-    // step (seen under load: up to ~20 MiB), but never on to what it reaches left alone (64 MiB here).
-    assert.isBelow(held, 32 * MIB)
+    // At the cap: V8 may shrink the young generation while the process waits and grow it back past 8 MiB by one
+    // step, but never on to what it reaches left alone (64 MiB here).
+    assert.isAtLeast(held, 8 * MIB)
+    assert.isBelow(held, 16 * MIB)
     assert.isAtLeast(free, 48 * MIB)
     // The cache written at exit of a held run is accepted by a process whose flags were never touched.
     await run({})
@@ -206,5 +211,56 @@ describe("code caches read while the young generation is held", () => {
     const result = JSON.parse(out) as { inside: boolean; outside: boolean }
     assert.isFalse(result.inside)
     assert.isTrue(result.outside)
+  })
+})
+
+/**
+ * Preloaded into a `lathe run`: reports the young generation's size when the first model request starts and at exit.
+ */
+const RUN_PROBE = `
+import v8 from "node:v8"
+import channels from "node:diagnostics_channel"
+const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
+const sizes = []
+channels.subscribe("http.client.request.start", () => sizes.push(newSpace()))
+process.on("exit", () => process.stderr.write("young-heap-run " + JSON.stringify({ first: sizes[0], exit: newSpace() }) + "\\n"))
+`
+
+describe("the young generation of a real `lathe run` (the bundled launcher)", () => {
+  it("is at most 8 MiB from the first model request on; left alone (LATHE_NODE_HEAP=default) it is past that", async () => {
+    const server = await startScriptedServer((_, index) =>
+      index < 3 ? { steps: [{ tool: "read", input: { filePath: "a.txt" } }] } : { steps: [{ text: "done" }] }
+    )
+    onTestFinished(() => server.close())
+    const box = sandbox()
+    writeFileSync(join(box.project, "a.txt"), "a\n")
+    const probe = `data:text/javascript,${encodeURIComponent(RUN_PROBE)}`
+    const run = (heap: Record<string, string>) =>
+      new Promise<{ first: number; exit: number }>((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          ["--import", probe, bundle, "run", "--format", "json", "--yes", "read a"],
+          {
+            cwd: box.project,
+            env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model", ...heap },
+            stdio: ["ignore", "ignore", "pipe"]
+          }
+        )
+        let stderr = ""
+        child.stderr.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString("utf8")
+        })
+        child.on("error", reject)
+        child.on("close", (code) => {
+          const line = /young-heap-run (.*)/.exec(stderr)?.[1]
+          if (code !== 0 || line === undefined) reject(new Error(`lathe run exited with ${code}:\n${stderr}`))
+          else resolve(JSON.parse(line) as { first: number; exit: number })
+        })
+      })
+    const held = await run({})
+    assert.isAtMost(held.first, 8 * MIB, "at the first request")
+    assert.isAtMost(held.exit, 8 * MIB, "at exit")
+    const free = await run({ LATHE_NODE_HEAP: "default" })
+    assert.isAbove(free.first, 8 * MIB, "V8's own growth by the first request (the load the checks stop)")
   })
 })
