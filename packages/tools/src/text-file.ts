@@ -50,12 +50,14 @@ export const diffStats = (diff: string): { readonly additions: number; readonly 
 /**
  * The name of the temp file {@link writeFileAtomic} writes beside `path` before renaming it over `path`: the file's
  * name cut to 32 characters (at most 128 bytes), so that a name near the file system's limit (255 bytes) still
- * leaves room for the suffix.
+ * leaves room for the suffix, and 32 random bits (from the pool `randomUUID` keeps: `randomBytes` asks the system
+ * each call). It is created exclusively (`wx`): whatever already has that name, a link someone placed there included,
+ * fails the write instead of being written through.
  */
 const tempBeside = (path: string): string =>
   join(
     dirname(path),
-    `.${[...basename(path)].slice(0, 32).join("")}.lathe-${process.getBuiltinModule("node:crypto").randomBytes(4).toString("hex")}.tmp`
+    `.${[...basename(path)].slice(0, 32).join("")}.lathe-${process.getBuiltinModule("node:crypto").randomUUID().slice(0, 8)}.tmp`
   )
 
 /**
@@ -80,7 +82,7 @@ export const writeFileAtomic = async (path: string, content: string): Promise<vo
   )
   const temp = tempBeside(path)
   try {
-    await writeFile(temp, content)
+    await writeFile(temp, content, { flag: "wx" })
     if (mode !== undefined) await chmod(temp, mode)
     await rename(temp, path)
   } catch (error) {
@@ -91,16 +93,16 @@ export const writeFileAtomic = async (path: string, content: string): Promise<vo
 
 /** {@link writeFileAtomic} in synchronous calls. */
 const writeFileAtomicSync = (path: string, content: string): void => {
-  mkdirSync(dirname(path), { recursive: true })
   let mode: number | undefined
   try {
     mode = statSync(path).mode & 0o7777
   } catch {
-    // no file there yet: the new one gets the default mode
+    // No file there yet: the new one gets the default mode, in its folder made if missing (a file there is its folder).
+    mkdirSync(dirname(path), { recursive: true })
   }
   const temp = tempBeside(path)
   try {
-    writeFileSync(temp, content)
+    writeFileSync(temp, content, { flag: "wx" })
     if (mode !== undefined) chmodSync(temp, mode)
     renameSync(temp, path)
   } catch (error) {

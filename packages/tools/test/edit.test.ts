@@ -1,6 +1,7 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs"
+import crypto from "node:crypto"
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, vi } from "@effect/vitest"
 import { createEditTool } from "../src/edit.js"
 import { createMultiEditTool } from "../src/multiedit.js"
 import { ToolState } from "../src/state.js"
@@ -143,6 +144,28 @@ describe("edit", () => {
     await run(edit, { filePath: name, oldString: "x", newString: "y" }, h.ctx())
     expect(readFileSync(file, "utf8")).toBe("y")
     expect(readdirSync(h.root)).toEqual([name])
+  })
+
+  it.each([
+    ["a small file (synchronous calls)", 10],
+    ["a file over 1 MiB (thread pool)", 120_000]
+  ])("never writes through a link placed at its temp file's name: %s", async (_, lines) => {
+    const { edit, h } = setup()
+    const body = `${Array.from({ length: lines }, (_, i) => `line ${i}`).join("\n")}\nend\n`
+    const file = h.write("a.txt", body)
+    const victim = h.write("victim.txt", "not to be written\n")
+    // Someone who guessed the temp file's name (the random part made predictable here) placed a link there.
+    const guessed = "00000000-0000-4000-8000-000000000000"
+    const pick = vi.spyOn(crypto, "randomUUID").mockReturnValue(guessed)
+    try {
+      symlinkSync(victim, h.path(".a.txt.lathe-00000000.tmp"))
+      const error = await runError(edit, { filePath: "a.txt", oldString: "end", newString: "done" }, h.ctx())
+      expect(error.message).toMatch(/EEXIST/)
+    } finally {
+      pick.mockRestore()
+    }
+    expect(readFileSync(victim, "utf8")).toBe("not to be written\n")
+    expect(readFileSync(file, "utf8")).toBe(body)
   })
 
   it("a folder in the way of a new file's folder is an error, nothing written", async () => {
