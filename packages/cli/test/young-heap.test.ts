@@ -31,13 +31,22 @@ process.on("exit", () => {
 `
 
 /** Runs `node [nodeArgs] lathe.js --version` with the probe and returns the largest young generation, in bytes. */
-const largestYoungHeap = (env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []) =>
-  new Promise<number>((resolve, reject) => {
-    const probe = `data:text/javascript,${encodeURIComponent(PROBE)}`
-    const child = spawn(process.execPath, [...nodeArgs, "--import", probe, bundle, "--version"], {
-      cwd: tmpdir(),
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+/**
+ * Runs `node [nodeArgs] --import <probe> lathe.js <args>` in `cwd` with `env` and returns what the probe wrote on
+ * stderr after `marker` (JSON); a run that fails or writes no such line is an error with its stderr.
+ */
+const probed = <A>(
+  probeSource: string,
+  marker: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: Record<string, string>; readonly nodeArgs?: ReadonlyArray<string> }
+) =>
+  new Promise<A>((resolve, reject) => {
+    const probe = `data:text/javascript,${encodeURIComponent(probeSource)}`
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", probe, bundle, ...args], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "ignore", "pipe"]
     })
     let stderr = ""
     child.stderr.on("data", (chunk: Buffer) => {
@@ -45,11 +54,21 @@ const largestYoungHeap = (env: Record<string, string>, nodeArgs: ReadonlyArray<s
     })
     child.on("error", reject)
     child.on("close", (code) => {
-      const line = /young-heap-probe (.*)/.exec(stderr)?.[1]
-      if (code !== 0 || line === undefined) reject(new Error(`lathe --version exited with ${code}:\n${stderr}`))
-      else resolve((JSON.parse(line) as { largest: number }).largest)
+      const line = new RegExp(`${marker} (.*)`).exec(stderr)?.[1]
+      if (code !== 0 || line === undefined) reject(new Error(`lathe ${args[0]} exited with ${code}:\n${stderr}`))
+      else resolve(JSON.parse(line) as A)
     })
   })
+
+/** Runs `node [nodeArgs] lathe.js --version` with the probe and returns the largest young generation, in bytes. */
+const largestYoungHeap = async (env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []) =>
+  (
+    await probed<{ largest: number }>(PROBE, "young-heap-probe", ["--version"], {
+      cwd: tmpdir(),
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+      nodeArgs
+    })
+  ).largest
 
 describe("the young generation's cap in the bundled launcher", () => {
   it("holds the young generation at or under 16 MiB once started, with LATHE_NODE_HEAP=small", async () => {
@@ -234,29 +253,16 @@ describe("the young generation of a real `lathe run` (the bundled launcher)", ()
     onTestFinished(() => server.close())
     const box = sandbox()
     writeFileSync(join(box.project, "a.txt"), "a\n")
-    const probe = `data:text/javascript,${encodeURIComponent(RUN_PROBE)}`
     const run = (heap: Record<string, string>) =>
-      new Promise<{ first: number; exit: number }>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          ["--import", probe, bundle, "run", "--format", "json", "--yes", "read a"],
-          {
-            cwd: box.project,
-            env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model", ...heap },
-            stdio: ["ignore", "ignore", "pipe"]
-          }
-        )
-        let stderr = ""
-        child.stderr.on("data", (chunk: Buffer) => {
-          stderr += chunk.toString("utf8")
-        })
-        child.on("error", reject)
-        child.on("close", (code) => {
-          const line = /young-heap-run (.*)/.exec(stderr)?.[1]
-          if (code !== 0 || line === undefined) reject(new Error(`lathe run exited with ${code}:\n${stderr}`))
-          else resolve(JSON.parse(line) as { first: number; exit: number })
-        })
-      })
+      probed<{ first: number; exit: number }>(
+        RUN_PROBE,
+        "young-heap-run",
+        ["run", "--format", "json", "--yes", "read a"],
+        {
+          cwd: box.project,
+          env: { ...box.env, LATHE_BASE_URL: server.url, LATHE_MODEL: "test-model", ...heap }
+        }
+      )
     const held = await run({})
     assert.isAtMost(held.first, 8 * MIB, "at the first request")
     assert.isAtMost(held.exit, 8 * MIB, "at exit")
