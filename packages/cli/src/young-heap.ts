@@ -85,7 +85,7 @@ export const withCacheFlags = <A>(use: () => A): A => {
 
 /**
  * Keeps the young generation near {@link HELD_YOUNG_HEAP_BYTES} from the end of start-up on (`holdYoungHeap`, checked
- * then, while the run build loads and at each request): V8 grows it with its own factor (2) up to that size, then not
+ * while the run build loads and at each request): V8 grows it with its own factor (2) up to that size, then not
  * at all (factor 1); it may shrink it while the process waits, and then lets it grow back only as far as doubling
  * stays under the cap. Left alone, `lathe run` measured 16 MiB at its first request and 64 MiB some hundred steps
  * later.
@@ -96,8 +96,8 @@ export const withCacheFlags = <A>(use: () => A): A => {
  * cache is read.
  */
 const holdFromStartUp = (): void => {
+  // Not checked here: that loads `node:v8`, which `--version` and the other quick commands would pay for.
   holding = true
-  holdYoungHeap()
   const channels = process.getBuiltinModule("node:diagnostics_channel")
   let pending = false
   const onRequest = () => {
@@ -118,9 +118,9 @@ let holding = false
 /**
  * With the default hold armed, checks the young generation against {@link HELD_YOUNG_HEAP_BYTES}: V8 multiplies it
  * by the growth factor when it grows it, and the factor is a whole number, so it may double only while doubling stays
- * within the cap (V8 may also have shrunk it while the process waited), else it is held (factor 1). Called at the end
- * of start-up, on the way through the run build's load (code-cache.ts), and after each request; a growth between two
- * checks lands at 16 MiB, where the hold stopped it before. Does nothing otherwise.
+ * within the cap (V8 may also have shrunk it while the process waited), else it is held (factor 1). Called on the way
+ * through the run build's load (code-cache.ts: after its cache is deserialised and after it ran) and after
+ * each request; a growth between two checks lands at 16 MiB, where the hold stopped it before. Does nothing otherwise.
  */
 export const holdYoungHeap = (): void => {
   if (!holding) return
