@@ -81,15 +81,20 @@ export const writeFileAtomic = async (path: string, content: string): Promise<vo
     () => undefined
   )
   const temp = tempBeside(path)
+  let written = false
   try {
     await writeFile(temp, content, { flag: "wx" })
+    written = true
     if (mode !== undefined) await chmod(temp, mode)
     await rename(temp, path)
   } catch (error) {
-    await unlink(temp).catch(() => undefined)
+    if (written || !nameTaken(error)) await unlink(temp).catch(() => undefined)
     throw error
   }
 }
+
+/** The exclusive create found something at the temp file's name: it is not this write's to remove. */
+const nameTaken = (error: unknown): boolean => (error as NodeJS.ErrnoException | undefined)?.code === "EEXIST"
 
 /** {@link writeFileAtomic} in synchronous calls. */
 const writeFileAtomicSync = (path: string, content: string): void => {
@@ -101,16 +106,19 @@ const writeFileAtomicSync = (path: string, content: string): void => {
     mkdirSync(dirname(path), { recursive: true })
   }
   const temp = tempBeside(path)
+  let written = false
   try {
     writeFileSync(temp, content, { flag: "wx" })
+    written = true
     if (mode !== undefined) chmodSync(temp, mode)
     renameSync(temp, path)
   } catch (error) {
-    try {
-      unlinkSync(temp)
-    } catch {
-      // the temp file was never made, or is gone already
-    }
+    if (written || !nameTaken(error))
+      try {
+        unlinkSync(temp)
+      } catch {
+        // the temp file was never made, or is gone already
+      }
     throw error
   }
 }

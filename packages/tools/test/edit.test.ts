@@ -1,5 +1,5 @@
 import crypto from "node:crypto"
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs"
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "@effect/vitest"
 import { createEditTool } from "../src/edit.js"
@@ -166,6 +166,8 @@ describe("edit", () => {
     }
     expect(readFileSync(victim, "utf8")).toBe("not to be written\n")
     expect(readFileSync(file, "utf8")).toBe(body)
+    // What was at that name is not the edit's to remove.
+    expect(lstatSync(h.path(".a.txt.lathe-00000000.tmp")).isSymbolicLink()).toBe(true)
   })
 
   it("a folder in the way of a new file's folder is an error, nothing written", async () => {
