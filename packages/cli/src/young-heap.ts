@@ -9,8 +9,8 @@ const YOUNG_HEAP_MIB = 16
 const YOUNG_HEAP_BYTES = YOUNG_HEAP_MIB * 1024 * 1024
 
 /**
- * The size the default hold stops the young generation at (`node --max-semi-space-size=4` gives it), from the end of
- * start-up on. Held at 16 MiB from the first request only (as before), V8 doubled it to 16 MiB around that request,
+ * The size the default hold stops the young generation at (`node --max-semi-space-size=4` gives it), from the run
+ * build's load on. Held at 16 MiB from the first request only (as before), V8 doubled it to 16 MiB around that request,
  * and a session's first steps then allocated in memory never touched before: on a machine where a page's first touch
  * is dear (a virtual machine; ~16 µs a page on the 2-core one this was measured on) a 20-read session's median step
  * gap was 7.4 ms; stopped at 8 MiB during start-up, 4.9 ms, with the first request and an edit session's late steps
@@ -84,7 +84,7 @@ export const withCacheFlags = <A>(use: () => A): A => {
 }
 
 /**
- * Keeps the young generation near {@link HELD_YOUNG_HEAP_BYTES} from the end of start-up on (`holdYoungHeap`, checked
+ * Keeps the young generation near {@link HELD_YOUNG_HEAP_BYTES} from the run build's load on (`holdYoungHeap`, checked
  * while the run build loads and at each request): V8 grows it with its own factor (2) up to that size, then not
  * at all (factor 1); it may shrink it while the process waits, and then lets it grow back only as far as doubling
  * stays under the cap. Left alone, `lathe run` measured 16 MiB at its first request and 64 MiB some hundred steps
