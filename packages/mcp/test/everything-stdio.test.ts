@@ -100,7 +100,8 @@ describe("server-everything over stdio", () => {
     const started = Date.now()
     controller.abort()
     expect((await failure)._tag).toBe("ToolAborted")
-    expect(Date.now() - started).toBeLessThan(1000)
+    // The operation runs 30 s: an abort that waited for it would take that long (a bound far from it, not a timing target).
+    expect(Date.now() - started).toBeLessThan(10_000)
     expect((await runTool(tool("everything_echo"), { message: "still here" }).result).output).toBe("Echo: still here")
   })
 })

@@ -20,7 +20,9 @@ describe("servers that fail", () => {
       neverAnswers()
     ])
     try {
-      expect(Date.now() - started).toBeLessThan(2_500)
+      // Not a timing target (a loaded CI machine starts "everything" slowly): far below the good server's own 10 s
+      // start timeout, so the silent server's 800 ms ended its wait and nothing waited for a default timeout.
+      expect(Date.now() - started).toBeLessThan(9_000)
       const [good, broken, silent] = connections.map((c) => c.status)
       expect(good).toMatchObject({ state: "connected" })
       expect(broken?.state).toBe("failed")
