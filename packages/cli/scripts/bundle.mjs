@@ -14,7 +14,7 @@ import { execFileSync } from "node:child_process"
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, relative, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { build } from "esbuild"
 import { directImportsPlugin } from "./direct-imports.mjs"
 import { memoizedPromptConversion } from "./prompt-memo.mjs"
@@ -79,37 +79,20 @@ const CONFIG_SCHEMA = "lathe.schema.json"
 
 /**
  * @lathe/core's catalogue (`catalog/snapshot.json`: per provider its details and its models as one JSON string) as
- * the bundle ships it (`CATALOG`): a first line of JSON with the providers' details, where each provider's `models` is
- * `[offset, length]` in bytes, then every provider's models as raw JSON text at those offsets (counted from the byte
- * after the first line). Read as it is (`catalogReader`), only the small first line is parsed: the models stay text
- * until the catalogue looks at a provider, as with the snapshot itself, and are never unescaped from a JSON string.
+ * the bundle ships it (`CATALOG`): in the catalogue file format of @lathe/core's `catalog-file.ts` (a first line of
+ * JSON with the providers' details, then their models and lower-cased ids as raw text at the offsets it gives),
+ * written by that module's built copy. A start parses only the first line; a provider's models stay bytes until the
+ * catalogue looks at that provider.
  */
-const catalogFile = (snapshot) => {
-  const data = JSON.parse(readFileSync(snapshot, "utf8"))
-  const parts = []
-  let offset = 0
-  const providers = Object.fromEntries(
-    Object.entries(data.providers).map(([id, provider]) => {
-      const models = Buffer.from(provider.models, "utf8")
-      parts.push(models)
-      offset += models.length
-      return [id, { ...provider, models: [offset - models.length, models.length] }]
-    })
+const catalogFile = async (snapshot) => {
+  const { writeCatalogFile } = await import(
+    pathToFileURL(join(cli, "..", "core", "dist", "catalog", "catalog-file.js")).href
   )
-  return Buffer.concat([Buffer.from(`${JSON.stringify({ ...data, providers })}\n`, "utf8"), ...parts])
+  return writeCatalogFile(JSON.parse(readFileSync(snapshot, "utf8")))
 }
 
-/** The expression that reads `catalogFile`'s format back into the snapshot's shape, from `file` (a URL). */
-const catalogReader = (file) =>
-  "((bytes) => {\n" +
-  "  const start = bytes.indexOf(10) + 1\n" +
-  '  const data = JSON.parse(bytes.toString("utf8", 0, start))\n' +
-  "  for (const provider of Object.values(data.providers)) {\n" +
-  "    const [offset, length] = provider.models\n" +
-  '    provider.models = bytes.toString("utf8", start + offset, start + offset + length)\n' +
-  "  }\n" +
-  "  return data\n" +
-  `})(require("node:fs").readFileSync(${file}))`
+/** The expression that reads `catalogFile`'s output back (`readCatalogFile`, imported by the patch), from `file`. */
+const catalogReader = (file) => `readCatalogFile(require("node:fs").readFileSync(${file}))`
 
 /**
  * Makes @lathe/core read its shipped models catalogue from the bundle's copy (`catalogFile`; `fromChunk`: its path
@@ -126,7 +109,7 @@ const catalogPatch = (fromChunk) => ({
     if (contents.split(from).length !== 2)
       throw new Error(`${path}: expected one \`${from}\`; update the catalog-beside-bundle plugin`)
     const to = catalogReader(`new URL(${JSON.stringify(fromChunk)}, import.meta.url)`)
-    return contents.replace(from, to)
+    return `import { readCatalogFile } from "./catalog-file.js"\n${contents.replace(from, to)}`
   }
 })
 
@@ -880,7 +863,7 @@ if (isMain()) {
   const grammar = createRequire(join(cli, "package.json")).resolve(`tree-sitter-bash/${GRAMMAR}`)
   copyFileSync(grammar, join(outdir, GRAMMAR))
   copyFileSync(join(dirname(grammar), "LICENSE"), join(outdir, `${GRAMMAR}.LICENSE.txt`))
-  writeFileSync(join(outdir, CATALOG), catalogFile(join(cli, "..", "core", "src", "catalog", "snapshot.json")))
+  writeFileSync(join(outdir, CATALOG), await catalogFile(join(cli, "..", "core", "src", "catalog", "snapshot.json")))
   // lathe.json's JSON Schema beside the bundle, for editors (a config's "$schema"): printed by the CLI just built
   // (`lathe config schema`, generated from the zod schema its config loader validates with), so the file shipped is
   // always the one that CLI checks against, never a copy to keep up to date.

@@ -155,7 +155,7 @@ describe("lathe models (end to end)", () => {
     })
     assert.strictEqual(run.code, 0, run.stderr)
     assert.strictEqual(catalogue.arrivals.length, 1)
-    assert.isTrue(existsSync(join(env.LATHE_DATA_DIR as string, "models.json")))
+    assert.isTrue(existsSync(join(env.LATHE_DATA_DIR as string, "models.dat")))
     const rows = JSON.parse(run.stdout) as Array<Record<string, unknown>>
     assert.deepStrictEqual(
       rows.map((row) => [row.ref, row.context, row.key]),

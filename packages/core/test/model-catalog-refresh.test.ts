@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -6,8 +6,9 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { readCatalogFile, writeCatalogFile } from "../src/catalog/catalog-file.js"
 import { ModelCatalog, type ModelCatalogOptions, REFRESH_INTERVAL_MS } from "../src/catalog/model-catalog.js"
-import { catalogFile } from "../src/catalog/refresh.js"
+import { catalogFile, readCachedCatalog } from "../src/catalog/refresh.js"
 import { Config } from "../src/config/config.js"
 import { stripUntrusted } from "../src/config/config-untrusted.js"
 
@@ -90,10 +91,18 @@ describe("ModelCatalog refresh", () => {
       )
       assert.strictEqual(outcome.status, "updated")
       assert.strictEqual(requests(), 1)
-      // Only the fields Lathe reads, one row per model.
-      const written = JSON.parse(readFileSync(catalogFile(options.dataDir), "utf8"))
-      assert.deepStrictEqual(Object.keys(written.providers.acme).sort(), ["api", "env", "models", "name", "npm"])
-      assert.deepStrictEqual(JSON.parse(written.providers.acme.models)["acme-coder-9"], [
+      // Only the fields Lathe reads, one row per model, in the catalogue file format.
+      const written = readCatalogFile(readFileSync(catalogFile(options.dataDir)))
+      assert.deepStrictEqual(Object.keys(written.providers.acme ?? {}).sort(), [
+        "api",
+        "env",
+        "ids",
+        "models",
+        "name",
+        "npm"
+      ])
+      assert.strictEqual(written.providers.acme?.ids, "acme-coder-9")
+      assert.deepStrictEqual(JSON.parse(written.providers.acme?.models ?? "{}")["acme-coder-9"], [
         "Acme Coder 9",
         777_000,
         55_000,
@@ -227,7 +236,8 @@ describe("ModelCatalog refresh", () => {
     Effect.gen(function* () {
       const dir = dataDir()
       const bad = { columns: [], providers: { acme: { name: "Acme", models: JSON.stringify({ x: ["X", "big"] }) } } }
-      writeFileSync(catalogFile(dir), JSON.stringify(bad))
+      // In the file format, but no refresh recorded it: validated in full, and a row does not fit.
+      writeFileSync(catalogFile(dir), writeCatalogFile(bad))
       const options = { dataDir: dir, url: "http://127.0.0.1:9/api.json", refresh: false }
       const found = yield* onCatalog(
         options,
@@ -235,5 +245,37 @@ describe("ModelCatalog refresh", () => {
       )
       assert.strictEqual(found?.limit.context, 200_000)
     })
+  )
+  it.effect("the copy the refresh recorded is read lazily; a copy changed after it is validated in full", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve({})
+      const dir = dataDir()
+      // A copy from a version before the file format: removed by the refresh.
+      writeFileSync(join(dir, "models.json"), "{}")
+      const outcome = yield* onCatalog(
+        { dataDir: dir, url, refresh: true },
+        withService((c) => c.refresh())
+      )
+      assert.strictEqual(outcome.status, "updated")
+      assert.isFalse(existsSync(join(dir, "models.json")))
+      // As the refresh left it: taken as written, each provider's rows still bytes until looked at.
+      const kept = yield* Effect.promise(() => readCachedCatalog(dir))
+      const acme = kept?.providers.acme
+      if (acme === undefined) throw new Error("the refreshed copy was not read")
+      assert.isFunction(Object.getOwnPropertyDescriptor(acme, "models")?.get, "not decoded before it is looked at")
+      assert.deepStrictEqual(JSON.parse(acme.models)["acme-coder-9"]?.[1], 777_000)
+      // Changed after the refresh (a row that does not fit, same size): no longer the recorded file, so validated,
+      // and refused: the shipped snapshot answers.
+      const file = catalogFile(dir)
+      const text = readFileSync(file, "utf8")
+      writeFileSync(file, text.replace("777000", '"7700"'))
+      utimesSync(file, new Date(), new Date(Date.now() + 5_000))
+      assert.isUndefined(yield* Effect.promise(() => readCachedCatalog(dir)))
+      const found = yield* onCatalog(
+        { dataDir: dir, url, refresh: false },
+        withService((c) => c.lookup("anthropic", "claude-sonnet-4-5"))
+      )
+      assert.strictEqual(found?.limit.context, 200_000)
+    }).pipe(Effect.scoped)
   )
 })

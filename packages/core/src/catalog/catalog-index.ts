@@ -148,7 +148,10 @@ export class CatalogIndex {
     let best = keys.length
     let rows: Array<Found> = []
     let firstParty: { readonly rank: number; readonly found: Found } | undefined
-    this.lowered ??= Object.entries(this.data.providers).map(([id, p]) => [id, p.models.toLowerCase()] as const)
+    // The lower-cased ids where the data has them (the catalogue file): the rows stay undecoded bytes.
+    this.lowered ??= Object.entries(this.data.providers).map(
+      ([id, p]) => [id, p.ids ?? p.models.toLowerCase()] as const
+    )
     for (const [providerID, text] of this.lowered) {
       if (!keys.some((key) => text.includes(key))) continue
       const preferred = FIRST_PARTY.includes(providerID)

@@ -95,10 +95,18 @@ const CatalogProviderData = Schema.Struct({
   env: Schema.optionalKey(Schema.Array(Schema.String)),
   npm: Schema.optionalKey(Schema.String),
   api: Schema.optionalKey(Schema.String),
-  models: Schema.String
+  models: Schema.String,
+  /**
+   * Its model ids, lower-cased, one per line: where a model asked for without its provider is searched for (see
+   * `CatalogIndex`). The catalogue file (catalog-file.ts) has them; without them the models' text is searched.
+   */
+  ids: Schema.optionalKey(Schema.String)
 })
 
-/** The catalogue as shipped (`snapshot.json`) and kept in the data directory (`models.json`). */
+/**
+ * The catalogue as shipped (`snapshot.json`, in the CLI bundle `models-catalog.dat`) and kept in the data directory
+ * (`models.dat`, see catalog-file.ts).
+ */
 export const CatalogData = Schema.Struct({
   columns: Schema.Array(Schema.String),
   providers: Schema.Record(Schema.String, CatalogProviderData)
@@ -109,12 +117,28 @@ export type CatalogData = typeof CatalogData.Type
 const decodeOuter = Schema.decodeUnknownSync(CatalogData)
 const decodeModels = Schema.decodeUnknownSync(CatalogModels)
 
-/** Validates a stored catalogue, every provider's models included; throws when it does not fit. */
+/**
+ * Validates a stored catalogue, every provider's models included; throws when it does not fit. Each provider's ids
+ * are made again from its models (a stored list is not taken as it is).
+ */
 export const decodeCatalogData = (input: unknown): CatalogData => {
   const data = decodeOuter(input)
-  for (const provider of Object.values(data.providers)) decodeModels(JSON.parse(provider.models))
-  return data
+  return {
+    columns: data.columns,
+    providers: Object.fromEntries(
+      Object.entries(data.providers).map(([id, { ids: _stored, ...provider }]) => {
+        const models = decodeModels(JSON.parse(provider.models))
+        return [id, { ...provider, ids: catalogIds(models) }]
+      })
+    )
+  }
 }
+
+/** A provider's model ids as `CatalogData`'s `ids` keeps them: lower-cased, one per line. */
+export const catalogIds = (models: Readonly<Record<string, unknown>>): string =>
+  Object.keys(models)
+    .map((id) => id.toLowerCase())
+    .join("\n")
 /** Validates a download in models.dev's `api.json` shape; throws a `SchemaError` when it does not fit. */
 export const decodeApiCatalog: (input: unknown) => ApiCatalog = Schema.decodeUnknownSync(ApiCatalog)
 

@@ -1,5 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { readCatalogFile, writeCatalogFile } from "./catalog-file.js"
 import { type CatalogData, decodeApiCatalog, decodeCatalogData, fromApi } from "./models-dev.js"
 
 /** Where the catalogue is refreshed from unless `LATHE_MODELS_URL` or config `models.url` says otherwise. */
@@ -11,36 +12,54 @@ const TIMEOUT_MS = 15_000
 /** The largest answer read (models.dev's full api.json is a few MB). */
 const MAX_BYTES = 64 * 1024 * 1024
 
-/** The refreshed catalogue in the data directory (validated, only the fields Lathe reads). */
-export const catalogFile = (dataDir: string): string => join(dataDir, "models.json")
 /**
- * When a refresh last ended, and the SHA-256 of the `models.json` it validated and wrote:
- * `{ "tried": <epoch ms>, "sha256": "<hex>" }`.
+ * The refreshed catalogue in the data directory (validated, only the fields Lathe reads), in the catalogue file
+ * format (catalog-file.ts).
+ */
+export const catalogFile = (dataDir: string): string => join(dataDir, "models.dat")
+/** Where versions before the catalogue file format kept it (JSON); removed by the next refresh. */
+const formerCatalogFile = (dataDir: string): string => join(dataDir, "models.json")
+/**
+ * When a refresh last ended, and which `models.dat` it validated and wrote (its size, modification time and inode
+ * once renamed into place): `{ "tried": <epoch ms>, "file": { "size", "mtimeMs", "ino" } }`.
  */
 export const refreshStampFile = (dataDir: string): string => join(dataDir, "models-refresh.json")
 
+interface Written {
+  readonly size: number
+  readonly mtimeMs: number
+  readonly ino: number
+}
+
 interface Stamp {
   readonly tried: number
-  readonly sha256?: string
+  readonly file?: Written
 }
 
 const NEVER: Stamp = { tried: Number.NEGATIVE_INFINITY }
 
-// node:crypto and node:http(s) load only when a catalogue file or download needs them, so start-up never pays for
-// them; through process.getBuiltinModule, not import(): an ES import of node:http evaluates its ES facade, which
-// loads undici (~35 ms).
+// node:http(s) loads only when a download needs it, so start-up never pays for it; through
+// process.getBuiltinModule, not import(): an ES import of node:http evaluates its ES facade, which loads undici
+// (~35 ms).
 const builtin = <T>(id: string): T => process.getBuiltinModule(id) as T
-const sha256 = async (text: string) =>
-  builtin<typeof import("node:crypto")>("node:crypto").createHash("sha256").update(text).digest("hex")
+
+const isWritten = (value: unknown): value is Written => {
+  if (typeof value !== "object" || value === null) return false
+  const { size, mtimeMs, ino } = value as Record<string, unknown>
+  return [size, mtimeMs, ino].every((n) => typeof n === "number" && Number.isFinite(n))
+}
+
+const sameFile = (a: Written | undefined, b: Written): boolean =>
+  a !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino
 
 const readStamp = async (dataDir: string): Promise<Stamp> => {
   try {
     const stamp: unknown = JSON.parse(await readFile(refreshStampFile(dataDir), "utf8"))
     if (typeof stamp !== "object" || stamp === null) return NEVER
-    const { tried, sha256: hash } = stamp as { tried?: unknown; sha256?: unknown }
+    const { tried, file } = stamp as { tried?: unknown; file?: unknown }
     return {
       tried: typeof tried === "number" && Number.isFinite(tried) ? tried : NEVER.tried,
-      ...(typeof hash === "string" ? { sha256: hash } : {})
+      ...(isWritten(file) ? { file } : {})
     }
   } catch {
     return NEVER
@@ -49,14 +68,22 @@ const readStamp = async (dataDir: string): Promise<Stamp> => {
 
 /**
  * The data-dir copy, or `undefined` when there is none or it does not validate (the shipped one is used then). The
- * copy a refresh wrote is taken as is when its hash is the one the refresh recorded (it was validated before it was
- * written, and a full validation costs start-up tens of milliseconds); any other content is validated in full.
+ * file the last refresh wrote (same size, modification time and inode as it recorded) is taken as it is, each
+ * provider's models decoded when first looked at: it was validated before it was written, and validating ~5,000 rows
+ * costs start-up tens of milliseconds. Any other content is validated in full.
  */
 export const readCachedCatalog = async (dataDir: string): Promise<CatalogData | undefined> => {
   try {
-    const [text, stamp] = await Promise.all([readFile(catalogFile(dataDir), "utf8"), readStamp(dataDir)])
-    const parsed: unknown = JSON.parse(text)
-    return stamp.sha256 === (await sha256(text)) ? (parsed as CatalogData) : decodeCatalogData(parsed)
+    const stamp = readStamp(dataDir)
+    // One open file for its facts and its bytes: a refresh renaming a new copy into place meanwhile changes neither.
+    const handle = await open(catalogFile(dataDir), "r")
+    try {
+      const [info, bytes] = await Promise.all([handle.stat(), handle.readFile()])
+      const data = readCatalogFile(bytes)
+      return sameFile((await stamp).file, info) ? data : decodeCatalogData(data)
+    } finally {
+      await handle.close()
+    }
   } catch {
     return undefined
   }
@@ -126,12 +153,13 @@ export const refreshCatalog = async (options: {
     const data = fromApi(decodeApiCatalog(JSON.parse(await download(url, options.background === true))))
     if (Object.keys(data.providers).length === 0) throw new Error(`${url} lists no provider`)
     const file = catalogFile(dataDir)
-    const text = JSON.stringify(data)
     await mkdir(dataDir, { recursive: true })
     const partial = `${file}.${process.pid}.tmp`
-    await writeFile(partial, text)
+    await writeFile(partial, writeCatalogFile(data))
     await rename(partial, file)
-    await record({ tried: now, sha256: await sha256(text) })
+    const { size, mtimeMs, ino } = await stat(file)
+    await record({ tried: now, file: { size, mtimeMs, ino } })
+    await rm(formerCatalogFile(dataDir), { force: true })
     return { status: "updated", data }
   } catch (error) {
     await mkdir(dataDir, { recursive: true }).catch(() => undefined)

@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { readCatalogFile, writeCatalogFile } from "../src/catalog/catalog-file.js"
+import { CatalogIndex } from "../src/catalog/catalog-index.js"
+import type { CatalogData } from "../src/catalog/models-dev.js"
+
+const shipped = JSON.parse(
+  readFileSync(fileURLToPath(new URL("../src/catalog/snapshot.json", import.meta.url)), "utf8")
+) as CatalogData
+
+const row = (name: string, context: number) => [name, context, null, 1, 2, null, null, 10, 1, null, null]
+const small: CatalogData = {
+  columns: ["name"],
+  providers: {
+    acme: { name: "Acme", env: ["ACME_KEY"], models: JSON.stringify({ "Acme-Coder": row("Coder", 1_000) }) },
+    "été-ai": { name: "Été", models: JSON.stringify({ "modèle-ü": row("Modèle ü", 2_000) }) }
+  }
+} as CatalogData
+
+describe("the catalogue file", () => {
+  it("reads back what was written: details, rows as text, ids lower-cased (multi-byte text included)", () => {
+    const data = readCatalogFile(writeCatalogFile(small))
+    assert.deepStrictEqual(data.columns, ["name"])
+    assert.deepStrictEqual(
+      { ...data.providers.acme },
+      { name: "Acme", env: ["ACME_KEY"], models: small.providers.acme?.models ?? "", ids: "acme-coder" }
+    )
+    assert.strictEqual(data.providers["été-ai"]?.models, small.providers["été-ai"]?.models)
+    assert.strictEqual(data.providers["été-ai"]?.ids, "modèle-ü")
+  })
+
+  it("decodes a provider's rows only when they are read", () => {
+    const data = readCatalogFile(writeCatalogFile(shipped))
+    const anthropic = data.providers.anthropic
+    if (anthropic === undefined) throw new Error("no anthropic in the snapshot")
+    assert.isFunction(Object.getOwnPropertyDescriptor(anthropic, "models")?.get)
+    const text = anthropic.models
+    assert.strictEqual(text, shipped.providers.anthropic?.models)
+    // Decoded once, then kept as a plain value.
+    assert.strictEqual(Object.getOwnPropertyDescriptor(anthropic, "models")?.value, text)
+    assert.isFunction(Object.getOwnPropertyDescriptor(data.providers.openai ?? {}, "models")?.get)
+  })
+
+  it("answers every look-up as the snapshot does, searching ids for a model asked for without its provider", () => {
+    const fromFile = new CatalogIndex(readCatalogFile(writeCatalogFile(shipped)))
+    const fromSnapshot = new CatalogIndex(shipped)
+    for (const [provider, model] of [
+      ["anthropic", "claude-sonnet-4-5"],
+      [undefined, "claude-sonnet-4-5-20250929"],
+      ["myproxy", "gpt-4.1"],
+      ["openrouter", "openai/gpt-5"],
+      ["ollama", "qwen3:8b"],
+      ["env", "no-such-model-anywhere"]
+    ] as const)
+      assert.deepStrictEqual(fromFile.find(provider, model), fromSnapshot.find(provider, model), `${provider}/${model}`)
+    assert.deepStrictEqual(fromFile.providers(), fromSnapshot.providers())
+  })
+
+  it("refuses a file cut short, a first line that is not the format's, or a range outside the file", () => {
+    const whole = writeCatalogFile(small)
+    assert.throws(() => readCatalogFile(whole.subarray(0, whole.length - 3)), /bytes after its first line/)
+    assert.throws(() => readCatalogFile(Buffer.from("no newline")), /no first line/)
+    assert.throws(() => readCatalogFile(Buffer.from('{"bytes":0}\n')), /no columns or providers/)
+    const head = JSON.stringify({
+      columns: [],
+      providers: { x: { name: "X", models: [0, 99], ids: [0, 0] } },
+      bytes: 4
+    })
+    assert.throws(() => readCatalogFile(Buffer.from(`${head}\n{}{}`)), /provider "x" has no models or ids range/)
+  })
+})
