@@ -337,6 +337,35 @@ const builtinsWithoutNamespace = {
 }
 
 /**
+ * zod's error messages in English only: its barrels re-export every locale (`z.locales`, ~260 KiB of the run build,
+ * some 14 % of it, read at every start) and Lathe, like zod by default, speaks English. Each other locale's name stays,
+ * as a function that says it was left out of the bundle.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => {
+      const names = [...readFileSync(args.path, "utf8").matchAll(/export \{ default as (\w+) \} from "\.\/(\w+)\.js";/g)]
+      if (!names.some(([, name]) => name === "en"))
+        throw new Error(`${args.path}: no \`en\` locale found; update the zod-english-only plugin`)
+      const others = names.filter(([, name]) => name !== "en").map(([, name]) => name)
+      return {
+        contents:
+          'export { default as en } from "./en.js";\n' +
+          others
+            .map(
+              (name) =>
+                `export const ${name} = () => { throw new Error("zod's ${name} locale is not in the Lathe bundle (English only)") };`
+            )
+            .join("\n"),
+        loader: "js",
+        resolveDir: dirname(args.path)
+      }
+    })
+  }
+}
+
+/**
  * For the run build: effect's API docs pages (Scalar, Swagger UI; ~5 MiB of inlined assets behind a lazy import) come
  * along with the `effect/http-api` barrel the SDK uses for `lathe run --attach`, which never serves docs. Only
  * `lathe serve` does, from the main build.
@@ -788,7 +817,8 @@ export const bundleOptions = ({ entryPoints, outdir }) => ({
     stubLivekit,
     aiSdkHeadersWithoutUndici,
     webStreamsOnFirstUse,
-    builtinsWithoutNamespace
+    builtinsWithoutNamespace,
+    zodEnglishOnly
   ],
   minify: process.env.LATHE_BUNDLE_MINIFY !== "0",
   legalComments: "linked",
