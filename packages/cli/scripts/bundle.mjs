@@ -345,7 +345,9 @@ const zodEnglishOnly = {
   name: "zod-english-only",
   setup(b) {
     b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => {
-      const names = [...readFileSync(args.path, "utf8").matchAll(/export \{ default as (\w+) \} from "\.\/(\w+)\.js";/g)]
+      const names = [
+        ...readFileSync(args.path, "utf8").matchAll(/export \{ default as (\w+) \} from "\.\/(\w+)\.js";/g)
+      ]
       if (!names.some(([, name]) => name === "en"))
         throw new Error(`${args.path}: no \`en\` locale found; update the zod-english-only plugin`)
       const others = names.filter(([, name]) => name !== "en").map(([, name]) => name)

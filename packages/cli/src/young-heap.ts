@@ -88,7 +88,9 @@ export const withCacheFlags = <A>(use: () => A): A => {
  * while the run build loads and at each request): V8 grows it with its own factor (2) up to that size, then not
  * at all (factor 1); it may shrink it while the process waits, and then lets it grow back only as far as doubling
  * stays under the cap. Left alone, `lathe run` measured 16 MiB at its first request and 64 MiB some hundred steps
- * later.
+ * later. Since the run build's source became a string outside the heap (code-cache.ts; it was a 1.7–2 MB string the
+ * young generation allocated and promoted), V8 alone stays at 8 MiB through a short session's start-up; a session
+ * whose kept objects grow still makes it grow, which the hold stops (cli/test/young-heap.test.ts).
  *
  * The growth factor is part of V8's flag hash, which every code cache records and checks when read: a cache written
  * with the factor at 1 would be rejected (and written again) at every start. So the factor is set back to V8's default

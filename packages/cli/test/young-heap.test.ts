@@ -235,13 +235,19 @@ describe("code caches read while the young generation is held", () => {
 
 /**
  * Preloaded into a `lathe run`: reports the young generation's size when the first model request starts and at exit.
+ * At the first request it also makes ~40 MB of small objects that stay (what a long session's history and caches
+ * become): with every scavenge keeping all it copies, V8 on its own grows the young generation.
  */
 const RUN_PROBE = `
 import v8 from "node:v8"
 import channels from "node:diagnostics_channel"
 const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size
 const sizes = []
-channels.subscribe("http.client.request.start", () => sizes.push(newSpace()))
+const kept = []
+channels.subscribe("http.client.request.start", () => {
+  sizes.push(newSpace())
+  if (kept.length === 0) for (let i = 0; i < 400_000; i++) kept.push({ i, text: "line " + i })
+})
 process.on("exit", () => process.stderr.write("young-heap-run " + JSON.stringify({ first: sizes[0], exit: newSpace() }) + "\\n"))
 `
 
@@ -267,6 +273,6 @@ describe("the young generation of a real `lathe run` (the bundled launcher)", ()
     assert.isAtMost(held.first, 8 * MIB, "at the first request")
     assert.isAtMost(held.exit, 8 * MIB, "at exit")
     const free = await run({ LATHE_NODE_HEAP: "default" })
-    assert.isAbove(free.first, 8 * MIB, "V8's own growth by the first request (the load the checks stop)")
+    assert.isAbove(free.exit, 8 * MIB, "V8's own growth (the load the checks stop)")
   })
 })
