@@ -80,6 +80,37 @@ describe("code cache", () => {
     assert.strictEqual(loaded.exports.answer, "/")
   })
 
+  it("reads an ASCII source and one with other text alike, with the cache larger or smaller than the source", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-code-cache-"))
+    const cacheDir = join(dir, "cache")
+    const ascii = join(dir, "ascii.cjs")
+    // Larger than its cache, and past the size from which Node makes a Latin-1 string external.
+    writeFileSync(ascii, `exports.text = "plain \\u00e9"\n${"// padding\n".repeat(120_000)}exports.last = 1\n`)
+    const other = join(dir, "other.cjs")
+    writeFileSync(other, `exports.text = "café ✓ 字"\nexports.fn = function named() { return "ü" }\n`)
+    for (const [file, text] of [
+      [ascii, "plain é"],
+      [other, "café ✓ 字"]
+    ] as const) {
+      const first = loadInChild(
+        file,
+        cacheDir,
+        "console.log(JSON.stringify([exports.text, exports.last ?? exports.fn()]))"
+      )
+      assert.strictEqual(first.status, 0, first.stderr)
+      // Again, from the cache the first run wrote.
+      const again = loadInChild(
+        file,
+        cacheDir,
+        "console.log(JSON.stringify([exports.text, exports.last ?? exports.fn()]))"
+      )
+      assert.strictEqual(again.status, 0, again.stderr)
+      assert.deepStrictEqual(JSON.parse(again.stdout), JSON.parse(first.stdout))
+      assert.strictEqual(JSON.parse(again.stdout)[0], text)
+    }
+    assert.strictEqual(loadWithCodeCache(other, undefined).exports.text, "café ✓ 字")
+  })
+
   it("loads a side package (./side-<name>.cjs) once, with a cache of its own that keepCache() writes at exit", () => {
     const dir = mkdtempSync(join(tmpdir(), "lathe-code-cache-"))
     const cache = join(dir, "cache")
