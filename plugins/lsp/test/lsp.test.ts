@@ -135,7 +135,9 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
       "lib.ts": "/** Adds two numbers. */\nexport function add(x: number, y: number): number {\n  return x + y\n}\n",
       "main.ts": 'import { add } from "./lib.js"\n\nexport const three: string = add(1, 2)\n'
     })
-    const plugin = await start(root, data, { wait_ms: 5000 })
+    // Each question waits for the file's diagnostics (the project loaded). A loaded CI machine took more than 5 s to
+    // its first once: the hover then came before `lib.ts` was loaded ("import add", no signature).
+    const plugin = await start(root, data, { wait_ms: 15_000 })
     const hover = await runTool(
       tool(plugin, "lsp_hover"),
       { filePath: "main.ts", line: 3, column: 30 },
