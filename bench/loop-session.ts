@@ -4,7 +4,7 @@
  * run of it gets (a fresh home, the scripted server as `LATHE_BASE_URL`).
  */
 import { execFileSync, spawn } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { ScriptedReply } from "@lathe/core/testing"
 
@@ -19,6 +19,15 @@ export const commitAll = (dir: string): void => {
 export const writeSessionFiles = (dir: string, steps: number): void => {
   writeFileSync(join(dir, "a.txt"), "alpha\n")
   for (let i = 0; i < steps; i++) writeFileSync(join(dir, `r${i}.txt`), `read ${i}\n`)
+}
+
+/** `<work>/repo`: a git repository holding the session's files (`writeSessionFiles`) in one commit. */
+export const sessionRepo = (work: string, steps: number): string => {
+  const repo = join(work, "repo")
+  mkdirSync(repo)
+  writeSessionFiles(repo, steps)
+  commitAll(repo)
+  return repo
 }
 
 /**

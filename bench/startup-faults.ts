@@ -15,13 +15,13 @@
  * environment variables (`dist/bundle/lathe.js@LATHE_NODE_HEAP=small`). Linux only.
  */
 import { spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { startScriptedServer } from "@lathe/core/testing"
-import { commitAll, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { sessionEnv, sessionRepo, sessionScript } from "./loop-session.js"
 
 const STEPS = 20
 const here = fileURLToPath(new URL(".", import.meta.url))
@@ -85,10 +85,7 @@ const median = (list: ReadonlyArray<number>): number =>
 const main = async () => {
   const work = mkdtempSync(join(tmpdir(), "lathe-startup-faults-"))
   try {
-    const repo = join(work, "repo")
-    mkdirSync(repo)
-    writeSessionFiles(repo, STEPS)
-    commitAll(repo)
+    const repo = sessionRepo(work, STEPS)
     for (const spec of specs) await once(spec, repo, work) // writes the caches
     const all = new Map<string, Array<Taken>>(specs.map((spec) => [spec, []]))
     for (let round = 0; round < rounds; round++)

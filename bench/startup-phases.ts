@@ -13,13 +13,13 @@
  * Figures are wall-clock on whatever else the machine does: compare phases within one run of this bench, and compare
  * builds with the guard or with instruction counts (docs/loop-performance.md).
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { startScriptedServer } from "@lathe/core/testing"
-import { commitAll, runForStderr, sessionEnv, sessionScript, writeSessionFiles } from "./loop-session.js"
+import { runForStderr, sessionEnv, sessionRepo, sessionScript } from "./loop-session.js"
 
 const STEPS = 20
 
@@ -60,10 +60,7 @@ const once = async (repo: string, work: string): Promise<Map<string, number>> =>
 const main = async () => {
   const work = mkdtempSync(join(tmpdir(), "lathe-startup-phases-"))
   try {
-    const repo = join(work, "repo")
-    mkdirSync(repo)
-    writeSessionFiles(repo, STEPS)
-    commitAll(repo)
+    const repo = sessionRepo(work, STEPS)
     await once(repo, work) // writes the caches
     const all: Array<Map<string, number>> = []
     for (let i = 0; i < runs; i++) all.push(await once(repo, work))
