@@ -12,7 +12,10 @@
  *   npx tsx --conditions=@lathe/source bench/startup-faults.ts --rounds 15 --build packages/cli/dist/base/lathe.js
  *
  * `--build` (repeatable; default the CLI bundle) names the builds, each as `path[@NAME=value…]` to give it
- * environment variables (`dist/bundle/lathe.js@LATHE_NODE_HEAP=small`). Linux only.
+ * environment variables (`dist/bundle/lathe.js@LATHE_NODE_HEAP=small`). `--stack` adds the stack agent
+ * (`bench/stack-agent.ts`, bundled and started as the run build is: `bench/stack-build.ts`): the same session on the
+ * libraries Lathe is built on with nothing of Lathe's own, the floor under Lathe that trimming Lathe cannot move.
+ * Linux only.
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -22,20 +25,32 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { startScriptedServer } from "@lathe/core/testing"
 import { sessionEnv, sessionRepo, sessionScript } from "./loop-session.js"
+import { buildStackAgent } from "./stack-build.js"
 
 const STEPS = 20
 const here = fileURLToPath(new URL(".", import.meta.url))
 const { values } = parseArgs({
-  options: { rounds: { type: "string", default: "9" }, build: { type: "string", multiple: true } }
+  options: {
+    rounds: { type: "string", default: "9" },
+    build: { type: "string", multiple: true },
+    stack: { type: "boolean", default: false }
+  }
 })
 const rounds = Number(values.rounds)
-const specs = ["floor", ...(values.build ?? [join(here, "../packages/cli/dist/bundle/lathe.js")])]
+const work = mkdtempSync(join(tmpdir(), "lathe-startup-faults-"))
+const specs = [
+  "floor",
+  ...(values.stack ? [await buildStackAgent(join(work, "stack"))] : []),
+  ...(values.build ?? [join(here, "../packages/cli/dist/bundle/lathe.js")])
+]
 
 interface Taken {
   readonly faults: number
   readonly cpuMs: number
   readonly rssMiB: number
   readonly firstMs: number
+  /** The median step gap of the whole session (the model's answer sent to the next request received). */
+  readonly gapMs: number
 }
 
 /** Minor faults and user + system CPU (ms, at the kernel's 10 ms tick) of a running process. */
@@ -47,6 +62,9 @@ const processStat = (pid: number): { readonly faults: number; readonly cpuMs: nu
 const residentMiB = (pid: number): number =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024
 
+const median = (list: ReadonlyArray<number>): number =>
+  [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? Number.NaN
+
 /** One warm run of `spec` in `repo`: the figures when its first request arrived. */
 const once = async (spec: string, repo: string, work: string): Promise<Taken> => {
   const [path = "", ...assignments] = spec.split("@")
@@ -57,7 +75,7 @@ const once = async (spec: string, repo: string, work: string): Promise<Taken> =>
   const script = sessionScript(STEPS)
   const server = await startScriptedServer((request, index) => {
     if (index === 0 && taken === undefined)
-      taken = { ...processStat(pid), rssMiB: residentMiB(pid), firstMs: performance.now() - started }
+      taken = { ...processStat(pid), rssMiB: residentMiB(pid), firstMs: performance.now() - started, gapMs: 0 }
     return script(request, index)
   })
   const home = mkdtempSync(join(work, "home-"))
@@ -76,14 +94,12 @@ const once = async (spec: string, repo: string, work: string): Promise<Taken> =>
   await server.close()
   rmSync(home, { recursive: true, force: true })
   if (code !== 0 || taken === undefined) throw new Error(`${spec}: the session failed (exit ${code})`)
-  return taken
+  const { requests } = server
+  const gaps = requests.slice(1).map((r, i) => r.receivedAt - (requests[i]?.answeredAt ?? Number.NaN))
+  return { ...taken, gapMs: median(gaps) }
 }
 
-const median = (list: ReadonlyArray<number>): number =>
-  [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)] ?? Number.NaN
-
 const main = async () => {
-  const work = mkdtempSync(join(tmpdir(), "lathe-startup-faults-"))
   try {
     const repo = sessionRepo(work, STEPS)
     for (const spec of specs) await once(spec, repo, work) // writes the caches
@@ -93,7 +109,9 @@ const main = async () => {
     const floor = all.get("floor") ?? []
     const floorFaults = median(floor.map((t) => t.faults))
     const floorFirst = median(floor.map((t) => t.firstMs))
-    console.log(`startup-faults: ${rounds} warm runs each, alternated; medians at the first request`)
+    console.log(
+      `startup-faults: ${rounds} warm runs each, alternated; medians at the first request (and of the step gap)`
+    )
     for (const [spec, list] of all) {
       const faults = median(list.map((t) => t.faults))
       const first = median(list.map((t) => t.firstMs))
@@ -105,7 +123,10 @@ const main = async () => {
         `  ${String(faults).padStart(6)} faults  ${String(median(list.map((t) => t.cpuMs))).padStart(4)} ms CPU  ` +
           `${median(list.map((t) => t.rssMiB))
             .toFixed(1)
-            .padStart(6)} MiB  first request ${first.toFixed(0).padStart(4)} ms  ${spec}${versus}`
+            .padStart(6)} MiB  first request ${first.toFixed(0).padStart(4)} ms  ` +
+          `gap ${median(list.map((t) => t.gapMs))
+            .toFixed(1)
+            .padStart(4)} ms  ${spec}${versus}`
       )
     }
   } finally {
