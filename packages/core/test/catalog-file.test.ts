@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { readCatalogFile, writeCatalogFile } from "../src/catalog/catalog-file.js"
+import { mayHoldId, readCatalogFile, writeCatalogFile } from "../src/catalog/catalog-file.js"
 import { CatalogIndex } from "../src/catalog/catalog-index.js"
 import type { CatalogData } from "../src/catalog/models-dev.js"
 
@@ -55,6 +55,38 @@ describe("the catalogue file", () => {
     ] as const)
       assert.deepStrictEqual(fromFile.find(provider, model), fromSnapshot.find(provider, model), `${provider}/${model}`)
     assert.deepStrictEqual(fromFile.providers(), fromSnapshot.providers())
+  })
+
+  it("answers a model no provider lists from the ids' bytes, making no provider's ids or rows a string", () => {
+    const data = readCatalogFile(writeCatalogFile(shipped))
+    const undecoded = () =>
+      Object.values(data.providers).filter(
+        (provider) =>
+          Object.getOwnPropertyDescriptor(provider, "ids")?.get !== undefined &&
+          Object.getOwnPropertyDescriptor(provider, "models")?.get !== undefined
+      ).length
+    const all = Object.keys(data.providers).length
+    assert.strictEqual(new CatalogIndex(data).find("env", "my-local-model-7b"), undefined)
+    assert.strictEqual(undecoded(), all)
+    // A model some provider lists is still found through its ids.
+    assert.strictEqual(new CatalogIndex(data).find("myproxy", "gpt-4.1")?.providerID, "openai")
+    assert.isBelow(undecoded(), all)
+  })
+
+  it("says an id may be there exactly when some provider's ids contain it (no miss; multi-byte text too)", () => {
+    const data = readCatalogFile(writeCatalogFile(small))
+    for (const text of ["acme-coder", "coder", "modèle-ü", "è"]) assert.isTrue(mayHoldId(data, text), text)
+    for (const text of ["Acme-Coder", "zeta", "modele-u"]) assert.isFalse(mayHoldId(data, text), text)
+    // The ids are written after every provider's rows: one run of bytes, the rows' text never searched.
+    const head = JSON.parse(writeCatalogFile(small).toString("utf8").split("\n")[0] ?? "{}") as {
+      providers: Record<string, { models: [number, number]; ids: [number, number] }>
+    }
+    const ranges = Object.values(head.providers)
+    const lastRow = Math.max(...ranges.map(({ models: [at, length] }) => at + length))
+    assert.isTrue(ranges.every(({ ids: [at] }) => at >= lastRow))
+    assert.isFalse(mayHoldId(data, "Coder"))
+    // A catalogue not read from a file: its ids are searched.
+    assert.isTrue(mayHoldId(small, "anything"))
   })
 
   it("refuses a file cut short, a first line that is not the format's, or a range outside the file", () => {

@@ -9,7 +9,8 @@ import { type CatalogData, catalogIds } from "./models-dev.js"
  * (`CatalogModels`), and its model ids lower-cased, one per line. Reading parses only the first line (~20 KiB): a
  * provider's models become a string when the catalogue first looks at that provider (resolving a Claude model decodes
  * Anthropic's rows, not the other ~540 KiB), and a model no provider is asked for by name is searched for in the
- * lower-cased ids (~110 KiB), never in the rows. As JSON with every provider's models in a string (the format before),
+ * lower-cased ids (~110 KiB), never in the rows, and is looked for in the ids' bytes before any of them becomes a string
+ * (`mayHoldId`: a model no provider lists, a local one, costs one search). As JSON with every provider's models in a string (the format before),
  * a start decoded and unescaped all of it, and the day's refreshed copy was also hashed to be trusted: ~30 ms more to
  * the first request than the shipped catalogue.
  */
@@ -36,15 +37,11 @@ export const writeCatalogFile = (data: CatalogData): Buffer => {
     offset += bytes.length
     return [offset - bytes.length, bytes.length]
   }
+  // Every provider's models first, then every provider's ids: the ids are one run of bytes (see `mayHoldId`).
+  const placed = Object.entries(data.providers).map(([id, provider]) => [id, provider, place(provider.models)] as const)
   const providers: Record<string, FileProvider> = {}
-  for (const [id, { models, ...details }] of Object.entries(data.providers)) {
-    const { ids: _given, ...rest } = details
-    providers[id] = {
-      ...rest,
-      models: place(models),
-      ids: place(catalogIds(JSON.parse(models) as Record<string, unknown>))
-    }
-  }
+  for (const [id, { models, ids: _given, ...rest }, range] of placed)
+    providers[id] = { ...rest, models: range, ids: place(catalogIds(JSON.parse(models) as Record<string, unknown>)) }
   const head = Buffer.from(`${JSON.stringify({ columns: data.columns, providers, bytes: offset })}\n`, "utf8")
   return Buffer.concat([head, ...parts])
 }
@@ -78,6 +75,8 @@ export const readCatalogFile = (bytes: Buffer): CatalogData => {
   if (!Array.isArray(head.columns) || typeof head.providers !== "object" || head.providers === null)
     throw new Error("the catalogue file's first line has no columns or providers")
   const providers: Record<string, CatalogData["providers"][string]> = {}
+  let idsFrom = size
+  let idsTo = 0
   for (const [id, raw] of Object.entries(head.providers as Record<string, FileProvider>)) {
     if (typeof raw !== "object" || raw === null || !isRange(raw.models, size) || !isRange(raw.ids, size))
       throw new Error(`the catalogue file's provider ${JSON.stringify(id)} has no models or ids range`)
@@ -86,9 +85,26 @@ export const readCatalogFile = (bytes: Buffer): CatalogData => {
     lazyText(provider, "models", bytes, start, models)
     lazyText(provider, "ids", bytes, start, ids)
     providers[id] = provider
+    idsFrom = Math.min(idsFrom, ids[0])
+    idsTo = Math.max(idsTo, ids[0] + ids[1])
   }
-  return { columns: head.columns as CatalogData["columns"], providers }
+  const data: CatalogData = { columns: head.columns as CatalogData["columns"], providers }
+  // Every provider's ids lie in this run of bytes (in a file this module wrote before they were written last, the
+  // run also takes in models' rows: more to search, and matches that are not ids, never a miss).
+  const ids = bytes.subarray(start + Math.min(idsFrom, idsTo), start + idsTo)
+  idSearch.set(data, (text) => ids.includes(text))
+  return data
 }
+
+/** For each catalogue read from a file: whether a text occurs in the bytes of its providers' ids. */
+const idSearch = new WeakMap<CatalogData, (text: string) => boolean>()
+
+/**
+ * Whether some provider's ids (lower-cased, as `CatalogData`'s `ids` keep them) may contain `text`: false only when
+ * none does. A catalogue read from a file answers from its bytes, without making a string of any provider's ids; any
+ * other answers true (search its ids).
+ */
+export const mayHoldId = (data: CatalogData, text: string): boolean => idSearch.get(data)?.(text) ?? true
 
 /** Defines `key` on `target` as the text of `range` (from `start`), decoded on first read, then kept. */
 const lazyText = (

@@ -1,3 +1,4 @@
+import { mayHoldId } from "./catalog-file.js"
 import type { CatalogEntry } from "./model-info.js"
 import { type CatalogData, type CatalogModels, type CatalogRow, FLAG, INPUT_KINDS } from "./models-dev.js"
 
@@ -145,6 +146,8 @@ export class CatalogIndex {
   /** One pass over every provider's ids: a first-party match (most exact key first), else the most exact matches. */
   private anywhere(modelID: string): Found | undefined {
     const keys = candidates(modelID)
+    // A model no provider lists (a local one, an alias): answered from the file's bytes, no provider's ids decoded.
+    if (!keys.some((key) => mayHoldId(this.data, key))) return undefined
     let best = keys.length
     let rows: Array<Found> = []
     let firstParty: { readonly rank: number; readonly found: Found } | undefined
