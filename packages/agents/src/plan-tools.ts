@@ -2,6 +2,7 @@ import { lstatSync, readFileSync, realpathSync } from "node:fs"
 import { isAbsolute, relative, resolve, sep } from "node:path"
 import { type AnyTool, Tool, type ToolContext, type ToolResult } from "@lathe/plugin"
 import { z } from "zod"
+import { toolSchema } from "./tool-schemas.js"
 
 /** Where plans live, relative to the project root (the plan agent may write only there). */
 export const PLANS_DIR = ".lathe/plans"
@@ -126,6 +127,7 @@ const proposeSwitch = async (
  */
 export const createPlanExitTool = (): AnyTool =>
   Tool.define("plan_exit", {
+    jsonSchema: toolSchema("plan_exit"),
     description:
       "Propose your finished plan to the user and ask to switch to the build agent to carry it out. Call it once the " +
       `plan is complete: pass its file under ${PLANS_DIR}/ as \`path\` (or its text as \`plan\`). If the user ` +
@@ -167,6 +169,7 @@ export const createPlanExitTool = (): AnyTool =>
  */
 export const createPlanEnterTool = (): AnyTool =>
   Tool.define("plan_enter", {
+    jsonSchema: toolSchema("plan_enter"),
     description:
       "Ask the user to switch to the plan agent before changing anything: for a large, risky or unclear task that " +
       "should be studied and planned first. Say why in `reason`. If the user approves, you continue as the plan " +

@@ -1,5 +1,6 @@
 import { type AnyTool, Tool, type ToolContext } from "@lathe/plugin"
 import { z } from "zod"
+import { toolSchema } from "./tool-schemas.js"
 
 /** `task` arguments. */
 export const TaskInput = z.object({
@@ -57,6 +58,7 @@ const taskPrompt = async (input: TaskInput, expand: ToolContext["command"]): Pro
  */
 export const createTaskTool = (subagents: ReadonlyArray<SubagentListing>): AnyTool =>
   Tool.define("task", {
+    jsonSchema: toolSchema("task"),
     description: describe(subagents),
     parameters: TaskInput,
     // The subagent's own steps snapshot what they change; the call itself may run in parallel with others.

@@ -154,6 +154,13 @@ export interface ToolDefinition<Args> extends ToolTraits {
   /** The arguments' schema, normally `z.object(…)`; `execute` receives the parsed value. */
   readonly parameters: z.ZodType<Args>
   /**
+   * `parameters` as JSON Schema, when it is known ahead: what `z.toJSONSchema(parameters, { io: "input" })` gives,
+   * which Lathe otherwise computes when the tool is first offered (0.2–1.7 ms a tool at start-up). It must describe
+   * the same input: the model sees this one, while the arguments are still checked against `parameters`. Lathe's own
+   * tools give theirs from a file their tests write and check (`src/tool-schemas.json`).
+   */
+  readonly jsonSchema?: z.core.JSONSchema.BaseSchema | undefined
+  /**
    * The files a call reads or changes, as the arguments name them (absolute, `~/…`, or relative to the working
    * directory). After a call succeeds, Lathe adds the rules files (nested `AGENTS.md`) of the folders they are in.
    * Leave it out for tools that touch many files at once (a search).
@@ -300,7 +307,7 @@ const define = <Args>(id: string, definition: ToolDefinition<Args>): ToolInfo<Ar
       : {}),
     run,
     jsonSchema: () => {
-      schema ??= z.toJSONSchema(parameters, { io: "input" })
+      schema ??= definition.jsonSchema ?? z.toJSONSchema(parameters, { io: "input" })
       return schema
     }
   }

@@ -9,6 +9,7 @@ import { normaliseLine } from "./similarity.js"
 import type { ToolState } from "./state.js"
 import { formatText, parseText, unifiedDiff } from "./text-file.js"
 import { readText, writeText } from "./text-io.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** `apply_patch` arguments. */
 export const ApplyPatchInput = z.object({
@@ -97,6 +98,7 @@ const load = async (real: string, files: HostFiles | undefined, at: HostCallSite
  */
 export const createApplyPatchTool = (state: ToolState, textFiles?: HostFiles) =>
   Tool.define("apply_patch", {
+    jsonSchema: toolSchema("apply_patch"),
     description: loadDescription("apply_patch"),
     parameters: ApplyPatchInput,
     mutates: true,

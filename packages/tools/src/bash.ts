@@ -9,6 +9,7 @@ import { blockText, chooseSandbox, describeSandbox } from "./sandbox-plan.js"
 import { prepareSandboxedRun, type SandboxedRun } from "./sandbox-run.js"
 import { commandEnv, runShell, type ShellResult } from "./shell.js"
 import { runInTerminal } from "./terminal-run.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** Default command timeout: 2 minutes. */
 export const DEFAULT_TIMEOUT_MS = 2 * 60 * 1000
@@ -163,6 +164,7 @@ const isPermissionError = (error: unknown): error is PermissionDenied | Permissi
 export const createBashTool = (options: BashOptions = {}) => {
   let noticed = false
   return Tool.define("bash", {
+    jsonSchema: toolSchema("bash"),
     description: loadDescription("bash"),
     parameters: BashInput,
     mutates: true,

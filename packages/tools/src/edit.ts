@@ -3,6 +3,7 @@ import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { editFile } from "./edit-apply.js"
 import type { ToolState } from "./state.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** `edit` arguments. */
 export const EditInput = z.object({
@@ -28,6 +29,7 @@ export interface EditMetadata {
 /** Builds the `edit` tool over the given per-session state; with `files` (`ctx.files`) the text goes through it. */
 export const createEditTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("edit", {
+    jsonSchema: toolSchema("edit"),
     description: loadDescription("edit"),
     parameters: EditInput,
     mutates: true,

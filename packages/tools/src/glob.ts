@@ -6,6 +6,7 @@ import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { displayPath, errorCode, locate, resolvePath } from "./paths.js"
 import { COMMON_FLAGS, listingThreads, locateRipgrep, type RipgrepOption, runRipgrep } from "./ripgrep.js"
+import { toolSchema } from "./tool-schemas.js"
 import { globMatcher, walkFiles } from "./walker.js"
 
 /** Most files `glob` lists. */
@@ -124,6 +125,7 @@ export class NewestFiles {
 /** Builds the `glob` tool: ripgrep's file listing (`.gitignore` honoured), newest first, capped at 100. */
 export const createGlobTool = (options: { readonly ripgrep: RipgrepOption }) =>
   Tool.define("glob", {
+    jsonSchema: toolSchema("glob"),
     description: loadDescription("glob"),
     parameters: GlobInput,
     mutates: false,

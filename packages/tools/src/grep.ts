@@ -6,6 +6,7 @@ import { loadDescription } from "./description.js"
 import { byMtime, searchRoot } from "./glob.js"
 import { displayPath } from "./paths.js"
 import { COMMON_FLAGS, locateRipgrep, type RipgrepOption, runRipgrep } from "./ripgrep.js"
+import { toolSchema } from "./tool-schemas.js"
 import { globMatcher, walkFiles } from "./walker.js"
 
 /** Most matching lines `grep` returns. */
@@ -77,6 +78,7 @@ const walkGrep = async (
 /** Builds the `grep` tool: ripgrep content search, `.gitignore` honoured, files newest first, 100 matches. */
 export const createGrepTool = (options: { readonly ripgrep: RipgrepOption }) =>
   Tool.define("grep", {
+    jsonSchema: toolSchema("grep"),
     description: loadDescription("grep"),
     parameters: GrepInput,
     mutates: false,

@@ -6,6 +6,7 @@ import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { searchRoot } from "./glob.js"
 import { displayPath } from "./paths.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** Most entries `list` shows. */
 export const LIST_LIMIT = 100
@@ -53,6 +54,7 @@ interface Entry {
 /** Builds the `list` tool: a breadth-first tree view, default ignores, at most 100 entries. */
 export const createListTool = () =>
   Tool.define("list", {
+    jsonSchema: toolSchema("list"),
     description: loadDescription("list"),
     parameters: ListInput,
     mutates: false,

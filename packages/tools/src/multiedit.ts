@@ -3,6 +3,7 @@ import { z } from "zod"
 import { loadDescription } from "./description.js"
 import { editFile } from "./edit-apply.js"
 import type { ToolState } from "./state.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** `multiedit` arguments: several edits of one file, applied in order, all or nothing. */
 export const MultiEditInput = z.object({
@@ -24,6 +25,7 @@ export type MultiEditInput = z.infer<typeof MultiEditInput>
 /** Builds the `multiedit` tool over the given per-session state; with `files` (`ctx.files`) the text goes through it. */
 export const createMultiEditTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("multiedit", {
+    jsonSchema: toolSchema("multiedit"),
     description: loadDescription("multiedit"),
     parameters: MultiEditInput,
     mutates: true,

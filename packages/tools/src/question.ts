@@ -1,6 +1,7 @@
 import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** One question as the model writes it. */
 export const QuestionSchema = z.object({
@@ -30,6 +31,7 @@ export const formatAnswers = (input: QuestionInput, answers: ReadonlyArray<Reado
 /** Builds `question`: asks the person through the host (the CLI shows the questions and reads the answers). */
 export const createQuestionTool = () =>
   Tool.define("question", {
+    jsonSchema: toolSchema("question"),
     description: loadDescription("question"),
     parameters: QuestionInput,
     mutates: false,

@@ -8,6 +8,7 @@ import { errorCode, locate, resolvePath } from "./paths.js"
 import { boundedLines } from "./read-lines.js"
 import { levenshtein } from "./similarity.js"
 import type { ToolState } from "./state.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LIMIT = 2000
@@ -126,6 +127,7 @@ const suggestions = async (path: string): Promise<Array<string>> => {
  */
 export const createReadTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("read", {
+    jsonSchema: toolSchema("read"),
     description: loadDescription("read"),
     parameters: ReadInput,
     mutates: false,

@@ -2,6 +2,7 @@ import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
 import type { TodoItem, ToolState } from "./state.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** One todo item as the model writes it. */
 export const TodoSchema = z.object({
@@ -39,6 +40,7 @@ const remaining = (todos: ReadonlyArray<TodoItem>): number =>
 /** Builds `todowrite`: replaces the session's todo list; the CLI shows `metadata.todos`. */
 export const createTodoWriteTool = (state: ToolState) =>
   Tool.define("todowrite", {
+    jsonSchema: toolSchema("todowrite"),
     description: loadDescription("todowrite"),
     parameters: TodoWriteInput,
     mutates: false,
@@ -60,6 +62,7 @@ export const createTodoWriteTool = (state: ToolState) =>
 /** Builds `todoread`: the session's todo list. */
 export const createTodoReadTool = (state: ToolState) =>
   Tool.define("todoread", {
+    jsonSchema: toolSchema("todoread"),
     description: loadDescription("todoread"),
     parameters: TodoReadInput,
     mutates: false,

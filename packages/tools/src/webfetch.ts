@@ -1,6 +1,7 @@
 import { Tool } from "@lathe/plugin"
 import { z } from "zod"
 import { loadDescription } from "./description.js"
+import { toolSchema } from "./tool-schemas.js"
 import { guardedFetch, type HostLookup, systemLookup } from "./webfetch-net.js"
 
 /** Responses larger than this are refused. */
@@ -86,6 +87,7 @@ export interface WebFetchOptions {
  */
 export const createWebFetchTool = (options: WebFetchOptions = {}) =>
   Tool.define("webfetch", {
+    jsonSchema: toolSchema("webfetch"),
     description: loadDescription("webfetch"),
     parameters: WebFetchInput,
     mutates: false,

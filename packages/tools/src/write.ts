@@ -6,6 +6,7 @@ import { checkProtected, locate, resolvePath } from "./paths.js"
 import type { ToolState } from "./state.js"
 import { diffStats, unifiedDiff } from "./text-file.js"
 import { readText, statIfThere, writeText } from "./text-io.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** `write` arguments. */
 export const WriteInput = z.object({
@@ -22,6 +23,7 @@ export type WriteInput = z.infer<typeof WriteInput>
  */
 export const createWriteTool = (state: ToolState, files?: HostFiles) =>
   Tool.define("write", {
+    jsonSchema: toolSchema("write"),
     description: loadDescription("write"),
     parameters: WriteInput,
     mutates: true,

@@ -16,6 +16,7 @@ import { definePlugin, defineTool, type Plugin, type PluginContext } from "@lath
 import { z } from "zod"
 import type { Engine } from "./engine.js"
 import { LspOptions, type ServerDefinition, serverDefinitions, serverFor } from "./servers.js"
+import { toolSchema } from "./tool-schemas.js"
 import { EDIT_TOOLS, editedPaths } from "./touched.js"
 
 export {
@@ -119,6 +120,7 @@ export const createLspPlugin = (dependencies: LspPluginOptions = {}): Plugin =>
       const readOnly = { mutates: false } as const
       const tools = [
         defineTool("lsp_diagnostics", {
+          jsonSchema: toolSchema("lsp_diagnostics"),
           ...readOnly,
           description:
             "Errors and warnings from the project's language servers (TypeScript, Python, Go, Rust…). With " +
@@ -132,6 +134,7 @@ export const createLspPlugin = (dependencies: LspPluginOptions = {}): Plugin =>
           }
         }),
         defineTool("lsp_hover", {
+          jsonSchema: toolSchema("lsp_hover"),
           ...readOnly,
           description: "The type and documentation of the symbol at a position, from the file's language server.",
           parameters: z.object(location),
@@ -141,6 +144,7 @@ export const createLspPlugin = (dependencies: LspPluginOptions = {}): Plugin =>
           })
         }),
         defineTool("lsp_definition", {
+          jsonSchema: toolSchema("lsp_definition"),
           ...readOnly,
           description: "Where the symbol at a position is defined (file:line:col and the line's text).",
           parameters: z.object(location),
@@ -150,6 +154,7 @@ export const createLspPlugin = (dependencies: LspPluginOptions = {}): Plugin =>
           })
         }),
         defineTool("lsp_references", {
+          jsonSchema: toolSchema("lsp_references"),
           ...readOnly,
           description: "Every use of the symbol at a position across the project (file:line:col and the line's text).",
           parameters: z.object(location),
@@ -159,6 +164,7 @@ export const createLspPlugin = (dependencies: LspPluginOptions = {}): Plugin =>
           })
         }),
         defineTool("lsp_symbols", {
+          jsonSchema: toolSchema("lsp_symbols"),
           ...readOnly,
           description:
             "The symbols (classes, functions, variables…) of a file as an outline with lines, or with `query` and " +

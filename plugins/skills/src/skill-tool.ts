@@ -3,6 +3,7 @@ import { join, relative } from "node:path"
 import { type AnyTool, evaluate, type Ruleset, Tool } from "@lathe/plugin"
 import { z } from "zod"
 import type { Skill } from "./discover.js"
+import { toolSchema } from "./tool-schemas.js"
 
 /** At most this many other files of a skill folder are listed in the tool's output. */
 export const MAX_LISTED_FILES = 100
@@ -57,6 +58,7 @@ const otherFiles = async (directory: string, limit: number): Promise<Array<strin
 export const createSkillTool = (skills: ReadonlyArray<Skill>): AnyTool => {
   const byName = new Map(skills.map((skill) => [skill.name, skill]))
   const tool = Tool.define("skill", {
+    jsonSchema: toolSchema("skill"),
     description: DESCRIPTION,
     parameters: SkillInput,
     mutates: false,

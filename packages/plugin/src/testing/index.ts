@@ -17,6 +17,7 @@ export {
 export { type PluginContextOptions, pluginContext, type TestPluginContext } from "./plugin-context.js"
 export { PluginTurnHostMissing, runPluginTurn } from "./run-plugin-turn.js"
 export { runTool, type ToolContextOptions, toolContext } from "./run-tool.js"
+export { toolSchemasJson } from "./tool-schemas.js"
 export type {
   PluginTurn,
   PluginTurnHost,
