@@ -91,8 +91,11 @@ const catalogFile = async (snapshot) => {
   return writeCatalogFile(JSON.parse(readFileSync(snapshot, "utf8")))
 }
 
-/** The expression that reads `catalogFile`'s output back (`readCatalogFile`, imported by the patch), from `file`. */
-const catalogReader = (file) => `readCatalogFile(require("node:fs").readFileSync(${file}))`
+/**
+ * The expression that reads `catalogFile`'s output back from `file` (`readCatalogFd`, imported by the patch): its first
+ * line at once, the rest as it is looked at.
+ */
+const catalogReader = (file) => `readCatalogFd(require("node:fs").openSync(${file}, "r"))`
 
 /**
  * Makes @lathe/core read its shipped models catalogue from the bundle's copy (`catalogFile`; `fromChunk`: its path
@@ -109,7 +112,7 @@ const catalogPatch = (fromChunk) => ({
     if (contents.split(from).length !== 2)
       throw new Error(`${path}: expected one \`${from}\`; update the catalog-beside-bundle plugin`)
     const to = catalogReader(`new URL(${JSON.stringify(fromChunk)}, import.meta.url)`)
-    return `import { readCatalogFile } from "./catalog-file.js"\n${contents.replace(from, to)}`
+    return `import { readCatalogFd } from "./catalog-file.js"\n${contents.replace(from, to)}`
   }
 })
 

@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs"
+import { fstatSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { mayHoldId, readCatalogFile, writeCatalogFile } from "../src/catalog/catalog-file.js"
+import { mayHoldId, readCatalogFd, readCatalogFile, writeCatalogFile } from "../src/catalog/catalog-file.js"
 import { CatalogIndex } from "../src/catalog/catalog-index.js"
 import type { CatalogData } from "../src/catalog/models-dev.js"
 
@@ -87,6 +89,63 @@ describe("the catalogue file", () => {
     assert.isFalse(mayHoldId(data, "Coder"))
     // A catalogue not read from a file: its ids are searched.
     assert.isTrue(mayHoldId(small, "anything"))
+  })
+
+  it("reads an open file as the bytes, each part when looked at, from the file it opened", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-catalog-file-"))
+    try {
+      const path = join(dir, "models.dat")
+      writeFileSync(path, writeCatalogFile(shipped))
+      const data = readCatalogFd(openSync(path, "r"))
+      // A refresh renames a new copy over the path: the catalogue keeps reading the file it opened.
+      writeFileSync(join(dir, "next.dat"), writeCatalogFile(small))
+      renameSync(join(dir, "next.dat"), path)
+      const fromFile = new CatalogIndex(data)
+      const fromSnapshot = new CatalogIndex(shipped)
+      for (const [provider, model] of [
+        ["anthropic", "claude-sonnet-4-5"],
+        ["myproxy", "gpt-4.1"],
+        ["env", "no-such-model-anywhere"]
+      ] as const)
+        assert.deepStrictEqual(
+          fromFile.find(provider, model),
+          fromSnapshot.find(provider, model),
+          `${provider}/${model}`
+        )
+      assert.deepStrictEqual(fromFile.providers(), fromSnapshot.providers())
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("reads a first line longer than its first read, and closes the file when it cannot read it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lathe-catalog-file-"))
+    try {
+      const many: CatalogData = {
+        columns: ["name"],
+        providers: Object.fromEntries(
+          Array.from({ length: 2_000 }, (_, i) => [
+            `provider-${i}`,
+            { name: `Provider ${i}`, models: JSON.stringify({ [`Model-${i}`]: row(`M${i}`, i) }) }
+          ])
+        )
+      } as CatalogData
+      const path = join(dir, "many.dat")
+      const bytes = writeCatalogFile(many)
+      assert.isAbove(bytes.indexOf(10), 64 * 1024)
+      writeFileSync(path, bytes)
+      const data = readCatalogFd(openSync(path, "r"))
+      assert.strictEqual(data.providers["provider-1999"]?.ids, "model-1999")
+      assert.isTrue(mayHoldId(data, "model-1234"))
+      assert.isFalse(mayHoldId(data, "model-2000"))
+
+      writeFileSync(path, bytes.subarray(0, bytes.length - 5))
+      const fd = openSync(path, "r")
+      assert.throws(() => readCatalogFd(fd), /bytes after its first line/)
+      assert.throws(() => fstatSync(fd), /EBADF/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("refuses a file cut short, a first line that is not the format's, or a range outside the file", () => {

@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, readSync } from "node:fs"
 import { type CatalogData, catalogIds } from "./models-dev.js"
 
 /**
@@ -55,6 +56,9 @@ const isRange = (value: unknown, size: number): value is readonly [number, numbe
   value[1] >= 0 &&
   value[0] + value[1] <= size
 
+/** Bytes of the catalogue's data (after the first line): `length` of them at `offset`. */
+type ReadRange = (offset: number, length: number) => Buffer
+
 /**
  * The catalogue in `bytes` (the catalogue file format), each provider's `models` and `ids` decoded from `bytes` on
  * first use. Throws when the first line is not the format's, or a range falls outside the file (a file cut short);
@@ -64,12 +68,65 @@ export const readCatalogFile = (bytes: Buffer): CatalogData => {
   const end = bytes.indexOf(NEWLINE)
   if (end < 0) throw new Error("the catalogue file has no first line")
   const start = end + 1
-  const head = JSON.parse(bytes.toString("utf8", 0, end)) as {
-    columns?: unknown
-    providers?: unknown
-    bytes?: unknown
+  return fromFirstLine(bytes.toString("utf8", 0, end), bytes.length - start, (offset, length) =>
+    bytes.subarray(start + offset, start + offset + length)
+  )
+}
+
+/** How much of a catalogue file the first read takes: its first line (~26 KiB) and more. */
+const FIRST_READ = 64 * 1024
+
+/**
+ * The catalogue in the file open as `fd` (the catalogue file format), as `readCatalogFile` reads it, reading only what
+ * is looked at: the first line now, the ids' bytes at the first search, a provider's rows when the catalogue first looks
+ * at that provider (~10 KiB, where the whole file is ~670 KiB). Each is read at its place in this open file: a copy
+ * renamed over the path meanwhile changes nothing read. `fd` is the catalogue's from here on: closed when nothing can
+ * read it any more (every provider decoded, or the catalogue gone), or now if this throws.
+ */
+export const readCatalogFd = (fd: number): CatalogData => {
+  try {
+    const size = fstatSync(fd).size
+    const readAt = (position: number, length: number): Buffer => {
+      const buffer = Buffer.allocUnsafe(length)
+      let done = 0
+      while (done < length) {
+        const got = readSync(fd, buffer, done, length - done, position + done)
+        if (got === 0)
+          throw new Error(`the catalogue file ends at byte ${position + done}, before ${position + length}`)
+        done += got
+      }
+      return buffer
+    }
+    let head = readAt(0, Math.min(size, FIRST_READ))
+    let end = head.indexOf(NEWLINE)
+    while (end < 0 && head.length < size) {
+      head = Buffer.concat([head, readAt(head.length, Math.min(size - head.length, FIRST_READ))])
+      end = head.indexOf(NEWLINE)
+    }
+    if (end < 0) throw new Error("the catalogue file has no first line")
+    const start = end + 1
+    const read: ReadRange = (offset, length) => readAt(start + offset, length)
+    const data = fromFirstLine(head.toString("utf8", 0, end), size - start, read)
+    // Everything that can still read the file holds `read`: once nothing does, the file is closed.
+    closeWhenUnreachable.register(read, fd)
+    return data
+  } catch (error) {
+    closeSync(fd)
+    throw error
   }
-  const size = bytes.length - start
+}
+
+const closeWhenUnreachable = new FinalizationRegistry<number>((fd) => {
+  try {
+    closeSync(fd)
+  } catch {
+    // already closed (the process is ending)
+  }
+})
+
+/** The catalogue whose first line is `text` and whose `size` bytes after it `read` gives. */
+const fromFirstLine = (text: string, size: number, read: ReadRange): CatalogData => {
+  const head = JSON.parse(text) as { columns?: unknown; providers?: unknown; bytes?: unknown }
   if (head.bytes !== size)
     throw new Error(`the catalogue file holds ${size} bytes after its first line, not ${head.bytes}`)
   if (!Array.isArray(head.columns) || typeof head.providers !== "object" || head.providers === null)
@@ -81,18 +138,19 @@ export const readCatalogFile = (bytes: Buffer): CatalogData => {
     if (typeof raw !== "object" || raw === null || !isRange(raw.models, size) || !isRange(raw.ids, size))
       throw new Error(`the catalogue file's provider ${JSON.stringify(id)} has no models or ids range`)
     const { models, ids, ...details } = raw
-    const provider = { ...details } as CatalogData["providers"][string]
-    lazyText(provider, "models", bytes, start, models)
-    lazyText(provider, "ids", bytes, start, ids)
-    providers[id] = provider
+    providers[id] = lazyProvider(details, read, models, ids)
     idsFrom = Math.min(idsFrom, ids[0])
     idsTo = Math.max(idsTo, ids[0] + ids[1])
   }
   const data: CatalogData = { columns: head.columns as CatalogData["columns"], providers }
   // Every provider's ids lie in this run of bytes (in a file this module wrote before they were written last, the
   // run also takes in models' rows: more to search, and matches that are not ids, never a miss).
-  const ids = bytes.subarray(start + Math.min(idsFrom, idsTo), start + idsTo)
-  idSearch.set(data, (text) => ids.includes(text))
+  const from = Math.min(idsFrom, idsTo)
+  let ids: Buffer | undefined
+  idSearch.set(data, (search) => {
+    ids ??= read(from, idsTo - from)
+    return ids.includes(search)
+  })
   return data
 }
 
@@ -106,21 +164,28 @@ const idSearch = new WeakMap<CatalogData, (text: string) => boolean>()
  */
 export const mayHoldId = (data: CatalogData, text: string): boolean => idSearch.get(data)?.(text) ?? true
 
-/** Defines `key` on `target` as the text of `range` (from `start`), decoded on first read, then kept. */
-const lazyText = (
-  target: object,
-  key: "models" | "ids",
-  bytes: Buffer,
-  start: number,
-  [offset, length]: readonly [number, number]
-): void => {
-  Object.defineProperty(target, key, {
-    configurable: true,
-    enumerable: true,
-    get() {
-      const text = bytes.toString("utf8", start + offset, start + offset + length)
-      Object.defineProperty(target, key, { value: text, enumerable: true, configurable: true, writable: false })
-      return text
+/**
+ * A provider with `details` as they are and its `models` and `ids` as the text of their ranges, read and decoded on
+ * first use, then kept as plain values (an object literal with accessors: defining ~260 of them one by one took a
+ * start ~1 ms).
+ */
+const lazyProvider = (
+  details: Omit<FileProvider, "models" | "ids">,
+  read: ReadRange,
+  models: readonly [number, number],
+  ids: readonly [number, number]
+): CatalogData["providers"][string] => {
+  const keep = (target: object, key: "models" | "ids", text: string): string => {
+    Object.defineProperty(target, key, { value: text, enumerable: true, configurable: true, writable: false })
+    return text
+  }
+  return {
+    ...details,
+    get models(): string {
+      return keep(this, "models", read(models[0], models[1]).toString("utf8"))
+    },
+    get ids(): string {
+      return keep(this, "ids", read(ids[0], ids[1]).toString("utf8"))
     }
-  })
+  }
 }

@@ -1,6 +1,7 @@
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { closeSync, fstatSync, openSync, type Stats } from "node:fs"
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { readCatalogFile, writeCatalogFile } from "./catalog-file.js"
+import { readCatalogFd, writeCatalogFile } from "./catalog-file.js"
 import { type CatalogData, decodeApiCatalog, decodeCatalogData, fromApi } from "./models-dev.js"
 
 /** Where the catalogue is refreshed from unless `LATHE_MODELS_URL` or config `models.url` says otherwise. */
@@ -76,14 +77,18 @@ export const readCachedCatalog = async (dataDir: string): Promise<CatalogData | 
   try {
     const stamp = readStamp(dataDir)
     // One open file for its facts and its bytes: a refresh renaming a new copy into place meanwhile changes neither.
-    const handle = await open(catalogFile(dataDir), "r")
+    const fd = openSync(catalogFile(dataDir), "r")
+    let info: Stats
     try {
-      const [info, bytes] = await Promise.all([handle.stat(), handle.readFile()])
-      const data = readCatalogFile(bytes)
-      return sameFile((await stamp).file, info) ? data : decodeCatalogData(data)
-    } finally {
-      await handle.close()
+      info = fstatSync(fd)
+    } catch (error) {
+      closeSync(fd)
+      throw error
     }
+    // The catalogue reads the rest of the file from `fd` as it is looked at (and closes it); a copy that is not the
+    // one the refresh recorded is read and validated whole now.
+    const data = readCatalogFd(fd)
+    return sameFile((await stamp).file, info) ? data : decodeCatalogData(data)
   } catch {
     return undefined
   }
