@@ -290,6 +290,19 @@ const TRANSFORM_STREAM_ON_FIRST_USE =
   "  return Reflect.construct(TransformStream, args, new.target)\n" +
   "}\n"
 
+/**
+ * The AI SDK's clock (`now()`, whose differences time a call: the first chunk, the response, a step, a tool) on
+ * `process.hrtime`, as effect's is: `globalThis.performance` is a getter that loads Node's whole `perf_hooks` (the
+ * performance timeline, observers, `timerify`: ~2–3 ms of compiling built-ins) the first time it is read, which was
+ * as the first model request was being made. Milliseconds from another origin, the same differences.
+ */
+const sdkClockWithoutPerfHooks = (source, path) => {
+  const from = "return globalThis?.performance?.now() ?? Date.now();"
+  if (source.split(from).length !== 2)
+    throw new Error(`${path}: expected one \`${from}\`; the AI SDK changed, update sdkClockWithoutPerfHooks`)
+  return source.replace(from, "return Number(process.hrtime.bigint()) / 1e6;")
+}
+
 const webStreamsOnFirstUse = {
   name: "web-streams-on-first-use",
   setup(b) {
@@ -303,7 +316,7 @@ const webStreamsOnFirstUse = {
         // The AI SDK's module-level schemas nothing uses are dropped, and its prompt conversion is kept per message
         // (this plugin loads that file: one loader each).
         if (!AI_SDK_INDEX.test(args.path)) return { contents: TRANSFORM_STREAM_ON_FIRST_USE + replaced, loader: "js" }
-        const pure = pureTopLevelSchemas(memoizedPromptConversion(replaced))
+        const pure = pureTopLevelSchemas(memoizedPromptConversion(sdkClockWithoutPerfHooks(replaced, args.path)))
         if (pure.marked < 100)
           throw new Error(
             `${args.path}: only ${pure.marked} schema calls found to mark; update scripts/pure-schemas.mjs`
