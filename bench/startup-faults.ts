@@ -1,7 +1,8 @@
 /**
  * What the guard's session has cost the process by the moment its first model request arrives: page faults (minor,
  * from `/proc/<pid>/stat`), CPU time and resident memory, for the floor agent (`bench/floor-agent.mjs`) and one or
- * more builds, alternated run by run, warm (a shared code cache written by a first run of each, not reported).
+ * more builds, alternated run by run (every other round in the reverse order), warm (a shared code cache written by
+ * a first run of each, not reported).
  *
  * On a virtual machine a page fault can cost far more than the work around it: on the 2-core machines CI runs on, a
  * page's first touch costs ~16 µs and the first write to a page after a fork ~20 µs, so a start-up's faults can be a
@@ -104,8 +105,11 @@ const main = async () => {
     const repo = sessionRepo(work, STEPS)
     for (const spec of specs) await once(spec, repo, work) // writes the caches
     const all = new Map<string, Array<Taken>>(specs.map((spec) => [spec, []]))
+    // Every other round in the reverse order: on this machine the run after another build's pays for it (by ±1–2 ms
+    // a step), so no build is always the one that comes last.
     for (let round = 0; round < rounds; round++)
-      for (const spec of specs) all.get(spec)?.push(await once(spec, repo, work))
+      for (const spec of round % 2 === 0 ? specs : [...specs].reverse())
+        all.get(spec)?.push(await once(spec, repo, work))
     const floor = all.get("floor") ?? []
     const floorFaults = median(floor.map((t) => t.faults))
     const floorFirst = median(floor.map((t) => t.firstMs))
