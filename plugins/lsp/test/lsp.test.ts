@@ -97,8 +97,11 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
     const plugin = await setUpPlugin(createLspPlugin({ dataDir: data, env }), {
       root,
       trusted: false,
-      // The wait ends at the first diagnostics; a loaded machine's first tsserver start took over 5 s once in CI.
-      config: { lsp: { wait_ms: 15_000 } }
+      // The wait ends at the first diagnostics. A loaded machine's first tsserver start took over 5 s once in CI, and
+      // the whole cold start (server, then project) over 13.5 s once: the edit that starts a server waits at most half
+      // the hook's budget (hook time limit − 3 s), so both are raised here; a right answer comes as soon as it is there.
+      hookTimeoutMs: 60_000,
+      config: { lsp: { wait_ms: 30_000 } }
     })
     open.push(plugin)
     const output = await edit(plugin, root, "a.ts", 'export const a: number = "x"\n')
