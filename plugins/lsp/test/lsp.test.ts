@@ -37,6 +37,9 @@ const start = async (root: string, data: string, lsp: Record<string, unknown> = 
   const env = { ...process.env, PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin` }
   const plugin = await setUpPlugin(createLspPlugin({ dataDir: data, env }), {
     root,
+    // The edit that starts a server waits at most half the hook's budget (its time limit − 3 s) for the server and
+    // the project: a 60 s limit lets a loaded CI machine's cold start take up to 28.5 s when a test asks for it.
+    hookTimeoutMs: 60_000,
     config: { lsp: { install: false, ...lsp } }
   })
   open.push(plugin)
@@ -65,7 +68,7 @@ const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: "es20
 describe.skipIf(skip)("@lathe/lsp with real servers", () => {
   it("appends a TypeScript type error with its line to the edit, and nothing once it is fixed", async () => {
     const { root, data } = project({ "tsconfig.json": TSCONFIG, "a.ts": "export const a = 1\n" })
-    const plugin = await start(root, data, { wait_ms: 5000 })
+    const plugin = await start(root, data, { wait_ms: 30_000 })
     const broken = await edit(plugin, root, "a.ts", 'export const a = 1\nexport const b: number = "two"\n')
     assert.include(broken, "Wrote a.ts.")
     assert.include(broken, "a.ts:")
@@ -76,7 +79,7 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
 
   it("appends a pyright error for a .py file, and nothing once it is fixed", async () => {
     const { root, data } = project({ "main.py": "x = 1\n" })
-    const plugin = await start(root, data, { wait_ms: 5000 })
+    const plugin = await start(root, data, { wait_ms: 30_000 })
     const broken = await edit(plugin, root, "main.py", 'x = 1\ny: int = "two"\n')
     assert.match(broken, /main\.py:\n {2}2:10 error/)
     assert.include(broken, '"Literal[\'two\']" is not assignable to declared type "int"')
@@ -111,7 +114,7 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
 
   it("restarts a server that crashed, and its diagnostics come back", async () => {
     const { root, data } = project({ "tsconfig.json": TSCONFIG, "a.ts": "export const a = 1\n" })
-    const plugin = await start(root, data, { wait_ms: 5000 })
+    const plugin = await start(root, data, { wait_ms: 30_000 })
     await edit(plugin, root, "a.ts", "export const a = 2\n")
     const statusDir = join(data, "lsp", "status")
     const status = () =>
@@ -140,7 +143,7 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
     })
     // Each question waits for the file's diagnostics (the project loaded). A loaded CI machine took more than 5 s to
     // its first once: the hover then came before `lib.ts` was loaded ("import add", no signature).
-    const plugin = await start(root, data, { wait_ms: 15_000 })
+    const plugin = await start(root, data, { wait_ms: 30_000 })
     const hover = await runTool(
       tool(plugin, "lsp_hover"),
       { filePath: "main.ts", line: 3, column: 30 },
