@@ -23,9 +23,13 @@ const hanging = (dir: string): GitTarget => ({
   global: ["-c", `echo $$ > ${join(dir, "pid")}; exec sleep 30`]
 })
 
+/**
+ * Whether `check` holds within 10 s (the stand-in hangs for 30 s, so only a process left running takes that long; a
+ * loaded CI machine once took more than 3 s to see an interrupted one gone).
+ */
 const waitFor = (check: () => boolean) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 100 && !check(); i++) yield* Effect.sleep("30 millis")
+    for (let i = 0; i < 200 && !check(); i++) yield* Effect.sleep("50 millis")
     return check()
   })
 
