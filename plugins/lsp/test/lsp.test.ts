@@ -135,7 +135,11 @@ describe.skipIf(skip)("@lathe/lsp with real servers", () => {
     assert.notStrictEqual(restarted?.pid, before?.pid)
   })
 
-  it("answers lsp_hover, lsp_definition, lsp_references, lsp_symbols and lsp_diagnostics on a real project", async () => {
+  // Once more before failing: on a loaded CI machine tsserver once published nothing for main.ts within the 28.5 s
+  // cold wait, and the hover answered for a half-loaded project ("import add"); not reproduced here.
+  it("answers lsp_hover, lsp_definition, lsp_references, lsp_symbols and lsp_diagnostics on a real project", {
+    retry: 1
+  }, async () => {
     const { root, data } = project({
       "tsconfig.json": TSCONFIG,
       "lib.ts": "/** Adds two numbers. */\nexport function add(x: number, y: number): number {\n  return x + y\n}\n",
