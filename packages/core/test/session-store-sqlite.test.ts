@@ -118,6 +118,7 @@ describe("SqliteSessionStore's history in memory", () => {
         yield* a.putMessage(user("ses_a", "msg_1"))
         yield* a.putPart(text("ses_a", "msg_1", "prt_1", "from a"))
         assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["from a"])
+        yield* a.flush // a read leaves the batch in memory: on disk now, for the other connection to add to it
         yield* b.putPart(text("ses_a", "msg_1", "prt_2", "from b"))
         yield* b.flush
         assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["from a", "from b"])
@@ -128,6 +129,7 @@ describe("SqliteSessionStore's history in memory", () => {
         yield* a.putMessage(user("ses_a", "msg_2"))
         yield* a.putPart(text("ses_a", "msg_2", "prt_1", "before"))
         assert.deepStrictEqual(textOf((yield* a.messages("ses_a"))[0]?.parts ?? []), ["before"])
+        yield* a.flush
         const db = raw(file)
         db.prepare("UPDATE part SET data = ? WHERE id = 'prt_1'").run(
           JSON.stringify(text("ses_a", "msg_2", "prt_1", "edited outside"))
@@ -160,6 +162,8 @@ describe("SqliteSessionStore's history in memory", () => {
         const held = yield* store.messages("ses_a")
         assert.deepStrictEqual(textOf(held[1]?.parts ?? []), ["a", "b", "c"])
         assert.deepStrictEqual(textOf(held[0]?.parts ?? []), ["msg_1 first", "msg_1 last"])
+        yield* store.flush
+        assert.deepStrictEqual(yield* store.messages("ses_a"), held)
         const fresh = yield* open(file).pipe(Effect.flatMap((other) => other.messages("ses_a")))
         assert.deepStrictEqual(held, fresh)
       })
@@ -198,6 +202,7 @@ describe("SqliteSessionStore's history in memory", () => {
         yield* store.messages("ses_a") // held in memory from here on
         for (const id of ids) yield* store.putPart(text("ses_a", "msg_1", id, id))
         const fromMemory = ((yield* store.messages("ses_a"))[0]?.parts ?? []).map((part) => part.id)
+        yield* store.flush
         const fromDisk = yield* Effect.scoped(
           open(file).pipe(Effect.flatMap((other) => other.getMessage("ses_a", "msg_1")))
         )
@@ -254,6 +259,59 @@ describe("SqliteSessionStore's history in memory", () => {
           }
         }
         db.close()
+      })
+    )
+  )
+
+  it.effect("a read before the batch is written equals the read after it, and a fresh connection's", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        const next = random(20_261_130)
+        const pick = <A>(list: ReadonlyArray<A>): A => list[Math.floor(next() * list.length)] as A
+        const sessions = ["ses_1", "ses_2"]
+        // Ids out of order too (a message made elsewhere), and one past the surrogates.
+        const messageIDs = ["msg_2", "msg_1", "msg_3", "msg_\u{1F600}", "msg_\uFF5E"]
+        const partIDs = ["prt_2", "prt_1", "prt_3"]
+        for (const id of sessions) yield* store.putSession(session(id, 1))
+        let unwrittenReads = 0
+        for (let i = 0; i < 400; i++) {
+          const [sessionID, messageID, partID] = [pick(sessions), pick(messageIDs), pick(partIDs)]
+          const roll = next()
+          if (roll < 0.3) yield* store.putMessage(user(sessionID, messageID))
+          else if (roll < 0.8) yield* store.putPart(text(sessionID, messageID, partID, `v${i}`)).pipe(Effect.ignore)
+          else if (roll < 0.85) yield* store.removePart(sessionID, messageID, partID)
+          else if (roll < 0.88) yield* store.removeMessage(sessionID, messageID)
+          else if (roll < 0.9) yield* store.flush
+          if (next() < 0.4) {
+            const before = yield* store.messages(sessionID)
+            const flushed = yield* Effect.result(store.flush)
+            assert.strictEqual(flushed._tag, "Success")
+            unwrittenReads++
+            assert.deepStrictEqual(before, yield* store.messages(sessionID), `after write ${i}`)
+            const fresh = yield* Effect.scoped(open(file).pipe(Effect.flatMap((other) => other.messages(sessionID))))
+            assert.deepStrictEqual(before, fresh, `fresh, after write ${i}`)
+          }
+        }
+        assert.isAbove(unwrittenReads, 100)
+      })
+    )
+  )
+
+  it.effect("the loop's read before a request writes nothing: the batch stays in memory until its flush", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const file = freshFile()
+        const store = yield* open(file)
+        yield* store.putSession(session("ses_a", 1))
+        yield* store.putMessage(user("ses_a", "msg_1"))
+        yield* store.putPart(text("ses_a", "msg_1", "prt_1", "held"))
+        assert.deepStrictEqual(textOf((yield* store.messages("ses_a"))[0]?.parts ?? []), ["held"])
+        const rows = () => Number(raw(file).prepare("SELECT count(*) AS n FROM part").get()?.n)
+        assert.strictEqual(rows(), 0)
+        yield* store.flush
+        assert.strictEqual(rows(), 1)
       })
     )
   )

@@ -182,12 +182,15 @@ const ensureDir = (dir: string) =>
 /**
  * A `SessionStore` on the SQLite file `file` (created with its schema if missing), open for as long as the
  * scope. Puts go to the write-behind batch (write-behind.ts), which goes to disk in one transaction on `flush`,
- * `flushDelay` after its first write, before any read or delete, and when the scope closes. Once `flush` returns,
- * the batch survives the process being killed. Several connections and processes may share one file.
+ * `flushDelay` after its first write, before any other read or delete, and when the scope closes. Once `flush`
+ * returns, the batch survives the process being killed. Several connections and processes may share one file (another
+ * connection sees a batch once it is written).
  *
  * The histories of the sessions read last (`messages`) stay in memory, updated by this store's own writes, and are
- * served from there while SQLite's `data_version` shows no commit by any other connection; a read returns new
- * arrays over shared, never-mutated values, equal to what a fresh read of the file would return.
+ * served from there while SQLite's `data_version` shows no commit by any other connection; `messages` reads the
+ * batch not yet written over them instead of writing it first (the loop reads the history before every request). A
+ * read returns new arrays over shared, never-mutated values, equal to what a fresh read of the file returns once the
+ * batch is written.
  */
 export const makeSqliteStore = (
   file: string,
@@ -303,6 +306,39 @@ export const makeSqliteStore = (
         info: decodedValue(decoders.message, "message", message),
         parts: message.order.map((part) => decodedValue(decoders.part, "part", part))
       }
+    }
+    /**
+     * A session's history as it will be once what was put is written: the rows held (or read), with the unwritten
+     * messages and parts over them. A part whose message is neither stored nor put is left out, as its insert would be.
+     */
+    const historyWithUnwritten = (sessionID: string): ReadonlyArray<MessageWithParts> => {
+      const held = history(sessionID)
+      held.order ??= inIdOrder(held.messages)
+      const unwritten = writes.unwritten(sessionID)
+      if (unwritten === undefined) return held.order.map(messageOf)
+      const ids = held.order.map((message) => String(message.row.id))
+      const inOrder = (a: string, b: string) => byKey({ key: a }, { key: b })
+      const added = [...unwritten.messages.keys()].filter((id) => !held.messages.has(id)).sort(inOrder)
+      const last = ids.at(-1)
+      const first = added[0]
+      ids.push(...added)
+      // New messages sort after the stored ones (ascending ids) but for an id made elsewhere: sorted again then.
+      if (last !== undefined && first !== undefined && inOrder(last, first) >= 0) ids.sort(inOrder)
+      return ids.map((id): MessageWithParts => {
+        const cached = held.messages.get(id)
+        const put = unwritten.messages.get(id)
+        const parts = unwritten.parts.get(id)
+        if (cached !== undefined && put === undefined && parts === undefined) return messageOf(cached)
+        const info = put ?? decodedValue(decoders.message, "message", cached as CachedMessage)
+        if (parts === undefined) return { info, parts: cached === undefined ? [] : messageOf(cached).parts }
+        const order = new Map<string, Part>()
+        if (cached !== undefined) {
+          cached.order ??= inIdOrder(cached.parts)
+          for (const part of cached.order) order.set(String(part.row.id), decodedValue(decoders.part, "part", part))
+        }
+        for (const [partID, part] of parts) order.set(partID, part)
+        return { info, parts: inIdOrder(order) }
+      })
     }
     /** Applies rows this connection committed to the sessions held in memory. */
     const cacheMessage = (sessionID: string, id: string, data: string): void => {
@@ -468,12 +504,10 @@ export const makeSqliteStore = (
         if (!found) return yield* Effect.fail(messageNotFound(sessionID, messageID))
         return found
       }),
+      // No flush first: what is put but not written yet is read from memory, over the history held, so that the
+      // loop's read before each request costs no transaction (the batch goes to disk on its own, `flushDelay` later).
       messages: Effect.fn("SessionStore.messages")(function* (sessionID: string) {
-        return yield* afterFlush("messages", (): ReadonlyArray<MessageWithParts> => {
-          const held = history(sessionID)
-          held.order ??= inIdOrder(held.messages)
-          return held.order.map(messageOf)
-        })
+        return yield* attempt("messages", () => historyWithUnwritten(sessionID))
       }),
       removeMessage: Effect.fn("SessionStore.removeMessage")(function* (sessionID: string, messageID: string) {
         yield* deleting(

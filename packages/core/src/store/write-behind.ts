@@ -2,8 +2,9 @@
  * The write-behind batch the SQLite and Postgres stores share. Puts only update an in-memory batch keyed by row, so a
  * thousand versions of one part cost one row write; the store's `write` puts a batch in one transaction on `flush`,
  * `flushDelay` after the batch's first put (from `Clock`), before any read or delete (`afterFlush`, so reads see
- * earlier writes and no batched write outlives a delete), and when the scope closes. Batches are written one at a
- * time, in order; a batch that fails goes back under whatever was put meanwhile, for the next flush.
+ * earlier writes and no batched write outlives a delete) but one that reads the batch itself (`unwritten`), and when
+ * the scope closes. Batches are written one at a time, in order; a batch that fails goes back under whatever was put
+ * meanwhile, for the next flush.
  */
 
 import type { Message, Part, Session } from "@lathe/plugin/schema"
@@ -49,6 +50,34 @@ export interface WriteBehind {
   readonly afterFlush: <A, E>(body: Effect.Effect<A, E>) => Effect.Effect<A, E | StoreError>
   /** Forgets that a message exists (it was removed), or, without arguments, every message (a session was deleted). */
   readonly forgetMessages: (sessionID?: string, messageID?: string) => void
+  /**
+   * What of one session was put but is not on disk yet (the batch being written, the pending one over it), for a read
+   * that serves it from memory instead of flushing first; undefined when there is nothing.
+   */
+  readonly unwritten: (sessionID: string) => Unwritten | undefined
+}
+
+/** A session's rows put but not written yet, newest version of each. */
+export interface Unwritten {
+  /** By message id. */
+  readonly messages: Map<string, Message>
+  /** By message id, then part id. */
+  readonly parts: Map<string, Map<string, Part>>
+}
+
+/** `into` with the messages and parts of `sessionID` in `batch` (keys start with the session id and a NUL). */
+const collectUnwritten = (batch: WriteBatch, sessionID: string, into: Unwritten): void => {
+  const prefix = `${sessionID}\u0000`
+  for (const [key, message] of batch.messages) if (key.startsWith(prefix)) into.messages.set(message.id, message)
+  for (const [key, part] of batch.parts) {
+    if (!key.startsWith(prefix)) continue
+    let parts = into.parts.get(part.messageID)
+    if (parts === undefined) {
+      parts = new Map()
+      into.parts.set(part.messageID, parts)
+    }
+    parts.set(part.id, part)
+  }
 }
 
 /** A key no id can forge: ids never contain NUL. */
@@ -166,6 +195,13 @@ export const makeWriteBehind = (options: WriteBehindOptions): Effect.Effect<Writ
       forgetMessages: (sessionID, messageID) => {
         if (sessionID === undefined || messageID === undefined) knownMessages.clear()
         else knownMessages.delete(batchKey(sessionID, messageID))
+      },
+      unwritten: (sessionID) => {
+        if (sizeOf(pending) === 0 && writing === undefined) return undefined
+        const found: Unwritten = { messages: new Map(), parts: new Map() }
+        if (writing !== undefined) collectUnwritten(writing, sessionID, found)
+        collectUnwritten(pending, sessionID, found)
+        return found.messages.size === 0 && found.parts.size === 0 ? undefined : found
       }
     }
   })
