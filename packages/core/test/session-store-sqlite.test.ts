@@ -308,7 +308,14 @@ describe("SqliteSessionStore's history in memory", () => {
         yield* store.putMessage(user("ses_a", "msg_1"))
         yield* store.putPart(text("ses_a", "msg_1", "prt_1", "held"))
         assert.deepStrictEqual(textOf((yield* store.messages("ses_a"))[0]?.parts ?? []), ["held"])
-        const rows = () => Number(raw(file).prepare("SELECT count(*) AS n FROM part").get()?.n)
+        const rows = () => {
+          const db = raw(file)
+          try {
+            return Number(db.prepare("SELECT count(*) AS n FROM part").get()?.n)
+          } finally {
+            db.close()
+          }
+        }
         assert.strictEqual(rows(), 0)
         yield* store.flush
         assert.strictEqual(rows(), 1)
