@@ -393,8 +393,8 @@ const makeProcessor = Effect.gen(function* () {
     const { cost, part: finished } = yield* recordFinish(state, after)
     const message = endedMessage(state, calls, cost, aborted, end)
     yield* services.writer.putMessage(message)
-    // A step the loop goes on from is written with the next step's first rows, by the history read that builds the
-    // next request (one transaction in the gap between two requests, not two). A last step is written now.
+    // A step the loop goes on from goes to disk with the store's batch (`flushDelay` after its first put, while the next
+    // request is out): the next request's history reads the unwritten rows from memory. A last step is written now.
     if (result !== "continue" || failed) yield* services.writer.flush
     if (later !== undefined && patchID !== undefined) {
       const recorded = yield* Deferred.make<void>()
