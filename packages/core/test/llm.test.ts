@@ -97,6 +97,27 @@ describe("LLM.layer with the real openai-compatible provider", () => {
     })
   )
 
+  it.effect("events the model's stream has ready come together: a few batches, the same events in order", () =>
+    Effect.gen(function* () {
+      const server = yield* scriptedServer([
+        { steps: [{ text: "Reading it." }, { tool: "read", input: { path: "a.txt" } }] },
+        { steps: [{ text: "Reading it." }, { tool: "read", input: { path: "a.txt" } }] }
+      ])
+      const layer = llmLayer(local(server.url))
+      const one = yield* step().pipe(Effect.provide(layer))
+      const batches = yield* Effect.gen(function* () {
+        const llm = yield* LLM
+        const model = yield* Effect.orDie(llm.resolve())
+        return yield* Stream.runCollect(Stream.chunks(llm.stream(request(model))))
+      }).pipe(Effect.provide(layer))
+      // The whole reply is written at once: its events do not cost the consumer a wait each.
+      assert.isBelow(batches.length, one.length / 2, `${batches.length} batches for ${one.length} events`)
+      assert.deepStrictEqual(types(batches.flat()), types(one))
+      assert.strictEqual(types(one)[0], "start")
+      assert.strictEqual(types(one).at(-1), "finish")
+    })
+  )
+
   it.effect("429 with retry-after: 2 is RateLimited with 2000 ms, and the SDK does not retry", () =>
     Effect.gen(function* () {
       const server = yield* scriptedServer([{ type: "error", status: 429, headers: { "retry-after": "2" } }])

@@ -11,7 +11,7 @@ import {
   type ToolSet,
   tool
 } from "ai"
-import { Clock, Context, Effect, Layer, Option, Stream } from "effect"
+import { Channel, Clock, Context, Effect, Layer, Option, Stream } from "effect"
 import { catalogCandidates, catalogOptions, ModelCatalog } from "../catalog/model-catalog.js"
 import type { ModelInfo } from "../catalog/model-info.js"
 import { Config, type ConfigShape } from "../config/config.js"
@@ -367,20 +367,51 @@ export const streamWithModel = (
       // A stream read to its end has nothing left to stop: aborting it anyway cost every step a DOMException (its stack
       // captured) and the abort listeners' work. Stopped early (interrupt, failure, a consumer that left), it aborts.
       let complete = false
-      async function* events(): AsyncGenerator<LLMEvent> {
+      // The events come in batches: each holds what the model's stream gives within one turn of the event loop, so a
+      // step's events cost the loop a few waits, not one each (a read step had eleven). A batch waits for its first
+      // event only: a read still pending when the turn ends (the network's next bytes) starts the next batch.
+      async function* events(): AsyncGenerator<NonEmptyArray<LLMEvent>> {
         const { stream, request: sent, response } = await call
         // A model whose stream ignores the signal still stops at once: aborting cancels our read of it.
         const reader = stream.getReader()
         const stop = () => void reader.cancel().catch(() => undefined)
         abortSignal.addEventListener("abort", stop, { once: true })
-        yield { type: "start" }
+        let batch: NonEmptyArray<LLMEvent> | undefined = [{ type: "start" }]
+        const add = (event: LLMEvent) => {
+          if (batch === undefined) batch = [event]
+          else batch.push(event)
+        }
         let warnings: Array<CallWarning> = []
         let meta: { id?: string | undefined; timestamp?: Date | undefined; modelId?: string | undefined } = {}
         let end: ModelCallEnd | undefined
         let started = false
+        /** A read started while a batch was being made and not ready then: the next batch begins with it. */
+        let pending: ReturnType<typeof reader.read> | undefined
+        /** The end of the event loop's turn in which the batch being made got its first event. */
+        let turn: Promise<typeof NOT_READY> | undefined
         try {
           for (;;) {
-            const next = await reader.read()
+            const read = pending ?? reader.read()
+            pending = undefined
+            let next: Awaited<ReturnType<typeof reader.read>> | typeof NOT_READY
+            if (batch !== undefined) turn ??= endOfTurn()
+            try {
+              next = turn === undefined ? await read : await Promise.race([read, turn])
+            } catch (error) {
+              // What came before a failure is delivered before it.
+              if (batch !== undefined) yield batch
+              batch = undefined
+              throw error
+            }
+            if (next === NOT_READY) {
+              // Awaited by the next batch; marked handled for a consumer that leaves before then.
+              pending = read
+              read.catch(() => undefined)
+              turn = undefined
+              if (batch !== undefined) yield batch
+              batch = undefined
+              continue
+            }
             if (abortSignal.aborted) throw new StreamAborted()
             if (next.done) break
             const part = next.value
@@ -390,19 +421,25 @@ export const streamWithModel = (
             }
             if (!started) {
               started = true
-              yield { type: "start-step", request: sent ?? {}, warnings }
+              add({ type: "start-step", request: sent ?? {}, warnings })
             }
             if (part.type === "model-call-response-metadata") meta = { ...meta, ...part }
             else if (part.type === "model-call-end") end = part
-            else if (part.type === "error") throw part.error
-            else yield part
+            else if (part.type === "error") {
+              if (batch !== undefined) yield batch
+              batch = undefined
+              throw part.error
+            } else add(part)
           }
         } finally {
           abortSignal.removeEventListener("abort", stop)
           stop()
         }
-        if (end === undefined) throw new StreamCutError()
-        yield {
+        if (end === undefined) {
+          if (batch !== undefined) yield batch
+          throw new StreamCutError()
+        }
+        add({
           type: "finish-step",
           finishReason: end.finishReason,
           rawFinishReason: end.rawFinishReason,
@@ -415,16 +452,17 @@ export const streamWithModel = (
             modelId: meta.modelId ?? modelID,
             ...(response?.headers ? { headers: response.headers } : {})
           }
-        }
-        yield {
+        })
+        add({
           type: "finish",
           finishReason: end.finishReason,
           rawFinishReason: end.rawFinishReason,
           totalUsage: end.usage
-        }
+        })
+        if (batch !== undefined) yield batch
         complete = true
       }
-      return Stream.fromAsyncIterable(events(), classify).pipe(
+      return Stream.fromChannel(Channel.fromAsyncIterable(events(), classify)).pipe(
         Stream.ensuring(
           Effect.sync(() => {
             if (!complete) internal.abort()
@@ -459,6 +497,17 @@ export const requestOptions = (
   if (request.providerOptions !== undefined) add(request.providerOptions)
   return Object.keys(merged).length > 0 ? (merged as SharedV4ProviderOptions) : undefined
 }
+
+/** An array with at least one element: a batch of events. */
+type NonEmptyArray<A> = [A, ...Array<A>]
+
+/** What {@link endOfTurn} gives: the read raced against it was not ready within the turn. */
+const NOT_READY: unique symbol = Symbol("not ready")
+/**
+ * Settles once the event loop's current turn is over (its microtasks, the stream stages' work on bytes already
+ * received): raced against a read, the read wins when the model's stream can answer it from what has arrived.
+ */
+const endOfTurn = (): Promise<typeof NOT_READY> => new Promise((resolve) => setImmediate(resolve, NOT_READY))
 
 class StreamAborted extends Error {
   override readonly name = "AbortError"
