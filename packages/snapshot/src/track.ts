@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { git, splitNul } from "./git.js"
 import type { ObjectReader } from "./object-reader.js"
 import type { Shadow } from "./shadow-repo.js"
-import { type KnownTree, knownTree, writeKnown } from "./tree-writer.js"
+import { type KnownTree, knownTree, modifiedAfter, writeKnown } from "./tree-writer.js"
 import type { WatchView, WorkTreeWatch } from "./watch.js"
 
 /** Size caps, in bytes. */
@@ -159,8 +159,9 @@ export const treeWithoutGit = Effect.fnUntraced(function* (
  * `asOf` (ms since the epoch, the time the snapshot was asked for): a file the scan finds modified later than that is
  * left as the last tree has it, and named to the next snapshot (`memo.deferred`). The tree after a step is asked for
  * when the step ends; a person's save landing while git reads the work tree is then not counted as the step's (undo
- * would take it back). File times come from a clock that lags by at most a timer tick, so what the step wrote before
- * it ended is never left out; a time past the scan's (a file dated in the future) is not a save made meanwhile, and stays.
+ * would take it back). File times come from a clock that lags by at most a timer tick, and are compared by the
+ * millisecond (`modifiedAfter`: `Date.now()` drops the fraction a file time keeps), so what the step wrote before it
+ * ended is never left out; a time past the scan's (a file dated in the future) is not a save made meanwhile, and stays.
  * A file deleted after `asOf` has no time to tell: it is recorded as deleted.
  */
 export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
@@ -207,7 +208,9 @@ export const writeTree = Effect.fn("SnapshotGit.writeTree")(function* (
   // whoever wrote it, an archive from a machine whose clock ran ahead), and stays the step's.
   const now = Date.now()
   const late =
-    asOf === undefined ? [] : found.filter((c) => c.mtimeMs !== undefined && c.mtimeMs > asOf && c.mtimeMs <= now)
+    asOf === undefined
+      ? []
+      : found.filter((c) => c.mtimeMs !== undefined && modifiedAfter(c.mtimeMs, asOf) && Math.floor(c.mtimeMs) <= now)
   const candidates = late.length === 0 ? found : found.filter((c) => !late.includes(c))
   const large = candidates.filter((c) => c.size !== undefined && c.size > limits.maxFileSize)
   const kept = candidates.filter((c) => c.size === undefined || c.size <= limits.maxFileSize)

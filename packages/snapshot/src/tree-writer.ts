@@ -15,6 +15,13 @@ import type { ObjectReader } from "./object-reader.js"
 import type { Shadow } from "./shadow-repo.js"
 
 /**
+ * Whether a file time (ms, with the fraction file systems keep) is after `asOf`, a `Date.now()` (whole ms): compared
+ * by the millisecond, as `Date.now()` drops the fraction. A file the step wrote in the millisecond it ended has a time
+ * just past that moment's `Date.now()` (1000.7 against 1000), and is the step's.
+ */
+export const modifiedAfter = (mtimeMs: number, asOf: number): boolean => Math.floor(mtimeMs) > asOf
+
+/**
  * A recorded tree, read folder by folder as snapshots need them, so that a snapshot of a few changed files the tree
  * already has can be written without git: each changed file is hashed and stored as a loose object, and the folders
  * above it are written again, as `update-index` and `write-tree` would write them. Only the folders on the changed
@@ -203,7 +210,7 @@ const lookAt = (
   const info = lstatSync(full, { throwIfNoEntry: false })
   if (info === undefined) return "gone"
   // Modified after the moment asked for: git's scan decides (it leaves a save made meanwhile for the next snapshot).
-  if (asOf !== undefined && info.mtimeMs > asOf) return "git"
+  if (asOf !== undefined && modifiedAfter(info.mtimeMs, asOf)) return "git"
   if (info.isSymbolicLink()) return { mode: "120000", body: Buffer.from(readlinkSync(full, { encoding: "buffer" })) }
   if (!info.isFile() || info.size > Math.min(maxFileSize, IN_MEMORY_BYTES)) return "git"
   // Git records a file as executable by its owner's execute bit alone.

@@ -308,4 +308,33 @@ describe("the tree after a step (trackEnded)", () => {
       assert.strictEqual(yield* trackEnded(Date.now()), next)
     }).pipe(Effect.provide(layer))
   })
+
+  it.live.each<readonly [string, boolean]>([
+    ["through git (no watch)", false],
+    ["with the watch on", true]
+  ])(
+    "keeps a file written in the millisecond the step ended (a file time keeps the fraction Date.now() drops): %s",
+    ([, watch]) => {
+      const project = tempProject("git")
+      const { root } = project
+      writeFileSync(join(root, "agent.txt"), "a0\n")
+      sh(root, "add", "-A")
+      sh(root, "commit", "-q", "-m", "first")
+      const { layer } = snapshotLayer(project, {}, { watch })
+      return Effect.gen(function* () {
+        const snapshot = yield* snap
+        const trackEnded = snapshot.trackEnded
+        assert.isDefined(trackEnded)
+        if (trackEnded === undefined) return
+        const before = (yield* snapshot.track) as string
+        writeFileSync(join(root, "agent.txt"), "a1\n")
+        // The step ends in the millisecond of its last write: `Date.now()` there is that millisecond, whole.
+        const ended = Date.now() - 50
+        const written = (ended + 0.7) / 1000
+        utimesSync(join(root, "agent.txt"), written, written)
+        const after = (yield* trackEnded(ended)) as string
+        assert.deepStrictEqual((yield* snapshot.patch(before, after)).files, ["agent.txt"])
+      }).pipe(Effect.provide(layer))
+    }
+  )
 })
