@@ -258,16 +258,21 @@ describe("SnapshotGit.layerLazy", () => {
 })
 
 describe("the tree after a step (trackEnded)", () => {
+  /** A git project with `files` committed. */
+  const committedProject = (files: Record<string, string>) => {
+    const project = tempProject("git")
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(project.root, name), text)
+    sh(project.root, "add", "-A")
+    sh(project.root, "commit", "-q", "-m", "first")
+    return project
+  }
+
   it.live.each<readonly [string, boolean]>([
     ["through git (no watch)", false],
     ["with the watch on (its first windows: git reads the work tree)", true]
   ])("leaves out a file modified after the step ended, and records it in the next snapshot: %s", ([, watch]) => {
-    const project = tempProject("git")
+    const project = committedProject({ "agent.txt": "a0\n", "person.txt": "p0\n" })
     const { root } = project
-    writeFileSync(join(root, "agent.txt"), "a0\n")
-    writeFileSync(join(root, "person.txt"), "p0\n")
-    sh(root, "add", "-A")
-    sh(root, "commit", "-q", "-m", "first")
     // A git whose scan (ls-files) takes half a second.
     const slowGit = join(project.base, "git")
     writeFileSync(slowGit, '#!/bin/sh\ncase "$*" in *ls-files*) sleep 0.5;; esac\nexec git "$@"\n', { mode: 0o755 })
@@ -315,11 +320,8 @@ describe("the tree after a step (trackEnded)", () => {
   ])(
     "keeps a file written in the millisecond the step ended (a file time keeps the fraction Date.now() drops): %s",
     ([, watch]) => {
-      const project = tempProject("git")
+      const project = committedProject({ "agent.txt": "a0\n" })
       const { root } = project
-      writeFileSync(join(root, "agent.txt"), "a0\n")
-      sh(root, "add", "-A")
-      sh(root, "commit", "-q", "-m", "first")
       const { layer } = snapshotLayer(project, {}, { watch })
       return Effect.gen(function* () {
         const snapshot = yield* snap

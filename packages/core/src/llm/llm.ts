@@ -381,6 +381,12 @@ export const streamWithModel = (
           if (batch === undefined) batch = [event]
           else batch.push(event)
         }
+        /** The batch made so far, delivered (nothing when it is empty). */
+        function* deliver() {
+          const ready = batch
+          batch = undefined
+          if (ready !== undefined) yield ready
+        }
         let warnings: Array<CallWarning> = []
         let meta: { id?: string | undefined; timestamp?: Date | undefined; modelId?: string | undefined } = {}
         let end: ModelCallEnd | undefined
@@ -399,8 +405,7 @@ export const streamWithModel = (
               next = turn === undefined ? await read : await Promise.race([read, turn])
             } catch (error) {
               // What came before a failure is delivered before it.
-              if (batch !== undefined) yield batch
-              batch = undefined
+              yield* deliver()
               throw error
             }
             if (next === NOT_READY) {
@@ -408,8 +413,7 @@ export const streamWithModel = (
               pending = read
               read.catch(() => undefined)
               turn = undefined
-              if (batch !== undefined) yield batch
-              batch = undefined
+              yield* deliver()
               continue
             }
             if (abortSignal.aborted) throw new StreamAborted()
@@ -426,8 +430,7 @@ export const streamWithModel = (
             if (part.type === "model-call-response-metadata") meta = { ...meta, ...part }
             else if (part.type === "model-call-end") end = part
             else if (part.type === "error") {
-              if (batch !== undefined) yield batch
-              batch = undefined
+              yield* deliver()
               throw part.error
             } else add(part)
           }
@@ -436,7 +439,7 @@ export const streamWithModel = (
           stop()
         }
         if (end === undefined) {
-          if (batch !== undefined) yield batch
+          yield* deliver()
           throw new StreamCutError()
         }
         add({
@@ -459,7 +462,7 @@ export const streamWithModel = (
           rawFinishReason: end.rawFinishReason,
           totalUsage: end.usage
         })
-        if (batch !== undefined) yield batch
+        yield* deliver()
         complete = true
       }
       return Stream.fromChannel(Channel.fromAsyncIterable(events(), classify)).pipe(
