@@ -1,8 +1,12 @@
+import { join } from "node:path"
+import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
-import { definePlugin } from "@lathe/plugin"
+import { definePlugin, Tool } from "@lathe/plugin"
 import type { PatchPart, StepFinishPart, StepStartPart } from "@lathe/plugin/schema"
 import { Effect, Layer } from "effect"
+import { z } from "zod"
 import { Snapshot } from "../src/contracts/snapshot.js"
+import { SqliteSessionStore } from "../src/store/session-store-sqlite.js"
 import { chunks, testLoopLayer } from "../src/testing/index.js"
 import { AskTool, allParts, runTurn, tempRoot } from "./loop-helpers.js"
 
@@ -277,5 +281,74 @@ describe("the tree after a step, taken while the next request is out", () => {
         })
       )
     )
+  )
+})
+
+describe("a step's patch, off the step's path, in the store", () => {
+  // A read-only call that takes long enough for the previous step's patch to be recorded meanwhile (its start waits
+  // at most 20 ms for the next request to be written out).
+  const Wait = Tool.define("wait", {
+    description: "Waits a little",
+    parameters: z.object({}),
+    mutates: false,
+    execute: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      return { title: "waited", output: "done" }
+    }
+  })
+  const file = join(tempRoot(), "lathe.db")
+  /** What is on disk now, read through a connection of its own: the types of the parts, tool calls with their status. */
+  const onDisk = (): Array<string> => {
+    const db = new DatabaseSync(file)
+    try {
+      return db
+        .prepare("SELECT data FROM part ORDER BY id")
+        .all()
+        .map((row) => {
+          const part = JSON.parse(String(row.data)) as { type: string; tool?: string; state?: { status: string } }
+          return part.type === "tool" ? `${part.tool} ${part.state?.status}` : part.type
+        })
+    } finally {
+      db.close()
+    }
+  }
+  const seen: Array<Array<string>> = []
+  const watch = definePlugin({
+    name: "on-disk",
+    setup: () => ({
+      tools: [AskTool, Wait],
+      "chat.params": () => {
+        seen.push(onDisk())
+      }
+    })
+  })
+  const steps = [
+    [chunks.toolCall("c1", "guarded", { path: "x.txt" }), chunks.finish({ input: 1, output: 1 }, "tool-calls")],
+    [chunks.toolCall("c2", "wait", {}), chunks.finish({ input: 1, output: 1 }, "tool-calls")],
+    [chunks.text("done"), chunks.finish({ input: 1, output: 1 })]
+  ]
+  it.live(
+    "goes to disk with the store's batch, not in a write of its own; a call that changed files is on disk at once",
+    () =>
+      Effect.gen(function* () {
+        const parts = allParts(yield* runTurn("write x, then wait"))
+        assert.lengthOf(partsOf<PatchPart>(parts, "patch"), 1)
+        // The second request: the call that changed a file was written before anyone heard it completed.
+        assert.include(seen[1], "guarded completed")
+        // The third: step 1's patch was recorded during step 2's call, and waits in the batch (no flush in the gap).
+        assert.notInclude(seen[2], "patch")
+        // The turn's end writes it.
+        assert.include(onDisk(), "patch")
+      }).pipe(
+        Effect.provide(
+          testLoopLayer({
+            root: tempRoot(),
+            plugins: [watch],
+            snapshotLayer: snapshots(["x.txt"], "tree-after").layer,
+            storeLayer: SqliteSessionStore.layerFile(file, { flushDelay: "1 hour" }),
+            steps
+          })
+        )
+      )
   )
 })

@@ -217,8 +217,10 @@ const recordFinish = Effect.fnUntraced(function* (state: ProcessorStep, after: s
  * A step's patch recorded off the step's path, while the next request is out: the tree after the step first (then
  * `recorded` is done: the next step's tools may change files), then, once the previous step's patch (`previous`, when
  * it was recorded this way too) is stored, the files and lines between the two trees as its `patch` part (id taken
- * before the step-finish's), the step-finish again with that tree, and a flush. Never interrupted (it is joined by
- * whatever needs it); a failure is logged, as an inline patch's is.
+ * before the step-finish's), the step-finish again with that tree. Both go to disk with the store's batch, as the
+ * rest of a step the loop goes on from does (`flushDelay` after its first put, or with the next call that changes
+ * files, which is written at once): a flush here was a write transaction in every edit step's gap. Never interrupted
+ * (it is joined by whatever needs it); a failure is logged, as an inline patch's is.
  */
 const recordPatchLater = (
   state: ProcessorStep,
@@ -229,7 +231,7 @@ const recordPatchLater = (
   previous: Fiber.Fiber<void> | undefined
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const { snapshots, writer } = state.services
+    const { snapshots } = state.services
     const { endedAt, start, recorded } = later
     yield* start.opened
     const after = yield* (snapshots.trackEnded ? snapshots.trackEnded(endedAt) : snapshots.track).pipe(
@@ -242,7 +244,6 @@ const recordPatchLater = (
     const patch = yield* snapshots.patch(before, after)
     if (patch.files.length > 0) yield* savePatch(state, patch, id)
     if (finished) yield* save(state, { ...finished, snapshot: after })
-    yield* writer.flush
   }).pipe(
     Effect.catch((error) => Effect.logWarning("recording the step's patch failed", error)),
     Effect.uninterruptible
