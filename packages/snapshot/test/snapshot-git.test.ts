@@ -266,6 +266,13 @@ describe("the tree after a step (trackEnded)", () => {
     sh(project.root, "commit", "-q", "-m", "first")
     return project
   }
+  /** The service, its `trackEnded` (the git-backed one has it) and the tree before the step. */
+  const trackedBefore = Effect.gen(function* () {
+    const snapshot = yield* snap
+    const { trackEnded } = snapshot
+    if (trackEnded === undefined) return assert.fail("the git-backed snapshot service has trackEnded")
+    return { snapshot, trackEnded, before: (yield* snapshot.track) as string }
+  })
 
   it.live.each<readonly [string, boolean]>([
     ["through git (no watch)", false],
@@ -278,11 +285,7 @@ describe("the tree after a step (trackEnded)", () => {
     writeFileSync(slowGit, '#!/bin/sh\ncase "$*" in *ls-files*) sleep 0.5;; esac\nexec git "$@"\n', { mode: 0o755 })
     const { layer } = snapshotLayer(project, {}, { watch, binary: slowGit })
     return Effect.gen(function* () {
-      const snapshot = yield* snap
-      const trackEnded = snapshot.trackEnded
-      assert.isDefined(trackEnded)
-      if (trackEnded === undefined) return
-      const before = (yield* snapshot.track) as string
+      const { snapshot, trackEnded, before } = yield* trackedBefore
       // The step writes agent.txt, and future.txt dated a year ahead (an archive from a machine whose clock ran
       // ahead). A person saves person.txt while git reads the tree after the step (its scan takes half a second
       // here): the save's time is 300 ms after the step's end.
@@ -324,11 +327,7 @@ describe("the tree after a step (trackEnded)", () => {
       const { root } = project
       const { layer } = snapshotLayer(project, {}, { watch })
       return Effect.gen(function* () {
-        const snapshot = yield* snap
-        const trackEnded = snapshot.trackEnded
-        assert.isDefined(trackEnded)
-        if (trackEnded === undefined) return
-        const before = (yield* snapshot.track) as string
+        const { snapshot, trackEnded, before } = yield* trackedBefore
         writeFileSync(join(root, "agent.txt"), "a1\n")
         // The step ends in the millisecond of its last write: `Date.now()` there is that millisecond, whole.
         const ended = Date.now() - 50
